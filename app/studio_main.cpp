@@ -1,0 +1,28 @@
+// lowering-studio: the desktop window.
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include "ui/MainWindow.h"
+
+#ifndef LSTUDIO_VERSION
+#define LSTUDIO_VERSION "dev"
+#endif
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("LoweringStudio");
+  QApplication::setApplicationName("Lowering Studio");
+  QApplication::setApplicationVersion(LSTUDIO_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("See and steer how a PyTorch program becomes an ExecuTorch program.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument("file", "A program to open (.pte, .bpte).", "[file]");
+  parser.process(app);
+
+  lstudio::ui::MainWindow w;
+  w.show();
+  if (!parser.positionalArguments().isEmpty()) w.openFile(parser.positionalArguments().first());
+  return app.exec();
+}

@@ -1,0 +1,232 @@
+#include "engine/Inspect.h"
+
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/FormatUtil.h"
+
+namespace lstudio {
+
+std::string describeValue(const Method& m, ValueId id) {
+  if (id < 0 || static_cast<size_t>(id) >= m.values.size()) return "?";
+  const Value& v = m.values[id];
+  switch (v.kind()) {
+    case ValueKind::None: return "None";
+    case ValueKind::Int: return "Int " + std::to_string(std::get<int64_t>(v.payload));
+    case ValueKind::Bool: return std::string("Bool ") + (std::get<bool>(v.payload) ? "true" : "false");
+    case ValueKind::Double: {
+      char b[48];
+      std::snprintf(b, sizeof b, "Double %g", std::get<double>(v.payload));
+      return b;
+    }
+    case ValueKind::String: return "String \"" + std::get<std::string>(v.payload) + "\"";
+    case ValueKind::Tensor: {
+      const TensorSpec& t = v.tensor();
+      std::string s = t.shapeString();
+      if (t.dynamism == ShapeDynamism::DynamicBound) s += " (dynamic, upper bound)";
+      else if (t.dynamism == ShapeDynamism::DynamicUnbound) s += " (dynamic, unbounded)";
+      return s;
+    }
+    default: return valueKindName(v.kind());
+  }
+}
+
+ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFiles) {
+  ProgramSummary s;
+  s.file = p.path;
+  s.facts = p.facts;
+  s.segments = p.segments.size();
+  s.namedData = p.namedData.size();
+  for (const auto& n : p.namedData) s.namedDataBytes += n.data.size;
+  for (const auto& d : dataFiles) s.dataFiles.push_back(d.path);
+  s.unresolvedExternal = unresolvedExternalKeys(p);
+  for (const Method& m : p.methods) {
+    MethodSummary ms;
+    ms.name = m.name;
+    for (ValueId v : m.inputs) ms.inputs.push_back({v, describeValue(m, v)});
+    for (ValueId v : m.outputs) ms.outputs.push_back({v, describeValue(m, v)});
+    ms.instructions = m.nodes.size();
+    ms.values = m.values.size();
+    ms.chains = m.chainCount;
+    std::vector<size_t> calls(m.operators.size(), 0);
+    for (const Node& n : m.nodes) {
+      if (n.kind == NodeKind::Kernel) {
+        ++ms.kernelCalls;
+        ++calls[n.op];
+      } else if (n.kind == NodeKind::Delegate) {
+        ++ms.delegateCalls;
+      }
+    }
+    for (size_t i = 0; i < m.operators.size(); ++i)
+      ms.operators.push_back({m.operators[i].name, m.operators[i].overload, calls[i]});
+    for (const Delegate& d : m.delegates)
+      ms.delegates.push_back({d.backendId, d.blob.size,
+                              d.location == Delegate::Location::Inline ? "inline " + std::to_string(d.index)
+                                                                       : "segment " + std::to_string(d.index),
+                              d.compileSpecs.size()});
+    for (const Value& v : m.values) {
+      const TensorSpec* t = v.tensorIf();
+      if (!t) continue;
+      uint64_t nb = t->nbytes().value_or(0);
+      auto& c = ms.constants;
+      switch (t->storage()) {
+        case TensorStorage::Constant:
+          if (t->source == ConstantSource::ConstantBuffer) ++c.inlineBuffer, c.inlineBytes += nb;
+          else ++c.segment, c.segmentBytes += nb;
+          break;
+        case TensorStorage::External: ++c.external, c.externalBytes += nb; break;
+        case TensorStorage::Mutable: ++c.mutableInit, c.mutableBytes += nb; break;
+        default: continue;
+      }
+      ++c.count;
+      c.bytes += nb;
+    }
+    ms.plan = analyzeMemoryPlan(m);
+    s.methods.push_back(std::move(ms));
+  }
+  return s;
+}
+
+namespace {
+
+std::string ratioString(const ArenaStats& a) {
+  if (a.lowerBound == 0) return a.size == 0 ? "1.000" : "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", a.ratio());
+  return b;
+}
+
+}  // namespace
+
+std::string toText(const ProgramSummary& s) {
+  std::ostringstream o;
+  const auto& f = s.facts;
+  o << "file: " << s.file << " (" << f.fileSize << " bytes)\n";
+  o << "format: ExecuTorch program, identifier " << f.identifier << ", schema version " << f.schemaVersion;
+  if (f.bundled) o << ", embedded at byte " << f.embeddedOffset << " of a bundled program (" << f.bundledTestSuites << " test suites)";
+  o << "\n";
+  o << "header: " << headerName(f.header);
+  if (f.header != ContainerFacts::Header::None)
+    o << ", program " << f.programSize << " bytes, segment base " << f.segmentBaseOffset << ", segment data "
+      << f.segmentDataSize << " bytes";
+  o << "\n";
+  o << "segments: " << s.segments;
+  if (f.segmentAlignment) o << ", alignment " << f.segmentAlignment << " (inferred)";
+  o << "\n";
+  o << "constant storage: "
+    << (f.constants == ContainerFacts::Constants::ConstantSegment ? "constant_segment"
+        : f.constants == ContainerFacts::Constants::ConstantBuffer ? "constant_buffer (legacy)" : "none")
+    << "\n";
+  o << "named data: " << s.namedData << " entries, " << s.namedDataBytes << " bytes\n";
+  for (const auto& d : s.dataFiles) o << "data file: " << d << "\n";
+  if (!s.unresolvedExternal.empty()) {
+    o << "unresolved external tensors: " << s.unresolvedExternal.size() << " (pass --ptd FILE)\n";
+  }
+  o << "methods: " << s.methods.size() << "\n";
+  for (const auto& m : s.methods) {
+    o << "\nmethod " << m.name << "\n";
+    o << "  instructions " << m.instructions << " (kernel " << m.kernelCalls << ", delegate " << m.delegateCalls
+      << "), values " << m.values << ", chains " << m.chains << "\n";
+    o << "  inputs " << m.inputs.size() << ":\n";
+    for (const auto& io : m.inputs) o << "    [" << io.value << "] " << io.description << "\n";
+    o << "  outputs " << m.outputs.size() << ":\n";
+    for (const auto& io : m.outputs) o << "    [" << io.value << "] " << io.description << "\n";
+    o << "  operators " << m.operators.size() << ":\n";
+    for (const auto& op : m.operators)
+      o << "    " << op.count << "x " << op.name << (op.overload.empty() ? "" : "." + op.overload) << "\n";
+    o << "  delegates " << m.delegates.size() << ":\n";
+    for (const auto& d : m.delegates)
+      o << "    " << d.id << ": " << d.bytes << " bytes (" << d.location << "), " << d.compileSpecs
+        << " compile specs\n";
+    const auto& c = m.constants;
+    o << "  constants " << c.count << ", " << c.bytes << " bytes: constant_buffer " << c.inlineBuffer << ", segment "
+      << c.segment << ", external " << c.external << ", mutable " << c.mutableInit << "\n";
+    o << "  memory plan: " << m.plan.tensors.size() << " planned tensors, alignment " << m.plan.alignment;
+    if (m.plan.unreferenced) o << ", " << m.plan.unreferenced << " unreferenced";
+    if (m.plan.loops) o << ", has loops";
+    o << "\n";
+    for (const auto& a : m.plan.arenas)
+      o << "    mem_id " << a.memId << ": arena " << a.size << " bytes, lower bound " << a.lowerBound
+        << " bytes (peak at step " << a.peakStep << "), ratio " << ratioString(a) << ", " << a.tensors
+        << " tensors in " << a.storages << " storages\n";
+    o << "    overlap check: "
+      << (m.plan.overlapFree() ? std::string("ok") : std::to_string(m.plan.overlapCount) + " overlapping pairs")
+      << "\n";
+    for (const auto& ov : m.plan.overlaps)
+      o << "      values[" << ov.a << "] and values[" << ov.b << "] share bytes in mem_id " << ov.memId
+        << " at step " << ov.step << "\n";
+  }
+  return o.str();
+}
+
+nlohmann::json toJson(const ProgramSummary& s) {
+  using nlohmann::json;
+  const auto& f = s.facts;
+  json j;
+  j["file"] = s.file;
+  j["file_size"] = f.fileSize;
+  j["identifier"] = f.identifier;
+  j["schema_version"] = f.schemaVersion;
+  j["header"] = f.header == ContainerFacts::Header::None ? "none" : f.header == ContainerFacts::Header::Eh00 ? "eh00-32" : "eh00-24";
+  j["program_size"] = f.programSize;
+  j["segment_base_offset"] = f.segmentBaseOffset;
+  j["segment_data_size"] = f.segmentDataSize;
+  j["segments"] = s.segments;
+  j["segment_alignment"] = f.segmentAlignment;
+  j["constant_storage"] = f.constants == ContainerFacts::Constants::ConstantSegment ? "constant_segment"
+                          : f.constants == ContainerFacts::Constants::ConstantBuffer ? "constant_buffer" : "none";
+  j["bundled"] = f.bundled;
+  j["named_data"] = {{"count", s.namedData}, {"bytes", s.namedDataBytes}};
+  j["data_files"] = s.dataFiles;
+  j["unresolved_external"] = s.unresolvedExternal;
+  json methods = json::array();
+  for (const auto& m : s.methods) {
+    json jm;
+    jm["name"] = m.name;
+    jm["instructions"] = m.instructions;
+    jm["values"] = m.values;
+    jm["chains"] = m.chains;
+    jm["kernel_calls"] = m.kernelCalls;
+    jm["delegate_calls"] = m.delegateCalls;
+    auto io = [](const std::vector<IoSummary>& v) {
+      json a = json::array();
+      for (const auto& x : v) a.push_back({{"value", x.value}, {"type", x.description}});
+      return a;
+    };
+    jm["inputs"] = io(m.inputs);
+    jm["outputs"] = io(m.outputs);
+    jm["operators"] = json::array();
+    for (const auto& op : m.operators)
+      jm["operators"].push_back({{"name", op.name}, {"overload", op.overload}, {"count", op.count}});
+    jm["delegates"] = json::array();
+    for (const auto& d : m.delegates)
+      jm["delegates"].push_back({{"id", d.id}, {"bytes", d.bytes}, {"location", d.location}, {"compile_specs", d.compileSpecs}});
+    const auto& c = m.constants;
+    jm["constants"] = {{"count", c.count},          {"bytes", c.bytes},
+                       {"constant_buffer", c.inlineBuffer}, {"segment", c.segment},
+                       {"external", c.external},    {"mutable", c.mutableInit},
+                       {"external_bytes", c.externalBytes}, {"mutable_bytes", c.mutableBytes}};
+    jm["arenas"] = json::array();
+    for (const auto& a : m.plan.arenas)
+      jm["arenas"].push_back({{"mem_id", a.memId},
+                              {"size", a.size},
+                              {"lower_bound", a.lowerBound},
+                              {"ratio", a.ratio()},
+                              {"peak_step", a.peakStep},
+                              {"high_water", a.highWater},
+                              {"tensors", a.tensors},
+                              {"storages", a.storages}});
+    jm["memory_plan"] = {{"planned_tensors", m.plan.tensors.size()},
+                         {"alignment", m.plan.alignment},
+                         {"unreferenced", m.plan.unreferenced},
+                         {"loops", m.plan.loops},
+                         {"overlaps", m.plan.overlapCount}};
+    methods.push_back(std::move(jm));
+  }
+  j["methods"] = std::move(methods);
+  return j;
+}
+
+}  // namespace lstudio

@@ -1,0 +1,87 @@
+#include "engine/Ir.h"
+
+namespace lstudio {
+
+const char* tensorStorageName(TensorStorage s) {
+  switch (s) {
+    case TensorStorage::RunTime: return "run-time";
+    case TensorStorage::Planned: return "planned";
+    case TensorStorage::Constant: return "constant";
+    case TensorStorage::External: return "external";
+    case TensorStorage::Mutable: return "mutable";
+  }
+  return "?";
+}
+
+const char* valueKindName(ValueKind k) {
+  static const char* names[] = {"None",   "Int",        "Bool",       "Double",   "String",            "Tensor",
+                                "IntList", "DoubleList", "BoolList",   "TensorList", "OptionalTensorList"};
+  return names[static_cast<int>(k)];
+}
+
+const char* nodeKindName(NodeKind k) {
+  switch (k) {
+    case NodeKind::Kernel: return "kernel";
+    case NodeKind::Delegate: return "delegate";
+    case NodeKind::Move: return "move";
+    case NodeKind::JumpFalse: return "jump_false";
+    case NodeKind::Free: return "free";
+  }
+  return "?";
+}
+
+const char* headerName(ContainerFacts::Header h) {
+  switch (h) {
+    case ContainerFacts::Header::None: return "none";
+    case ContainerFacts::Header::Eh00Short: return "eh00 (24 bytes)";
+    case ContainerFacts::Header::Eh00: return "eh00 (32 bytes)";
+  }
+  return "?";
+}
+
+TensorStorage TensorSpec::storage() const {
+  if (external) return TensorStorage::External;
+  if (slot) return dataBufferIndex > 0 || mutableSegmentIndex ? TensorStorage::Mutable : TensorStorage::Planned;
+  if (dataBufferIndex > 0 || !data.empty()) return TensorStorage::Constant;
+  return TensorStorage::RunTime;
+}
+
+std::optional<uint64_t> TensorSpec::numel() const {
+  uint64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) return std::nullopt;
+    if (s != 0 && n > UINT64_MAX / static_cast<uint64_t>(s)) return std::nullopt;
+    n *= static_cast<uint64_t>(s);
+  }
+  return n;
+}
+
+std::optional<uint64_t> TensorSpec::nbytes() const {
+  auto n = numel();
+  uint64_t es = elementSize(dtype);
+  if (!n || es == 0) return std::nullopt;
+  if (*n > UINT64_MAX / es) return std::nullopt;
+  return *n * es;
+}
+
+std::string TensorSpec::shapeString() const {
+  std::string s(scalarTypeName(dtype));
+  s += '[';
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    if (i < symbols.size() && !symbols[i].empty())
+      s += symbols[i] + "<=" + std::to_string(sizes[i]);
+    else
+      s += std::to_string(sizes[i]);
+  }
+  s += ']';
+  return s;
+}
+
+const Method* Program::method(const std::string& name) const {
+  for (const auto& m : methods)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+}  // namespace lstudio

@@ -1,0 +1,52 @@
+#include "ui/ProgramLoader.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/PtdReader.h"
+#include "engine/PteReader.h"
+
+namespace lstudio::ui {
+
+std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  fs::path p(ptePath);
+  std::error_code ec;
+  for (fs::path c : {fs::path(p).replace_extension(".ptd"), p.parent_path() / "_default_external_constant.ptd"})
+    if (fs::is_regular_file(c, ec) && std::find(out.begin(), out.end(), c.string()) == out.end())
+      out.push_back(c.string());
+  return out;
+}
+
+LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
+  LoadedProgram r;
+  r.path = path;
+  auto program = readProgramFile(path);
+  if (!program) {
+    r.error = program.error().message();
+    return r;
+  }
+  std::vector<DataFile> data;
+  for (const auto& d : dataFiles) {
+    auto f = readDataFile(d);
+    if (!f) {
+      r.error = f.error().message();
+      return r;
+    }
+    data.push_back(std::move(f.value()));
+  }
+  if (!data.empty())
+    if (auto s = resolveExternalTensors(program.value(), data); !s) {
+      r.error = s.error().message();
+      return r;
+    }
+  r.summary = summarize(program.value(), data);
+  r.report = toText(r.summary);
+  r.dataFiles = std::move(dataFiles);
+  r.program = std::make_shared<const Program>(std::move(program.value()));
+  r.ok = true;
+  return r;
+}
+
+}  // namespace lstudio::ui

@@ -1,0 +1,32 @@
+// Loads a program off the GUI thread and hands back an immutable result.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/Inspect.h"
+#include "engine/Ir.h"
+
+namespace lstudio::ui {
+
+/// Everything the window shows about one opened file, computed on a worker.
+struct LoadedProgram {
+  std::string path;
+  bool ok = false;
+  std::string error;  ///< one-line message naming file, offset, expected/found
+  std::shared_ptr<const Program> program;
+  ProgramSummary summary;
+  std::string report;  ///< the text `lowering-cli inspect` prints
+  std::vector<std::string> dataFiles;
+};
+
+/// .ptd files the studio opens with `ptePath` without asking: the same stem
+/// with .ptd, and ExecuTorch's default "_default_external_constant.ptd",
+/// when they exist beside it.
+std::vector<std::string> dataFilesBeside(const std::string& ptePath);
+
+/// Reads, verifies, resolves and summarizes. Safe to call from any thread.
+LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles);
+
+}  // namespace lstudio::ui
