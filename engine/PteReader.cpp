@@ -21,34 +21,33 @@ class VerificationLocator {
   VerificationLocator(const uint8_t* buf, size_t size, flatbuffers::Verifier::Options opts)
       : buf_(buf), size_(size), opts_(opts) {}
 
+  using Hit = std::pair<uint64_t, std::string>;
+
   /// Returns (offset relative to buf, path) of the failing structure.
-  std::pair<uint64_t, std::string> locate() {
+  Hit locate() {
     if (size_ < 8) return {0, "root offset"};
     uint32_t root = flatbuffers::ReadScalar<uint32_t>(buf_);
     if (root >= size_) return {0, "root table offset"};
     const auto* program = flatbuffers::GetRoot<fb::Program>(buf_);
     auto v = fresh();
     if (!table(program)->VerifyTableStart(v)) return {root, "Program table"};
-    std::pair<uint64_t, std::string> hit{root, "Program"};
-    if (vectorOfTables(program, fb::Program::VT_EXECUTION_PLAN, program->execution_plan(), "execution_plan",
-                       hit, [&](const fb::ExecutionPlan* plan, std::pair<uint64_t, std::string>& h) {
-                         return planFailure(plan, h);
-                       }))
-      return hit;
-    auto none = [](const auto*, std::pair<uint64_t, std::string>&) { return false; };
-    if (vectorOfTables(program, fb::Program::VT_CONSTANT_BUFFER, program->constant_buffer(), "constant_buffer", hit, none) ||
-        vectorOfTables(program, fb::Program::VT_BACKEND_DELEGATE_DATA, program->backend_delegate_data(),
+    Hit hit{root, "Program"};
+    auto none = [](const auto*, Hit&) {};
+    using P = fb::Program;
+    if (vectorOfTables(program, P::VT_EXECUTION_PLAN, [&] { return program->execution_plan(); }, "execution_plan", hit,
+                       [&](const fb::ExecutionPlan* plan, Hit& h) { planFailure(plan, h); }) ||
+        vectorOfTables(program, P::VT_CONSTANT_BUFFER, [&] { return program->constant_buffer(); }, "constant_buffer", hit, none) ||
+        vectorOfTables(program, P::VT_BACKEND_DELEGATE_DATA, [&] { return program->backend_delegate_data(); },
                        "backend_delegate_data", hit, none) ||
-        vectorOfTables(program, fb::Program::VT_SEGMENTS, program->segments(), "segments", hit, none) ||
-        vectorOfTables(program, fb::Program::VT_MUTABLE_DATA_SEGMENTS, program->mutable_data_segments(),
+        vectorOfTables(program, P::VT_SEGMENTS, [&] { return program->segments(); }, "segments", hit, none) ||
+        vectorOfTables(program, P::VT_MUTABLE_DATA_SEGMENTS, [&] { return program->mutable_data_segments(); },
                        "mutable_data_segments", hit, none) ||
-        vectorOfTables(program, fb::Program::VT_NAMED_DATA, program->named_data(), "named_data", hit, none))
+        vectorOfTables(program, P::VT_NAMED_DATA, [&] { return program->named_data(); }, "named_data", hit, none))
       return hit;
-    if (!table(program)->VerifyOffset(v, fb::Program::VT_CONSTANT_SEGMENT))
-      return {root, "Program.constant_segment"};
-    if (auto* cs = program->constant_segment(); cs && !cs->Verify(v))
-      return {off(cs), "Program.constant_segment"};
-    return {root, "Program (a scalar field or table bounds)"};
+    auto vc = fresh();
+    if (!table(program)->VerifyOffset(vc, P::VT_CONSTANT_SEGMENT)) return {root, "Program.constant_segment"};
+    if (auto* cs = program->constant_segment(); cs && !cs->Verify(vc)) return {off(cs), "Program.constant_segment"};
+    return {root, "Program (a scalar field or the table's bounds)"};
   }
 
  private:
@@ -57,46 +56,54 @@ class VerificationLocator {
   flatbuffers::Verifier fresh() const { return flatbuffers::Verifier(buf_, size_, opts_); }
   uint64_t off(const void* p) const { return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - buf_); }
 
-  /// True when the failure is in this vector field (hit is then filled in).
-  template <class Parent, class Elem, class Descend>
-  bool vectorOfTables(const Parent* parent, flatbuffers::voffset_t vt,
-                      const flatbuffers::Vector<flatbuffers::Offset<Elem>>* vec, const std::string& name,
-                      std::pair<uint64_t, std::string>& hit, Descend&& descend) {
+  /// True when the failure is in this vector field of `parent` (whose table
+  /// start is verified); `hit` is then the deepest failing element found.
+  /// `get` reads the field and is only called once its offset is verified.
+  template <class Parent, class Get, class Descend>
+  bool vectorOfTables(const Parent* parent, flatbuffers::voffset_t vt, Get get, const std::string& name, Hit& hit,
+                      Descend&& descend) {
     auto v = fresh();
     std::string base = hit.second + "." + name;
     if (!table(parent)->VerifyOffset(v, vt)) {
       hit = {off(parent), base + " (field offset)"};
       return true;
     }
+    auto* vec = get();
     if (!vec) return false;
     if (!v.VerifyVector(vec)) {
       hit = {off(vec), base + " (vector length)"};
       return true;
     }
     for (uint32_t i = 0; i < vec->size(); ++i) {
-      const Elem* e = vec->Get(i);
       auto ve = fresh();
+      // The element's offset lies inside the verified vector; its target may not.
+      auto* slot = reinterpret_cast<const uint8_t*>(vec->Data()) + i * sizeof(flatbuffers::uoffset_t);
+      if (!ve.VerifyOffset(static_cast<size_t>(slot - buf_))) {
+        hit = {off(slot), base + "[" + std::to_string(i) + "] (offset)"};
+        return true;
+      }
+      const auto* e = vec->Get(i);
       if (!e->Verify(ve)) {
         hit = {off(e), base + "[" + std::to_string(i) + "]"};
-        descend(e, hit);
+        auto vs = fresh();
+        if (table(e)->VerifyTableStart(vs)) descend(e, hit);
         return true;
       }
     }
     return false;
   }
 
-  bool planFailure(const fb::ExecutionPlan* plan, std::pair<uint64_t, std::string>& hit) {
-    auto v = fresh();
-    if (!table(plan)->VerifyTableStart(v)) return true;
-    auto none = [](const auto*, std::pair<uint64_t, std::string>&) { return false; };
-    return vectorOfTables(plan, fb::ExecutionPlan::VT_VALUES, plan->values(), "values", hit, none) ||
-           vectorOfTables(plan, fb::ExecutionPlan::VT_CHAINS, plan->chains(), "chains", hit,
-                          [&](const fb::Chain* c, std::pair<uint64_t, std::string>& h) {
-                            return vectorOfTables(c, fb::Chain::VT_INSTRUCTIONS, c->instructions(), "instructions",
-                                                  h, none);
-                          }) ||
-           vectorOfTables(plan, fb::ExecutionPlan::VT_OPERATORS, plan->operators(), "operators", hit, none) ||
-           vectorOfTables(plan, fb::ExecutionPlan::VT_DELEGATES, plan->delegates(), "delegates", hit, none);
+  void planFailure(const fb::ExecutionPlan* plan, Hit& hit) {
+    auto none = [](const auto*, Hit&) {};
+    using E = fb::ExecutionPlan;
+    vectorOfTables(plan, E::VT_VALUES, [&] { return plan->values(); }, "values", hit, none) ||
+        vectorOfTables(plan, E::VT_CHAINS, [&] { return plan->chains(); }, "chains", hit,
+                       [&](const fb::Chain* c, Hit& h) {
+                         vectorOfTables(c, fb::Chain::VT_INSTRUCTIONS, [&] { return c->instructions(); },
+                                        "instructions", h, none);
+                       }) ||
+        vectorOfTables(plan, E::VT_OPERATORS, [&] { return plan->operators(); }, "operators", hit, none) ||
+        vectorOfTables(plan, E::VT_DELEGATES, [&] { return plan->delegates(); }, "delegates", hit, none);
   }
 
   const uint8_t* buf_;
@@ -380,6 +387,9 @@ class ProgramBuilder {
       auto* ev = vals->Get(i);
       std::string where = mname + ".values[" + std::to_string(i) + "]";
       Value& v = m.values[i];
+      if (ev->val_type() != fb::KernelTypes::NONE && !ev->val())
+        return err(ErrorCode::Invalid, ev, where + ".val", std::string("a ") + fb::EnumNameKernelTypes(ev->val_type()) + " table",
+                   "none (the union has a type but no value)");
       switch (ev->val_type()) {
         case fb::KernelTypes::NONE:
         case fb::KernelTypes::Null: v.payload = None{}; break;
@@ -500,6 +510,9 @@ class ProgramBuilder {
       for (uint32_t ii = 0; ii < ins->size(); ++ii) {
         auto* in = ins->Get(ii);
         std::string w = cw + ".instructions[" + std::to_string(ii) + "]";
+        if (!in->instr_args())
+          return err(ErrorCode::Invalid, in, w + ".instr_args", std::string("a ") + fb::EnumNameInstructionArguments(in->instr_args_type()) + " table",
+                     "none");
         Node n;
         n.chain = ci;
         auto readArgs = [&](const flatbuffers::Vector<int32_t>* args) -> Status {

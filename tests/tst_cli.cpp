@@ -1,0 +1,109 @@
+// lowering-cli: commands, exit codes, messages and the JSON document.
+#include <QProcess>
+#include <QTemporaryFile>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/Cli.h"
+#include "tests/TestSupport.h"
+
+using namespace lstudio;
+using namespace lstudio::test;
+
+namespace {
+struct Run {
+  int code;
+  std::string out, err;
+};
+Run runCli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = cli::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private slots:
+  void usageErrors() {
+    QCOMPARE(runCli({}).code, 2);
+    QCOMPARE(runCli({"frobnicate"}).code, 2);
+    QCOMPARE(runCli({"inspect"}).code, 2);
+    QCOMPARE(runCli({"inspect", "a.pte", "--bogus"}).code, 2);
+    QCOMPARE(runCli({"inspect", "a.pte", "--ptd"}).code, 2);
+    Run h = runCli({"--help"});
+    QCOMPARE(h.code, 0);
+    QVERIFY(h.out.find("inspect FILE") != std::string::npos);
+    QVERIFY(runCli({"--version"}).out.rfind("lowering-cli ", 0) == 0);
+  }
+
+  void unreadableFiles() {
+    Run r = runCli({"inspect", "/nonexistent/model.pte"});
+    QCOMPARE(r.code, 3);
+    QVERIFY(r.err.find("/nonexistent/model.pte") != std::string::npos);
+    QTemporaryFile f;
+    QVERIFY(f.open());
+    f.write("this is not a program at all");
+    f.flush();
+    r = runCli({"inspect", f.fileName().toStdString()});
+    QCOMPARE(r.code, 3);
+    QVERIFY(r.err.find(f.fileName().toStdString()) != std::string::npos);
+    QVERIFY(r.err.find("at byte 4") != std::string::npos);
+    QVERIFY(r.err.find("expected \"ET12\"") != std::string::npos);
+  }
+
+  void jsonDocument() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    Run r = runCli({"inspect", fixture("pte/djl_stress_mlp.pte").toStdString(), "--json"});
+    QCOMPARE(r.code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["identifier"].get<std::string>(), std::string("ET12"));
+    const auto& m = j["methods"][0];
+    QCOMPARE(m["name"].get<std::string>(), std::string("forward"));
+    QCOMPARE(m["instructions"].get<int>(), 14);
+    QCOMPARE(m["values"].get<int>(), 44);
+    QVERIFY(m["operators"].is_array() && !m["operators"].empty());
+    for (const auto& op : m["operators"]) {
+      QVERIFY(op.contains("name") && op.contains("overload") && op.contains("count"));
+    }
+    QCOMPARE(m["delegates"].size(), size_t(2));
+    QCOMPARE(m["delegates"][0]["id"].get<std::string>(), std::string("XnnpackBackend"));
+    QVERIFY(m["delegates"][0]["bytes"].get<uint64_t>() > 0);
+    QCOMPARE(m["arenas"].size(), size_t(1));
+    QCOMPARE(m["arenas"][0]["mem_id"].get<int>(), 1);
+    QCOMPARE(m["arenas"][0]["size"].get<uint64_t>(), uint64_t(100416));
+    QVERIFY(m["arenas"][0]["lower_bound"].get<uint64_t>() <= uint64_t(100416));
+  }
+
+  void externalData() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    std::string pte = fixture("pte/linear.pte").toStdString();
+    Run r = runCli({"inspect", pte});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.find("unresolved external tensors: 2") != std::string::npos);
+    r = runCli({"inspect", pte, "--ptd", fixture("ptd/linear.ptd").toStdString()});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.find("unresolved") == std::string::npos);
+    r = runCli({"inspect", pte, "--ptd", fixture("ptd/xor.ptd").toStdString()});
+    QCOMPARE(r.code, 3);
+    QVERIFY(r.err.find("linear.weight") != std::string::npos || r.err.find("linear.bias") != std::string::npos);
+  }
+
+  // The installed binary behaves like the in-process command.
+  void binaryExitCodes() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QProcess p;
+    p.start(LSTUDIO_CLI, {"inspect", fixture("pte/add.pte")});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardOutput().contains("aten::add.out"));
+    p.start(LSTUDIO_CLI, {"inspect", fixture("ptd/linear.ptd")});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY(p.readAllStandardError().contains("linear.ptd"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"
