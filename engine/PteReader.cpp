@@ -264,13 +264,20 @@ class ProgramBuilder {
     if (!isKnownScalarType(raw) || elementSize(static_cast<ScalarType>(raw)) == 0)
       return err(ErrorCode::Invalid, t, where + ".scalar_type", "a defined ExecuTorch scalar type", std::to_string(raw));
     spec.dtype = static_cast<ScalarType>(raw);
+    int dyn = static_cast<int>(t->shape_dynamism());
+    if (dyn < 0 || dyn > 2)
+      return err(ErrorCode::Invalid, t, where + ".shape_dynamism", "0, 1 or 2", std::to_string(dyn));
+    spec.dynamism = static_cast<ShapeDynamism>(dyn);
     if (auto* sz = t->sizes()) {
       spec.sizes.reserve(sz->size());
       for (uint32_t i = 0; i < sz->size(); ++i) {
-        if (sz->Get(i) < 0)
+        int32_t s = sz->Get(i);
+        // Sizes of unbounded dynamic tensors mean nothing; any value is kept as 0.
+        if (s < 0 && spec.dynamism == ShapeDynamism::DynamicUnbound) s = 0;
+        if (s < 0)
           return err(ErrorCode::Invalid, sz, where + ".sizes[" + std::to_string(i) + "]", "a size >= 0",
-                     std::to_string(sz->Get(i)));
-        spec.sizes.push_back(sz->Get(i));
+                     std::to_string(s));
+        spec.sizes.push_back(s);
       }
     }
     if (auto* d = t->dim_order(); d && d->size() > 0) {
@@ -287,10 +294,6 @@ class ProgramBuilder {
         spec.dimOrder.push_back(x);
       }
     }
-    int dyn = static_cast<int>(t->shape_dynamism());
-    if (dyn < 0 || dyn > 2)
-      return err(ErrorCode::Invalid, t, where + ".shape_dynamism", "0, 1 or 2", std::to_string(dyn));
-    spec.dynamism = static_cast<ShapeDynamism>(dyn);
     spec.storageOffset = t->storage_offset();
     spec.layout = t->layout();
     spec.requiresGrad = t->requires_grad();
@@ -350,6 +353,16 @@ class ProgramBuilder {
   Status readMutableInitial(const fb::Tensor* t, const std::string& where, TensorSpec& spec, uint64_t nbytes) {
     auto* mds = fbp_->mutable_data_segments();
     uint64_t idx = spec.mutableSegmentIndex.value_or(0);
+    if ((!mds || mds->size() == 0) && !spec.mutableSegmentIndex && spec.dataBufferIndex < p_.constants.size() &&
+        nbytes <= constantLimit_[spec.dataBufferIndex]) {
+      // Programs written before mutable_data_segments existed kept initial
+      // values in the constant table.
+      spec.source = p_.facts.constants == ContainerFacts::Constants::ConstantBuffer ? ConstantSource::ConstantBuffer
+                                                                                    : ConstantSource::ConstantSegment;
+      spec.data = p_.constants[spec.dataBufferIndex];
+      spec.data.size = nbytes;
+      return Ok{};
+    }
     if (!mds || idx >= mds->size())
       return err(ErrorCode::OutOfRange, t, where + " initial value: mutable_data_segments index",
                  "< " + std::to_string(mds ? mds->size() : 0), std::to_string(idx));
