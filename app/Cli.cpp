@@ -5,7 +5,7 @@
 
 #include "engine/Inspect.h"
 #include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/OpenProgram.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"
@@ -19,10 +19,13 @@ const char* kUsageText =
     "\n"
     "commands:\n"
     "  inspect FILE [--ptd DATA.ptd]... [--json]\n"
-    "      Verify an ExecuTorch program (.pte or bundled .bpte) and print what is\n"
-    "      inside: header, methods, inputs and outputs, operators, delegates,\n"
-    "      constants, and per mem_id the arena size, lower bound and overlap check.\n"
-    "      --ptd resolves external tensors against tensor data files.\n"
+    "      Verify a program and print what is inside. For an ExecuTorch program\n"
+    "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
+    "      delegates, constants, and per mem_id the arena size, lower bound and\n"
+    "      overlap check; --ptd resolves external tensors against data files.\n"
+    "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
+    "      nodes, operators, the graph signature with shapes and bytes, module\n"
+    "      depth and weight bytes.\n"
     "\n"
     "  --help     show this text\n"
     "  --version  show the version\n"
@@ -59,7 +62,7 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "lowering-cli inspect: missing FILE\n" << kUsageText;
     return kUsage;
   }
-  auto program = readProgramFile(file);
+  auto program = openProgramFile(file);
   if (!program) {
     err << "error: " << program.error().message() << "\n";
     return kBadFile;

@@ -1,5 +1,6 @@
 #include "engine/Inspect.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -33,9 +34,64 @@ std::string describeValue(const Method& m, ValueId id) {
   }
 }
 
+namespace {
+
+const char* inputKindName(InputSpec::Kind k) {
+  switch (k) {
+    case InputSpec::Kind::User: return "user_input";
+    case InputSpec::Kind::Parameter: return "parameter";
+    case InputSpec::Kind::Buffer: return "buffer";
+    case InputSpec::Kind::ConstantTensor: return "constant";
+    case InputSpec::Kind::CustomObject: return "custom_obj";
+    case InputSpec::Kind::Token: return "token";
+  }
+  return "?";
+}
+
+const char* outputKindName(OutputSpec::Kind k) {
+  switch (k) {
+    case OutputSpec::Kind::User: return "user_output";
+    case OutputSpec::Kind::BufferMutation: return "buffer_mutation";
+    case OutputSpec::Kind::UserInputMutation: return "user_input_mutation";
+    case OutputSpec::Kind::Loss: return "loss_output";
+    case OutputSpec::Kind::GradientToParameter: return "gradient_to_parameter";
+    case OutputSpec::Kind::GradientToUserInput: return "gradient_to_user_input";
+    case OutputSpec::Kind::Token: return "token";
+  }
+  return "?";
+}
+
+SignatureEntry signatureEntry(const Method& m, const char* kind, ValueId v, const std::string& target) {
+  SignatureEntry e{kind, {}, target, {}, 0};
+  if (v >= 0 && static_cast<size_t>(v) < m.values.size()) {
+    e.name = m.values[v].name;
+    e.type = describeValue(m, v);
+    if (auto* t = m.values[v].tensorIf()) e.bytes = t->nbytes().value_or(0);
+  }
+  return e;
+}
+
+void summarizeGraph(const Method& m, MethodSummary& ms) {
+  ms.nodes = m.nodes.size();
+  for (const auto& in : m.signature.inputs) {
+    ms.signatureInputs.push_back(signatureEntry(m, inputKindName(in.kind), in.value, in.target));
+    if (in.kind != InputSpec::Kind::User && in.value != kNoValue)
+      if (auto* t = m.values[in.value].tensorIf()) ms.weightBytes += t->nbytes().value_or(0);
+  }
+  for (const auto& out : m.signature.outputs)
+    ms.signatureOutputs.push_back(signatureEntry(m, outputKindName(out.kind), out.value, out.target));
+  for (const Node& n : m.nodes) ms.moduleDepth = std::max(ms.moduleDepth, n.meta.moduleStack.size());
+  ms.symbols = m.symbolRanges;
+  for (const auto& d : m.diagnostics) ms.diagnostics.push_back(d.message);
+}
+
+}  // namespace
+
 ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFiles) {
   ProgramSummary s;
   s.file = p.path;
+  s.format = p.format;
+  s.exportFacts = p.exportFacts;
   s.facts = p.facts;
   s.segments = p.segments.size();
   s.namedData = p.namedData.size();
@@ -83,7 +139,8 @@ ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFile
       ++c.count;
       c.bytes += nb;
     }
-    ms.plan = analyzeMemoryPlan(m);
+    if (p.format == SourceFormat::Pte) ms.plan = analyzeMemoryPlan(m);
+    else summarizeGraph(m, ms);
     s.methods.push_back(std::move(ms));
   }
   return s;
@@ -100,7 +157,46 @@ std::string ratioString(const ArenaStats& a) {
 
 }  // namespace
 
+namespace {
+
+std::string graphText(const ProgramSummary& s) {
+  std::ostringstream o;
+  const auto& x = s.exportFacts;
+  o << "file: " << s.file << " (" << s.facts.fileSize << " bytes)\n";
+  o << "format: torch.export program, " << x.container;
+  if (!x.archiveVersion.empty()) o << " version " << x.archiveVersion;
+  o << "\n";
+  auto known = [](const std::string& v) { return v.empty() ? std::string("unknown") : v; };
+  o << "schema version: " << known(x.schemaVersion) << ", torch " << known(x.torchVersion) << ", dialect "
+    << known(x.dialect) << "\n";
+  o << "sample inputs: " << (x.hasSampleInputs ? "yes" : "no") << "\n";
+  o << "programs: " << s.methods.size() << "\n";
+  for (const auto& m : s.methods) {
+    o << "\nprogram " << m.name << "\n";
+    o << "  nodes " << m.nodes << ", values " << m.values << ", module depth " << m.moduleDepth
+      << ", weights " << m.weightBytes << " bytes\n";
+    o << "  operators " << m.operators.size() << ":\n";
+    for (const auto& op : m.operators)
+      o << "    " << op.count << "x " << op.name << (op.overload.empty() ? "" : "." + op.overload) << "\n";
+    o << "  signature inputs " << m.signatureInputs.size() << ":\n";
+    for (const auto& e : m.signatureInputs)
+      o << "    " << e.kind << " " << e.name << (e.target.empty() ? "" : " (" + e.target + ")") << ": " << e.type
+        << ", " << e.bytes << " bytes\n";
+    o << "  signature outputs " << m.signatureOutputs.size() << ":\n";
+    for (const auto& e : m.signatureOutputs)
+      o << "    " << e.kind << " " << e.name << (e.target.empty() ? "" : " (" + e.target + ")") << ": " << e.type << "\n";
+    for (const auto& r : m.symbols)
+      o << "  symbol " << r.symbol << ": [" << r.min << ", " << (r.max ? std::to_string(*r.max) : "inf") << "]\n";
+    o << "  edge dialect check: " << (m.diagnostics.empty() ? std::string("ok") : std::to_string(m.diagnostics.size()) + " problems") << "\n";
+    for (const auto& d : m.diagnostics) o << "    " << d << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
 std::string toText(const ProgramSummary& s) {
+  if (s.format != SourceFormat::Pte) return graphText(s);
   std::ostringstream o;
   const auto& f = s.facts;
   o << "file: " << s.file << " (" << f.fileSize << " bytes)\n";
@@ -166,7 +262,34 @@ nlohmann::json toJson(const ProgramSummary& s) {
   const auto& f = s.facts;
   json j;
   j["file"] = s.file;
+  j["format"] = s.format == SourceFormat::Pte ? "pte" : s.format == SourceFormat::Pt2 ? "pt2" : "etrecord";
   j["file_size"] = f.fileSize;
+  if (s.format != SourceFormat::Pte) {
+    j["export"] = {{"container", s.exportFacts.container}, {"archive_version", s.exportFacts.archiveVersion},
+                   {"schema_version", s.exportFacts.schemaVersion}, {"torch_version", s.exportFacts.torchVersion},
+                   {"dialect", s.exportFacts.dialect}, {"sample_inputs", s.exportFacts.hasSampleInputs}};
+    json methods = json::array();
+    for (const auto& m : s.methods) {
+      auto sig = [](const std::vector<SignatureEntry>& v) {
+        json a = json::array();
+        for (const auto& e : v)
+          a.push_back({{"kind", e.kind}, {"name", e.name}, {"target", e.target}, {"type", e.type}, {"bytes", e.bytes}});
+        return a;
+      };
+      json ops = json::array();
+      for (const auto& op : m.operators) ops.push_back({{"name", op.name}, {"overload", op.overload}, {"count", op.count}});
+      methods.push_back({{"name", m.name},
+                         {"nodes", m.nodes},
+                         {"values", m.values},
+                         {"operators", ops},
+                         {"module_depth", m.moduleDepth},
+                         {"weight_bytes", m.weightBytes},
+                         {"edge_dialect_problems", m.diagnostics},
+                         {"signature", {{"inputs", sig(m.signatureInputs)}, {"outputs", sig(m.signatureOutputs)}}}});
+    }
+    j["methods"] = std::move(methods);
+    return j;
+  }
   j["identifier"] = f.identifier;
   j["schema_version"] = f.schemaVersion;
   j["header"] = f.header == ContainerFacts::Header::None ? "none" : f.header == ContainerFacts::Header::Eh00 ? "eh00-32" : "eh00-24";

@@ -37,8 +37,24 @@ struct IoSummary {
   std::string description;  ///< "float32[1, 3]" or "Int 5"
 };
 
+/// One entry of a torch.export graph signature, for reports.
+struct SignatureEntry {
+  std::string kind;    ///< "user_input", "parameter", "buffer", "constant", "user_output", "buffer_mutation", ...
+  std::string name;    ///< graph value name
+  std::string target;  ///< fqn of the parameter/buffer, or mutated buffer
+  std::string type;    ///< "float32[3, 3]"
+  uint64_t bytes = 0;
+};
+
 struct MethodSummary {
   std::string name;
+  // Graph programs (.pt2, ETRecord):
+  size_t nodes = 0;
+  std::vector<SignatureEntry> signatureInputs, signatureOutputs;
+  size_t moduleDepth = 0;
+  uint64_t weightBytes = 0;
+  std::vector<SymbolRange> symbols;
+  std::vector<std::string> diagnostics;  ///< edge dialect problems and other reader notes
   std::vector<IoSummary> inputs, outputs;
   size_t instructions = 0, values = 0, chains = 0, kernelCalls = 0, delegateCalls = 0;
   std::vector<OperatorCount> operators;
@@ -49,6 +65,8 @@ struct MethodSummary {
 
 struct ProgramSummary {
   std::string file;
+  SourceFormat format = SourceFormat::Pte;
+  ExportFacts exportFacts;
   ContainerFacts facts;
   size_t segments = 0;
   size_t namedData = 0;

@@ -62,6 +62,8 @@ struct TensorSpec {
   std::vector<std::string> symbols;
   /// Memory order of dimensions, outermost first; {0..n-1} is contiguous.
   std::vector<uint8_t> dimOrder;
+  /// Strides in elements as torch.export recorded them; empty when not known.
+  std::vector<int64_t> strides;
   ShapeDynamism dynamism = ShapeDynamism::Static;
   int32_t storageOffset = 0;
   int8_t layout = 0;
@@ -103,6 +105,9 @@ struct Value {
                                BoolList, TensorList, OptionalTensorList>;
   Payload payload;
   std::string name;  ///< graph name when known ("aten_add_tensor", "p_linear_weight")
+  /// An Int/Bool/Double computed at run time (a SymInt such as a dynamic
+  /// size); `name` holds its symbol or expression, the payload its hint.
+  bool symbolic = false;
 
   ValueKind kind() const { return static_cast<ValueKind>(payload.index()); }
   bool isTensor() const { return kind() == ValueKind::Tensor; }
@@ -148,11 +153,15 @@ const char* nodeKindName(NodeKind k);
 
 struct Node {
   NodeKind kind = NodeKind::Kernel;
+  std::string name;    ///< graph node name when known ("linear", "aten_add_tensor")
+  std::string target;  ///< the operator as the source spelled it ("torch.ops.aten.add.Tensor")
   int32_t op = -1;        ///< Kernel: index into Method::operators
   int32_t delegate = -1;  ///< Delegate: index into Method::delegates
   /// Every value the node reads or writes, in ExecuTorch's argument order
   /// (for an out-variant kernel: schema args, outs, then the returns).
   std::vector<ValueId> args;
+  /// Schema argument name per entry of args, when the source names them (.pt2).
+  std::vector<std::string> argNames;
   /// The values the node writes (a subset of args for .pte kernels, found
   /// from the repeated returns; empty when that cannot be told).
   std::vector<ValueId> outputs;
@@ -194,6 +203,27 @@ struct GraphSignature {
   std::vector<OutputSpec> outputs;
 };
 
+/// Range of a symbolic size (torch.export's range_constraints).
+struct SymbolRange {
+  std::string symbol;
+  int64_t min = 0;
+  std::optional<int64_t> max;  ///< none: unbounded
+};
+
+/// One entry of torch.export's module call graph.
+struct ModuleCall {
+  std::string fqn;
+  std::vector<std::string> inputs, outputs;
+};
+
+/// Something a reader or pass noticed about a method, tied to a node when it can be.
+struct Diagnostic {
+  enum class Severity : uint8_t { Note, Warning, Error };
+  Severity severity = Severity::Warning;
+  int32_t node = -1;  ///< index into Method::nodes, or -1
+  std::string message;
+};
+
 struct Method {
   std::string name;
   std::vector<Value> values;
@@ -208,6 +238,9 @@ struct Method {
   std::string encodedInputSpec;   ///< pytree spec strings (ContainerMetadata)
   std::string encodedOutputSpec;
   uint32_t chainCount = 1;
+  std::vector<SymbolRange> symbolRanges;
+  std::vector<ModuleCall> moduleCalls;
+  std::vector<Diagnostic> diagnostics;
 
   const Value& value(ValueId id) const { return values.at(static_cast<size_t>(id)); }
 };
@@ -244,8 +277,23 @@ struct ContainerFacts {
 };
 const char* headerName(ContainerFacts::Header h);
 
+/// The file a Program came from.
+enum class SourceFormat : uint8_t { Pte, Pt2, EtRecord };
+
+/// Facts about a torch.export archive (.pt2) or an ETRecord.
+struct ExportFacts {
+  std::string container;      ///< "pt2 archive", "legacy torch.export zip", "etrecord"
+  std::string archiveVersion;
+  std::string schemaVersion;  ///< "8.12"
+  std::string torchVersion;
+  std::string dialect;        ///< "TRAINING", "ATEN", "EDGE", ...
+  bool hasSampleInputs = false;
+};
+
 struct Program {
   std::string path;
+  SourceFormat format = SourceFormat::Pte;
+  ExportFacts exportFacts;
   ContainerFacts facts;
   std::vector<Method> methods;
   std::vector<Segment> segments;  ///< absolute offsets in the backing file

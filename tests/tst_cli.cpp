@@ -90,6 +90,26 @@ class TestCli : public QObject {
     QVERIFY(r.err.find("linear.weight") != std::string::npos || r.err.find("linear.bias") != std::string::npos);
   }
 
+  void exportArchives() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    Run r = runCli({"inspect", fixture("pt2/linear.pt2").toStdString(), "--json"});
+    QCOMPARE(r.code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["format"].get<std::string>(), std::string("pt2"));
+    const auto& m = j["methods"][0];
+    QCOMPARE(m["name"].get<std::string>(), std::string("forward"));
+    QCOMPARE(m["nodes"].get<int>(), 1);
+    QCOMPARE(m["operators"][0]["name"].get<std::string>(), std::string("aten::linear"));
+    QCOMPARE(m["signature"]["inputs"].size(), size_t(3));
+    QCOMPARE(m["signature"]["inputs"][0]["kind"].get<std::string>(), std::string("parameter"));
+    QCOMPARE(m["signature"]["inputs"][0]["target"].get<std::string>(), std::string("linear.weight"));
+    QCOMPARE(m["signature"]["inputs"][0]["bytes"].get<int>(), 36);
+    QCOMPARE(m["weight_bytes"].get<int>(), 48);
+    r = runCli({"inspect", fixture("pt2/aoti_package_preprocess.pt2").toStdString()});
+    QCOMPARE(r.code, 3);
+    QVERIFY(r.err.find("AOTInductor") != std::string::npos);
+  }
+
   // The installed binary behaves like the in-process command.
   void binaryExitCodes() {
     LSTUDIO_REQUIRE_FIXTURES();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/Inspect.h"
+#include "engine/OpenProgram.h"
 #include "engine/PtdReader.h"
 #include "engine/PteReader.h"
 #include "tests/TestSupport.h"
@@ -110,12 +111,14 @@ class TestPteReader : public QObject {
     QTest::newRow("arduino_KeywordSpotting (cortex_m)") << "pte/arduino_KeywordSpotting_model.pte" << "";
     QTest::newRow("stories260k_qnn (many methods)") << "pte/stories260k_hybrid_llama_qnn.pte" << "";
     QTest::newRow("bundled_program") << "other/bundled_program.bpte" << "";
+    QTest::newRow("linear.pt2 (torch.export archive)") << "pt2/linear.pt2" << "";
+    QTest::newRow("etrecord") << "other/etrecord.bin" << "";
   }
   void goldenSummaries() {
     QFETCH(QString, file);
     QFETCH(QString, ptd);
-    auto p = readProgramFile(fixture(file).toStdString());
-    QVERIFY(p.ok());
+    auto p = openProgramFile(fixture(file).toStdString());
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
     std::vector<DataFile> data;
     if (!ptd.isEmpty()) {
       auto d = readDataFile(fixture(ptd).toStdString());
@@ -131,7 +134,7 @@ class TestPteReader : public QObject {
     };
     strip(s.file);
     for (auto& d : s.dataFiles) strip(d);
-    QString name = QFileInfo(file).completeBaseName() + ".txt";
+    QString name = QFileInfo(file).completeBaseName() + (file.endsWith(".pt2") ? ".pt2.txt" : ".txt");
     QString why;
     QVERIFY2(matchesGolden(name, QByteArray::fromStdString(toText(s)), &why), qPrintable(why));
   }

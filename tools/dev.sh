@@ -11,6 +11,7 @@ root=$(pwd)
 # Debian packages the build, the tests and the studio need.
 packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
+          libsimdjson-dev libminizip-dev zlib1g-dev
           libgraphviz-dev xvfb xauth)
 
 install_missing() {

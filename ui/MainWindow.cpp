@@ -95,7 +95,7 @@ void MainWindow::chooseFile() {
   QSettings s;
   QString dir = s.value("lastDirectory").toString();
   QString path = QFileDialog::getOpenFileName(this, tr("Open program"), dir,
-                                              tr("ExecuTorch programs (*.pte *.bpte);;All files (*)"));
+                                              tr("Programs (*.pte *.bpte *.pt2 *.bin);;ExecuTorch programs (*.pte *.bpte);;torch.export archives (*.pt2);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
@@ -146,14 +146,39 @@ void MainWindow::showSummary(const LoadedProgram& p) {
   tree_->clear();
   auto* file = new QTreeWidgetItem(tree_, {tr("File"), QFileInfo(q(p.path)).fileName()});
   add(file, tr("Size"), q(formatBytes(s.facts.fileSize)));
-  add(file, tr("Identifier"), q(s.facts.identifier));
-  add(file, tr("Header"), q(headerName(s.facts.header)));
-  add(file, tr("Segments"), QString::number(s.segments));
-  add(file, tr("Named data"), tr("%1 (%2)").arg(s.namedData).arg(q(formatBytes(s.namedDataBytes))));
+  if (s.format == SourceFormat::Pte) {
+    add(file, tr("Identifier"), q(s.facts.identifier));
+    add(file, tr("Header"), q(headerName(s.facts.header)));
+    add(file, tr("Segments"), QString::number(s.segments));
+    add(file, tr("Named data"), tr("%1 (%2)").arg(s.namedData).arg(q(formatBytes(s.namedDataBytes))));
+  }
   for (const auto& d : s.dataFiles) add(file, tr("Data file"), q(d));
   if (!s.unresolvedExternal.empty())
     add(file, tr("Unresolved external tensors"), QString::number(s.unresolvedExternal.size()));
   file->setExpanded(true);
+  if (s.format != SourceFormat::Pte) {
+    add(file, tr("Container"), q(s.exportFacts.container));
+    add(file, tr("Schema version"), q(s.exportFacts.schemaVersion));
+    add(file, tr("torch"), q(s.exportFacts.torchVersion));
+    for (const auto& m : s.methods) {
+      auto* mi = new QTreeWidgetItem(tree_, {tr("Program"), q(m.name)});
+      add(mi, tr("Nodes"), QString::number(m.nodes));
+      add(mi, tr("Weights"), q(formatBytes(m.weightBytes)));
+      add(mi, tr("Module depth"), QString::number(m.moduleDepth));
+      auto* ops = add(mi, tr("Operators"), QString::number(m.operators.size()));
+      for (const auto& op : m.operators)
+        add(ops, q(op.name + (op.overload.empty() ? "" : "." + op.overload)), tr("%n call(s)", nullptr, int(op.count)));
+      auto* ins = add(mi, tr("Signature inputs"), QString::number(m.signatureInputs.size()));
+      for (const auto& e : m.signatureInputs)
+        add(ins, q(e.kind + " " + e.name), q(e.type + (e.target.empty() ? "" : "  " + e.target)));
+      auto* outs = add(mi, tr("Signature outputs"), QString::number(m.signatureOutputs.size()));
+      for (const auto& e : m.signatureOutputs) add(outs, q(e.kind + " " + e.name), q(e.type));
+      mi->setExpanded(true);
+      ops->setExpanded(true);
+      ins->setExpanded(true);
+    }
+    return;
+  }
   for (const auto& m : s.methods) {
     auto* mi = new QTreeWidgetItem(tree_, {tr("Method"), q(m.name)});
     add(mi, tr("Instructions"), QString::number(m.instructions));
@@ -164,7 +189,7 @@ void MainWindow::showSummary(const LoadedProgram& p) {
     for (const auto& io : m.outputs) add(outs, QString("[%1]").arg(io.value), q(io.description));
     auto* ops = add(mi, tr("Operators"), QString::number(m.operators.size()));
     for (const auto& op : m.operators)
-      add(ops, q(op.name + (op.overload.empty() ? "" : "." + op.overload)), tr("%1 calls").arg(op.count));
+      add(ops, q(op.name + (op.overload.empty() ? "" : "." + op.overload)), tr("%n call(s)", nullptr, int(op.count)));
     auto* dels = add(mi, tr("Delegates"), QString::number(m.delegates.size()));
     for (const auto& d : m.delegates) add(dels, q(d.id), q(formatBytes(d.bytes) + ", " + d.location));
     add(mi, tr("Constants"), tr("%1 (%2)").arg(m.constants.count).arg(q(formatBytes(m.constants.bytes))));

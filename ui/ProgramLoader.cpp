@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/OpenProgram.h"
 
 namespace lstudio::ui {
 
@@ -22,7 +22,7 @@ std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
   LoadedProgram r;
   r.path = path;
-  auto program = readProgramFile(path);
+  auto program = openProgramFile(path);
   if (!program) {
     r.error = program.error().message();
     return r;

@@ -1,0 +1,18 @@
+// The checks ExecuTorch's to_edge makes on an exported graph: every operator
+// resolved against its schema (keyword arguments placed, defaults filled in)
+// and checked against the core ATen operator set.
+#pragma once
+
+#include "engine/Ir.h"
+#include "engine/OpRegistry.h"
+
+namespace lstudio {
+
+/// Puts each kernel node's arguments in schema order, adding the defaults the
+/// exporter left out as values, and records a Warning diagnostic (node name,
+/// target, first stack frame) for every operator that is unknown, outside the
+/// core ATen set, or called with arguments its schema does not have.
+/// Returns the number of problems found.
+size_t resolveEdgeDialect(Method& m, const OpRegistry& registry = OpRegistry::builtin());
+
+}  // namespace lstudio

@@ -1,0 +1,56 @@
+#include "tests/support/Pt2Samples.h"
+
+namespace lstudio::test {
+
+/// A small exported program in the current serde style: y = add(mul(x, w), b).
+std::string programJson(const std::string& xSize, const std::string& extraNode) {
+  return R"({"graph_module": {"graph": {
+  "inputs": [{"as_tensor": {"name": "p_w"}}, {"as_tensor": {"name": "b_b"}}, {"as_tensor": {"name": "x"}}],
+  "outputs": [{"as_tensor": {"name": "add"}}],
+  "nodes": [
+    {"target": "torch.ops.aten.mul.Tensor", "inputs": [
+       {"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1},
+       {"name": "other", "arg": {"as_tensor": {"name": "p_w"}}, "kind": 1}],
+     "outputs": [{"as_tensor": {"name": "mul"}}],
+     "metadata": {"stack_trace": "File \"m.py\", line 7, in forward\n    return x * self.w + self.b",
+                  "nn_module_stack": "L__self__,,M;L__self__sub,sub,torch.nn.Module"}},
+    {"target": "torch.ops.aten.add.Tensor", "inputs": [
+       {"name": "self", "arg": {"as_tensor": {"name": "mul"}}, "kind": 1},
+       {"name": "other", "arg": {"as_tensor": {"name": "b_b"}}, "kind": 1},
+       {"name": "alpha", "arg": {"as_int": 2}, "kind": 2}],
+     "outputs": [{"as_tensor": {"name": "add"}}], "metadata": {}})" + extraNode + R"(],
+  "tensor_values": {
+    "p_w": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": true, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
+    "b_b": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": false, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
+    "x": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s0", "hint": {"as_int": )" + xSize + R"(}}}], "requires_grad": false, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
+    "mul": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": false, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7},
+    "add": {"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": false, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7}},
+  "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false},
+ "signature": {"input_specs": [
+    {"parameter": {"arg": {"name": "p_w"}, "parameter_name": "w"}},
+    {"buffer": {"arg": {"name": "b_b"}, "buffer_name": "b", "persistent": true}},
+    {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+  "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "add"}}}}]},
+ "module_call_graph": [{"fqn": "", "signature": null}, {"fqn": "sub", "signature": null}]},
+ "opset_version": {"aten": 10}, "range_constraints": {"s0": {"min_val": 2, "max_val": 16}},
+ "schema_version": {"major": 8, "minor": 12}, "verifiers": ["TRAINING"], "torch_version": "2.9.0"})";
+}
+
+std::string floats(std::initializer_list<float> v) { return std::string(reinterpret_cast<const char*>(v.begin()), v.size() * 4); }
+
+std::string weightsConfig(int wBytesElems) {
+  return R"({"config": {"w": {"path_name": "weight_0", "is_param": true, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": )" +
+         std::to_string(wBytesElems) + R"(}]}}, "b": {"path_name": "weight_1", "is_param": false, "use_pickle": false, "tensor_meta": {"dtype": 7, "sizes": [{"as_int": 4}]}}}})";
+}
+
+std::vector<ZipRecord> archiveRecords(const std::string& json, const std::string& config, const std::string& w) {
+  return {{"m/archive_format", "pt2"},
+          {"m/archive_version", "0"},
+          {"m/byteorder", "little"},
+          {"m/models/model.json", json},
+          {"m/data/weights/model_weights_config.json", config},
+          {"m/data/weights/weight_0", w},
+          {"m/data/weights/weight_1", floats({10, 20, 30, 40})}};
+}
+
+}  // namespace lstudio::test

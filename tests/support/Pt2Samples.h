@@ -1,0 +1,23 @@
+// Small synthetic torch.export archives for tests and benchmarks, kept out
+// of the Qt Test sources (moc cannot read raw string literals).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "tests/support/ZipWriter.h"
+
+namespace lstudio::test {
+
+/// y = add(mul(x, w), b, alpha=2) with parameter w, buffer b and a dynamic x (s0 in [2, 16]),
+/// in the current serde style; `extraNode` is appended to the node list as JSON.
+std::string programJson(const std::string& xSize = "4", const std::string& extraNode = "");
+/// Little-endian float32 bytes.
+std::string floats(std::initializer_list<float> v);
+/// The weights config of programJson's archive; `wElems` elements announced for w.
+std::string weightsConfig(int wElems = 4);
+/// The records of a PT2 archive (root folder "m/") holding programJson-like JSON and weight w.
+std::vector<ZipRecord> archiveRecords(const std::string& json, const std::string& config, const std::string& w);
+
+}  // namespace lstudio::test

@@ -1,0 +1,242 @@
+// torch.export archives: the real .pt2 and ETRecord fixtures, refusals, and
+// synthetic archives for both container generations and malformed cases.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "engine/Inspect.h"
+#include "engine/OpenProgram.h"
+#include "engine/Pt2Reader.h"
+#include "engine/ZipArchive.h"
+#include "tests/TestSupport.h"
+#include "tests/support/Pt2Samples.h"
+#include "tests/support/ZipWriter.h"
+
+using namespace lstudio;
+using namespace lstudio::test;
+
+namespace {
+
+Result<Program> importBytes(const std::string& bytes, const char* name = "synthetic.pt2") {
+  return readExport(MappedFile::fromBytes(name, bytes.data(), bytes.size()));
+}
+
+const InputSpec* inputFor(const Method& m, const std::string& target) {
+  for (const auto& in : m.signature.inputs)
+    if (in.target == target) return &in;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestPt2Reader : public QObject {
+  Q_OBJECT
+ private slots:
+  void realArchive() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pt2/linear.pt2").toStdString());
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->format, SourceFormat::Pt2);
+    QCOMPARE(p->exportFacts.schemaVersion, std::string("8.12"));
+    QVERIFY(p->exportFacts.hasSampleInputs);
+    QCOMPARE(p->methods.size(), size_t(1));
+    const Method& m = p->methods[0];
+    QCOMPARE(m.name, std::string("forward"));
+    QCOMPARE(m.nodes.size(), size_t(1));
+    QCOMPARE(m.operators[0].fullName(), std::string("aten::linear.default"));
+    QCOMPARE(m.nodes[0].argNames, (std::vector<std::string>{"input", "weight", "bias"}));
+    QCOMPARE(m.nodes[0].meta.moduleStack.size(), size_t(2));
+    QCOMPARE(m.nodes[0].meta.moduleStack[1].path, std::string("linear"));
+    QCOMPARE(m.nodes[0].meta.stackTrace.back().line, 134);
+    QCOMPARE(m.signature.inputs.size(), size_t(3));
+    const InputSpec* w = inputFor(m, "linear.weight");
+    const InputSpec* b = inputFor(m, "linear.bias");
+    QVERIFY(w && b);
+    QCOMPARE(w->kind, InputSpec::Kind::Parameter);
+    QCOMPARE(m.signature.inputs[2].kind, InputSpec::Kind::User);
+    const TensorSpec& wt = m.value(w->value).tensor();
+    QCOMPARE(wt.shapeString(), std::string("float32[3, 3]"));
+    QVERIFY(wt.requiresGrad);
+    QCOMPARE(wt.data.size, uint64_t(36));
+    // Weight values, as the archive stores them (read back with Python's zipfile when this test was written).
+    const float* wv = reinterpret_cast<const float*>(wt.data.data);
+    QCOMPARE(wv[0], -0.5438879132270813f);
+    QCOMPARE(wv[8], 0.2006940245628357f);
+    const float* bv = reinterpret_cast<const float*>(m.value(b->value).tensor().data.data);
+    QCOMPARE(bv[1], 0.32759782671928406f);
+    // Zero-copy: the bytes are the stored record inside the mapped file.
+    QVERIFY(wt.data.data >= p->backing->data() && wt.data.data + 36 <= p->backing->data() + p->backing->size());
+    QCOMPARE(m.signature.outputs.size(), size_t(1));
+    QCOMPARE(m.signature.outputs[0].kind, OutputSpec::Kind::User);
+  }
+
+  void aotInductorIsRefused() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pt2/aoti_package_preprocess.pt2").toStdString());
+    QVERIFY(!p.ok());
+    QCOMPARE(p.error().code, ErrorCode::Unsupported);
+    QVERIFY2(p.error().message().find("AOTInductor") != std::string::npos, p.error().message().c_str());
+    QVERIFY(p.error().message().find("aoti_package_preprocess.pt2") != std::string::npos);
+  }
+
+  void etRecordPrograms() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("other/etrecord.bin").toStdString());
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->format, SourceFormat::EtRecord);
+    QCOMPARE(p->methods.size(), size_t(2));
+    const Method* edge = p->method("edge_dialect_exported_program");
+    QVERIFY(edge);
+    QVERIFY(!edge->nodes.empty());
+    bool sawMul = false;
+    for (const auto& op : edge->operators) sawMul = sawMul || op.fullName() == "aten::mul.Tensor";
+    QVERIFY(sawMul);  // from the target executorch.exir.dialects.edge.ops.aten.mul.Tensor
+    QVERIFY(p->method("aten_dialect_output/forward"));
+    QCOMPARE(p->exportFacts.schemaVersion, std::string("1"));  // 2023 files: an integer, all-null union members
+  }
+
+  void syntheticArchive() {
+    std::string bytes = zipBytes(archiveRecords(programJson(), weightsConfig(), floats({1, 2, 3, 4})));
+    auto p = importBytes(bytes);
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const Method& m = p->methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    QCOMPARE(m.nodes[1].argNames, (std::vector<std::string>{"self", "other", "alpha"}));
+    QCOMPARE(std::get<int64_t>(m.value(m.nodes[1].args[2]).payload), int64_t(2));
+    QCOMPARE(m.nodes[0].meta.stackTrace.size(), size_t(1));
+    QCOMPARE(m.nodes[0].meta.stackTrace[0].context, std::string("return x * self.w + self.b"));
+    // Dynamic size: the upper bound from range_constraints, with its symbol.
+    const TensorSpec& x = m.value(m.signature.inputs[2].value).tensor();
+    QCOMPARE(x.dynamism, ShapeDynamism::DynamicBound);
+    QCOMPARE(x.sizes, std::vector<int64_t>{16});
+    QCOMPARE(x.symbols, std::vector<std::string>{"s0"});
+    const TensorSpec& b = m.value(inputFor(m, "b")->value).tensor();
+    QCOMPARE(reinterpret_cast<const float*>(b.data.data)[3], 40.0f);
+    ProgramSummary s = summarize(p.value());
+    QCOMPARE(s.methods[0].weightBytes, uint64_t(32));
+    QCOMPARE(s.methods[0].moduleDepth, size_t(2));
+    QVERIFY(toText(s).find("parameter p_w (w): float32[4], 16 bytes") != std::string::npos);
+  }
+
+  void legacyContainer() {
+    // torch <= 2.7: the program JSON beside a torch.save zip of the state dict.
+    // The pickle is OrderedDict{"w": tensor on storage "0", "b": tensor on storage "1"}, protocol 2, as
+    // torch.save writes it: _rebuild_tensor_v2 with persistent ids ('storage', torch.FloatStorage, key,
+    // 'cpu', 4). Made with Python's pickle and stand-in classes for torch's names.
+    const unsigned char pkl[] = {0x80, 0x02, 0x63, 0x63, 0x6f, 0x6c, 0x6c, 0x65, 0x63, 0x74, 0x69, 0x6f, 0x6e, 0x73, 0x0a, 0x4f, 0x72, 0x64, 0x65, 0x72, 0x65, 0x64, 0x44, 0x69, 0x63, 0x74, 0x0a, 0x71, 0x00, 0x29, 0x52, 0x71, 0x01, 0x28, 0x58, 0x01, 0x00, 0x00, 0x00, 0x77, 0x71, 0x02, 0x63, 0x74, 0x6f, 0x72, 0x63, 0x68, 0x2e, 0x5f, 0x75, 0x74, 0x69, 0x6c, 0x73, 0x0a, 0x5f, 0x72, 0x65, 0x62, 0x75, 0x69, 0x6c, 0x64, 0x5f, 0x74, 0x65, 0x6e, 0x73, 0x6f, 0x72, 0x5f, 0x76, 0x32, 0x0a, 0x71, 0x03, 0x28, 0x28, 0x58, 0x07, 0x00, 0x00, 0x00, 0x73, 0x74, 0x6f, 0x72, 0x61, 0x67, 0x65, 0x71, 0x04, 0x63, 0x74, 0x6f, 0x72, 0x63, 0x68, 0x0a, 0x46, 0x6c, 0x6f, 0x61, 0x74, 0x53, 0x74, 0x6f, 0x72, 0x61, 0x67, 0x65, 0x0a, 0x71, 0x05, 0x58, 0x01, 0x00, 0x00, 0x00, 0x30, 0x71, 0x06, 0x58, 0x03, 0x00, 0x00, 0x00, 0x63, 0x70, 0x75, 0x71, 0x07, 0x4b, 0x04, 0x74, 0x71, 0x08, 0x51, 0x4b, 0x00, 0x4b, 0x04, 0x85, 0x71, 0x09, 0x4b, 0x01, 0x85, 0x71, 0x0a, 0x89, 0x68, 0x00, 0x29, 0x52, 0x71, 0x0b, 0x74, 0x71, 0x0c, 0x52, 0x71, 0x0d, 0x58, 0x01, 0x00, 0x00, 0x00, 0x62, 0x71, 0x0e, 0x68, 0x03, 0x28, 0x28, 0x68, 0x04, 0x68, 0x05, 0x58, 0x01, 0x00, 0x00, 0x00, 0x31, 0x71, 0x0f, 0x68, 0x07, 0x4b, 0x04, 0x74, 0x71, 0x10, 0x51, 0x4b, 0x00, 0x68, 0x09, 0x68, 0x0a, 0x89, 0x68, 0x00, 0x29, 0x52, 0x71, 0x11, 0x74, 0x71, 0x12, 0x52, 0x71, 0x13, 0x75, 0x2e};
+    std::string stateDict = zipBytes({{"archive/data.pkl", std::string(reinterpret_cast<const char*>(pkl), sizeof pkl)},
+                                      {"archive/data/0", floats({1, 2, 3, 4})},
+                                      {"archive/data/1", floats({5, 6, 7, 8})},
+                                      {"archive/version", "3"}});
+    std::string bytes = zipBytes({{"prog/serialized_exported_program.json", programJson()},
+                                  {"prog/serialized_state_dict.pt", stateDict},
+                                  {"prog/serialized_constants.pt", ""},
+                                  {"prog/version", "1"}});
+    auto p = importBytes(bytes, "legacy.pt2");
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->exportFacts.container, std::string("legacy torch.export zip"));
+    const Method& m = p->methods[0];
+    const TensorSpec& w = m.value(inputFor(m, "w")->value).tensor();
+    const TensorSpec& b = m.value(inputFor(m, "b")->value).tensor();
+    QCOMPARE(w.data.size, uint64_t(16));
+    QCOMPARE(reinterpret_cast<const float*>(w.data.data)[2], 3.0f);
+    QCOMPARE(reinterpret_cast<const float*>(b.data.data)[0], 5.0f);
+    // The nested torch.save zip is read in place: the weights point into the outer file's mapping.
+    QVERIFY(w.data.data >= p->backing->data() && w.data.data < p->backing->data() + p->backing->size());
+  }
+
+  void edgeDialect() {
+    // sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) called with
+    // only self and dim; and an operator no schema knows.
+    std::string extra =
+        ", {\"target\": \"torch.ops.aten.sum.dim_IntList\", \"inputs\": ["
+        "{\"name\": \"self\", \"arg\": {\"as_tensor\": {\"name\": \"add\"}}, \"kind\": 1},"
+        "{\"name\": \"dim\", \"arg\": {\"as_ints\": [0]}, \"kind\": 1}],"
+        " \"outputs\": [{\"as_tensor\": {\"name\": \"mul\"}}]},"
+        " {\"target\": \"torch.ops.mylib.frobnicate.default\", \"inputs\": [], \"outputs\": [{\"as_none\": true}]}";
+    auto p = importBytes(zipBytes(archiveRecords(programJson("4", extra), weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const Method& m = p->methods[0];
+    const Node& sum = m.nodes[2];
+    QCOMPARE(sum.argNames, (std::vector<std::string>{"self", "dim", "keepdim", "dtype"}));
+    QCOMPARE(std::get<bool>(m.value(sum.args[2]).payload), false);        // default filled in
+    QCOMPARE(m.value(sum.args[3]).kind(), ValueKind::None);              // dtype=None
+    const Node& add = m.nodes[1];
+    QCOMPARE(add.argNames, (std::vector<std::string>{"self", "other", "alpha"}));  // keyword placed
+    QCOMPARE(m.diagnostics.size(), size_t(1));
+    QCOMPARE(m.diagnostics[0].node, 3);
+    QVERIFY(m.diagnostics[0].message.find("unknown operator torch.ops.mylib.frobnicate.default") != std::string::npos);
+  }
+
+  void nonCoreOperatorsAreReported() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(p.ok());
+    const Method& m = p->methods[0];
+    QCOMPARE(m.diagnostics.size(), size_t(1));
+    const std::string& msg = m.diagnostics[0].message;
+    QVERIFY2(msg.find("aten::linear is not in the core ATen set") != std::string::npos, msg.c_str());
+    QVERIFY(msg.find("node 'linear'") != std::string::npos);
+    QVERIFY(msg.find("linear.py:134") != std::string::npos);  // stack trace
+    // The ETRecord's programs are already core ATen / edge.
+    auto e = openProgramFile(fixture("other/etrecord.bin").toStdString());
+    QVERIFY(e.ok());
+    for (const auto& mm : e->methods) QVERIFY(mm.diagnostics.empty());
+  }
+
+  void malformedArchives_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("needle");
+    auto rec = [](std::vector<ZipRecord> r) { return QByteArray::fromStdString(zipBytes(r)); };
+    QTest::newRow("bad JSON") << rec(archiveRecords("{\"graph_module\": [", weightsConfig(), floats({1, 2, 3, 4})))
+                              << "JSON of the exported program";
+    QTest::newRow("weights shorter than metadata")
+        << rec(archiveRecords(programJson(), weightsConfig(), floats({1, 2}))) << "weights of 'w'";
+    std::string dangling = R"(, {"target": "torch.ops.aten.neg.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "ghost"}}, "kind": 1}], "outputs": [{"as_tensor": {"name": "add"}}]})";
+    QTest::newRow("dangling node reference")
+        << rec(archiveRecords(programJson("4", dangling), weightsConfig(), floats({1, 2, 3, 4}))) << "'ghost'";
+    QTest::newRow("missing weights record")
+        << rec({{"m/archive_format", "pt2"}, {"m/models/model.json", programJson()},
+                {"m/data/weights/model_weights_config.json", weightsConfig()}})
+        << "no such record";
+    QTest::newRow("not a pt2") << rec({{"readme.txt", "hello"}}) << "without an exported program";
+    QTest::newRow("checkpoint") << rec({{"archive/data.pkl", "\x80\x02}q\x00."}}) << "torch.save checkpoint";
+    QTest::newRow("newer schema")
+        << rec(archiveRecords(QString::fromStdString(programJson()).replace("\"major\": 8", "\"major\": 99").toStdString(),
+                              weightsConfig(), floats({1, 2, 3, 4})))
+        << "schema version";
+  }
+  void malformedArchives() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, needle);
+    QVERIFY(!bytes.isEmpty());
+    auto p = importBytes(bytes.toStdString());
+    QVERIFY(!p.ok());
+    QVERIFY2(p.error().message().find(needle.toStdString()) != std::string::npos, p.error().message().c_str());
+  }
+
+  void truncatedArchives() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QByteArray full = readAll(fixture("pt2/linear.pt2"));
+    for (qsizetype n = 0; n < full.size(); n += std::max<qsizetype>(1, full.size() / 150)) {
+      auto p = importBytes(full.left(n).toStdString());
+      QVERIFY2(!p.ok(), qPrintable(QString("truncated to %1 bytes was accepted").arg(n)));
+    }
+  }
+
+  void flippedBytes() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    const QByteArray full = readAll(fixture("pt2/linear.pt2"));
+    int rejected = 0;
+    for (qsizetype pos = 0; pos < full.size(); pos += 7) {
+      QByteArray b = full;
+      b[pos] = static_cast<char>(b[pos] ^ 0x5a);
+      auto p = importBytes(b.toStdString());
+      if (!p.ok()) ++rejected;
+      else (void)toText(summarize(p.value()));
+    }
+    QVERIFY(rejected > 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPt2Reader)
+#include "tst_pt2reader.moc"
