@@ -257,7 +257,9 @@ class TestTorchPickle : public QObject {
     a.str("p").op({'P'}).b += "some id\n";             // PERSID of something not a storage
     a.op({'s'});
     a.str("m").global("torch", "device").str("cpu").op({0x85, 'R', 's'});  // torch.device('cpu')
+    a.str("l").global("__main__", "MyList").op({')', 0x81, '(', 'K', 3, 'e', 's'});  // a list subclass
     a.str("k").op({'K', 7, 's'});                      // d['k'] = 7
+    a.op({'(', '0'});                                  // POP of nothing above a MARK drops the MARK
     a.op({'h', 0, '}', 'b', '.'});                     // BUILD: attributes, ignored
     auto r = decode(a.b);
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message().c_str());
@@ -303,6 +305,12 @@ class TestTorchPickle : public QObject {
     r = decode(std::string("\x80\x02\x8b\x00\x00\x01\x00\xfe", 8) + std::string(65535, '\xff') + ".");
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().message().c_str());
     QCOMPARE(r->scalars[0].second.text, std::string("-2"));
+    r = decode(std::string("\x80\x02\x8a\x10", 4) + std::string(15, '\xff') + "\x7f.");  // 2^127 - 1
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message().c_str());
+    QCOMPARE(r->scalars[0].second.text, std::string("170141183460469231731687303715884105727"));
+    r = decode(std::string("\x80\x02\x8a\x11", 4) + std::string(16, '\0') + "\x01.");  // 2^128
+    QVERIFY(!r.ok());
+    QCOMPARE(r.error().code, ErrorCode::Unsupported);
   }
 
   void stackUnderflowFails() {
