@@ -2,8 +2,9 @@
 // reports the time and the resident memory: weights stay mapped, so memory
 // must not grow with their size. Compares against a small archive.
 //
-//   bench_import_pt2 [--mib N] [--runs R]
+//   bench_import_pt2 [--mib N] [--runs R] [--wide NODES]
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,8 +24,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// A chain of `layers` linear layers, each with a weight of `elems` floats.
-std::vector<test::ZipRecord> archive(int layers, int64_t elems) {
+/// A chain of `layers` multiplications, each by its own weight of `elems`
+/// floats, or all by one weight when `shared` (keeps the zip under 65,535 records).
+std::vector<test::ZipRecord> archive(int layers, int64_t elems, bool shared = false) {
   std::string tensors, nodes, specs, config, inputs;
   auto meta = [](int64_t n) {
     return R"({"dtype": 7, "sizes": [{"as_int": )" + std::to_string(n) +
@@ -34,16 +36,22 @@ std::vector<test::ZipRecord> archive(int layers, int64_t elems) {
   std::string prev = "x";
   tensors += "\"x\": " + meta(elems);
   for (int i = 0; i < layers; ++i) {
-    std::string w = "p_w" + std::to_string(i), out = "mul_" + std::to_string(i);
-    tensors += ", \"" + w + "\": " + meta(elems) + ", \"" + out + "\": " + meta(elems);
-    inputs += "{\"as_tensor\": {\"name\": \"" + w + "\"}}, ";
-    specs += "{\"parameter\": {\"arg\": {\"name\": \"" + w + "\"}, \"parameter_name\": \"w" + std::to_string(i) + "\"}}, ";
+    bool own = !shared || i == 0;
+    std::string w = "p_w" + std::to_string(shared ? 0 : i), out = "mul_" + std::to_string(i);
+    if (own) {
+      tensors += ", \"" + w + "\": " + meta(elems);
+      inputs += "{\"as_tensor\": {\"name\": \"" + w + "\"}}, ";
+      specs += "{\"parameter\": {\"arg\": {\"name\": \"" + w + "\"}, \"parameter_name\": \"w" + std::to_string(i) + "\"}}, ";
+    }
+    tensors += ", \"" + out + "\": " + meta(elems);
     nodes += std::string(i ? ", " : "") + R"({"target": "torch.ops.aten.mul.Tensor", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": ")" +
              prev + R"("}}, "kind": 1}, {"name": "other", "arg": {"as_tensor": {"name": ")" + w +
              R"("}}, "kind": 1}], "outputs": [{"as_tensor": {"name": ")" + out + R"("}}], "metadata": {}})";
-    config += std::string(i ? ", " : "") + "\"w" + std::to_string(i) + "\": {\"path_name\": \"weight_" + std::to_string(i) +
-              "\", \"is_param\": true, \"use_pickle\": false, \"tensor_meta\": " + meta(elems) + "}";
-    recs.push_back({"b/data/weights/weight_" + std::to_string(i), {}, false, uint64_t(elems) * 4});
+    if (own) {
+      config += std::string(i ? ", " : "") + "\"w" + std::to_string(i) + "\": {\"path_name\": \"weight_" + std::to_string(i) +
+                "\", \"is_param\": true, \"use_pickle\": false, \"tensor_meta\": " + meta(elems) + "}";
+      recs.push_back({"b/data/weights/weight_" + std::to_string(i), {}, false, uint64_t(elems) * 4});
+    }
     prev = out;
   }
   std::string json = R"({"graph_module": {"graph": {"inputs": [)" + inputs + R"({"as_tensor": {"name": "x"}}], "outputs": [{"as_tensor": {"name": ")" +
@@ -78,13 +86,14 @@ double importMs(const std::string& path, uint64_t* weightBytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int mib = 1024, runs = 5;
+  int mib = 1024, runs = 5, wideLayers = 100000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--mib" && i + 1 < argc) mib = std::atoi(argv[++i]);
     else if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
+    else if (a == "--wide" && i + 1 < argc) wideLayers = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_import_pt2 [--mib N] [--runs R]\n");
+      std::fprintf(stderr, "usage: bench_import_pt2 [--mib N] [--runs R] [--wide NODES]\n");
       return 2;
     }
   }
@@ -95,6 +104,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot write the archives\n");
     return 1;
   }
+  ::sync();  // let writeback finish so the timings measure the reader, not the disk
   std::printf("archives: %s (%.1f MiB), %s (%.1f MiB), %d layers each\n", small.c_str(),
               std::filesystem::file_size(small) / 1048576.0, big.c_str(), std::filesystem::file_size(big) / 1048576.0, layers);
   long rss0 = maxRssKiB();
@@ -112,5 +122,21 @@ int main(int argc, char** argv) {
               rssSmall, rssBig, rssBig - rssSmall);
   std::filesystem::remove(small);
   std::filesystem::remove(big);
+
+  // A graph with ~100 MB of program JSON (100,000 nodes): the JSON parse dominates.
+  std::string wide = (dir / "lstudio-bench-wide.pt2").string();
+  auto recs = archive(wideLayers, 4, true);
+  uint64_t jsonBytes = 0;
+  for (const auto& r : recs)
+    if (r.name.ends_with("model.json")) jsonBytes = r.data.size();
+  if (!test::writeZip(wide, recs)) return 1;
+  ::sync();
+  std::vector<double> tWide;
+  uint64_t wWide = 0;
+  for (int r = 0; r < std::min(runs, 3); ++r) tWide.push_back(importMs(wide, &wWide));
+  std::sort(tWide.begin(), tWide.end());
+  std::printf("wide:  %d nodes, program JSON %.1f MiB, import + summary median %.0f ms (%.0f MiB/s)\n", wideLayers,
+              jsonBytes / 1048576.0, tWide[tWide.size() / 2], jsonBytes / 1048576.0 / (tWide[tWide.size() / 2] / 1000));
+  std::filesystem::remove(wide);
   return 0;
 }

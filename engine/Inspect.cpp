@@ -187,7 +187,7 @@ std::string graphText(const ProgramSummary& s) {
       o << "    " << e.kind << " " << e.name << (e.target.empty() ? "" : " (" + e.target + ")") << ": " << e.type << "\n";
     for (const auto& r : m.symbols)
       o << "  symbol " << r.symbol << ": [" << r.min << ", " << (r.max ? std::to_string(*r.max) : "inf") << "]\n";
-    o << "  edge dialect check: " << (m.diagnostics.empty() ? std::string("ok") : std::to_string(m.diagnostics.size()) + " problems") << "\n";
+    o << "  edge dialect check: " << (m.diagnostics.empty() ? std::string("ok") : "problems: " + std::to_string(m.diagnostics.size())) << "\n";
     for (const auto& d : m.diagnostics) o << "    " << d << "\n";
   }
   return o.str();

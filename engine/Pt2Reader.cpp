@@ -98,13 +98,31 @@ void replaceNonFiniteTokens(std::string& s) {
   s.swap(out);
 }
 
+/// A JSON path for error messages, built into text only when an error
+/// needs it (a 100 MB program has millions of arguments).
+class Path {
+ public:
+  // Paths point at their parent and root text: a Path kept in a variable
+  // must be built from named objects, never from temporaries.
+  Path(const char* root) : root_(root) {}
+  Path(const std::string& root) : root_(root.c_str()) {}
+  Path(const Path* parent, std::string suffix) : parent_(parent), suffix_(std::move(suffix)) {}
+  std::string str() const { return (parent_ ? parent_->str() : std::string(root_ ? root_ : "")) + suffix_; }
+
+ private:
+  const Path* parent_ = nullptr;
+  const char* root_ = nullptr;
+  std::string suffix_;
+};
+Path operator+(const Path& p, std::string suffix) { return Path(&p, std::move(suffix)); }
+
 /// Builds one Method from a serialized ExportedProgram.
 class ProgramJson {
  public:
   ProgramJson(std::string file, Method& m, bool etRecord) : file_(std::move(file)), m_(m), etRecordNumbering_(etRecord) {}
 
-  Error fail(const std::string& where, std::string expected, std::string found) const {
-    return Error{ErrorCode::Invalid, file_, std::nullopt, where, std::move(expected), std::move(found)};
+  Error fail(const Path& where, std::string expected, std::string found) const {
+    return Error{ErrorCode::Invalid, file_, std::nullopt, where.str(), std::move(expected), std::move(found)};
   }
 
   static const char* typeName(element_type t) {
@@ -122,7 +140,7 @@ class ProgramJson {
   }
 
   // --- typed access with error context ---
-  Result<element> field(element obj, const char* key, const std::string& where) {
+  Result<element> field(element obj, const char* key, const Path& where) {
     if (obj.type() != element_type::OBJECT) return fail(where, "an object", typeName(obj.type()));
     element v;
     if (obj[key].get(v) != simdjson::SUCCESS || v.is_null()) return fail(where + "." + key, "a value", "nothing");
@@ -134,29 +152,35 @@ class ProgramJson {
     if (obj.type() != element_type::OBJECT || obj[key].get(v) != simdjson::SUCCESS || v.is_null()) return std::nullopt;
     return v;
   }
-  Result<int64_t> integer(element v, const std::string& where) {
+  Result<int64_t> integer(element v, const Path& where) {
     int64_t i;
     if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
     bool b;
     if (v.get_bool().get(b) == simdjson::SUCCESS) return b ? 1 : 0;
     return fail(where, "an integer", typeName(v.type()));
   }
-  Result<std::string> string(element v, const std::string& where) {
+  Result<std::string> string(element v, const Path& where) {
     std::string_view s;
     if (v.get_string().get(s) != simdjson::SUCCESS) return fail(where, "a string", typeName(v.type()));
     return std::string(s);
   }
-  Result<simdjson::dom::array> array(element v, const std::string& where) {
+  Result<simdjson::dom::array> array(element v, const Path& where) {
     simdjson::dom::array a;
     if (v.get_array().get(a) != simdjson::SUCCESS) return fail(where, "an array", typeName(v.type()));
     return a;
   }
 
-  /// A serde union: new files hold only the set member; old ones hold every
-  /// member with all but one null. Returns (member, value).
-  Result<std::pair<std::string, element>> unionMember(element v, const std::string& where) {
+  /// A serde union: new files hold only the set member; torch 2.1/2.2 hold
+  /// every member with all but one null; early-2024 nightlies a $type/$value
+  /// pair. Returns (member, value).
+  Result<std::pair<std::string, element>> unionMember(element v, const Path& where) {
     simdjson::dom::object o;
     if (v.get_object().get(o) != simdjson::SUCCESS) return fail(where, "a union object", typeName(v.type()));
+    element tag, tagged;  // nightlies of early 2024 (schema 3.x/4.x): {"$type": member, "$value": v}
+    std::string_view tagName;
+    if (o["$type"].get(tag) == simdjson::SUCCESS && tag.get_string().get(tagName) == simdjson::SUCCESS &&
+        o["$value"].get(tagged) == simdjson::SUCCESS)
+      return std::pair<std::string, element>{std::string(tagName), tagged};
     std::optional<element> none;
     for (auto [key, value] : o) {
       if (!value.is_null()) return std::pair<std::string, element>{std::string(key), value};
@@ -176,14 +200,15 @@ class ProgramJson {
     return addValue(std::move(v));
   }
 
-  Result<ValueId> tensorByName(const std::string& name, const std::string& where) {
+  Result<ValueId> tensorByName(std::string_view name, const Path& where) {
     auto it = tensors_.find(name);
-    if (it == tensors_.end()) return fail(where, "a tensor named in tensor_values", "'" + name + "', which is not there");
+    if (it == tensors_.end())
+      return fail(where, "a tensor named in tensor_values", "'" + std::string(name) + "', which is not there");
     return it->second;
   }
 
   /// A SymInt: {"as_int": 3} or {"as_expr": {"expr_str": "s0", "hint": ...}} (older: {"as_name": "s0"}).
-  Result<std::pair<int64_t, std::string>> symInt(element v, const std::string& where) {
+  Result<std::pair<int64_t, std::string>> symInt(element v, const Path& where) {
     auto u = unionMember(v, where);
     if (!u) return u.error();
     auto& [kind, x] = u.value();
@@ -218,7 +243,7 @@ class ProgramJson {
     return fail(where, "as_int or as_expr", kind);
   }
 
-  Result<TensorSpec> tensorMeta(element v, const std::string& where) {
+  Result<TensorSpec> tensorMeta(element v, const Path& where) {
     TensorSpec t;
     element inner;  // torch 2.1 wrapped the meta: {"meta": TensorMeta}
     if (v.type() == element_type::OBJECT && v["meta"].get(inner) == simdjson::SUCCESS && !inner.is_null()) v = inner;
@@ -236,7 +261,8 @@ class ProgramJson {
     bool dynamic = false;
     size_t i = 0;
     for (element s : *sa) {
-      auto si = symInt(s, where + ".sizes[" + std::to_string(i++) + "]");
+      auto si = symInt(s, where + ".sizes[" + std::to_string(i) + "]");
+      ++i;
       if (!si) return si.error();
       int64_t size = si->first;
       if (!si->second.empty()) {
@@ -266,7 +292,7 @@ class ProgramJson {
       if (so->get_int64().get(plain) == simdjson::SUCCESS) t.storageOffset = static_cast<int32_t>(plain);
       else if (auto si = symInt(*so, where + ".storage_offset")) t.storageOffset = static_cast<int32_t>(si->first);
     }
-    if (!t.nbytes()) return Error{ErrorCode::Overflow, file_, std::nullopt, where + " byte size", "< 2^64", t.shapeString()};
+    if (!t.nbytes()) return Error{ErrorCode::Overflow, file_, std::nullopt, (where + " byte size").str(), "< 2^64", t.shapeString()};
     return t;
   }
 
@@ -278,11 +304,11 @@ class ProgramJson {
   }
 
   /// Converts one serde Argument into a value id.
-  Result<ValueId> argument(element v, const std::string& where) {
+  Result<ValueId> argument(element v, const Path& where) {
     auto u = unionMember(v, where);
     if (!u) return u.error();
     auto& [kind, x] = u.value();
-    auto names = [&](element arr, const std::string& w) -> Result<std::vector<ValueId>> {
+    auto names = [&](element arr, const Path& w) -> Result<std::vector<ValueId>> {
       auto a = array(arr, w);
       if (!a) return a.error();
       std::vector<ValueId> out;
@@ -302,9 +328,9 @@ class ProgramJson {
       if (x.type() == element_type::STRING) return tensorByName(string(x, where).value(), where);  // torch 2.1
       auto n = field(x, "name", where);
       if (!n) return n.error();
-      auto s = string(*n, where + ".as_tensor.name");
-      if (!s) return s.error();
-      return tensorByName(*s, where);
+      std::string_view s;
+      if (n->get_string().get(s) != simdjson::SUCCESS) return fail(where + ".as_tensor.name", "a string", typeName(n->type()));
+      return tensorByName(s, where);
     }
     if (kind == "as_tensors") {
       auto ids = names(x, where + ".as_tensors");
@@ -426,7 +452,7 @@ class ProgramJson {
     return fail(where, "a known Argument member", kind);
   }
 
-  Result<ValueId> symIntArgument(element v, const std::string& where) {
+  Result<ValueId> symIntArgument(element v, const Path& where) {
     auto u = unionMember(v, where);
     if (!u) return u.error();
     if (u->first == "as_int") {
@@ -532,6 +558,8 @@ class ProgramJson {
     if (!tv) return tv.error();
     simdjson::dom::object tensors;
     if (tv->get_object().get(tensors) != simdjson::SUCCESS) return fail("graph.tensor_values", "an object", typeName(tv->type()));
+    tensors_.reserve(tensors.size());
+    m_.values.reserve(tensors.size() * 2);
     for (auto [name, meta] : tensors) {
       std::string n(name);
       auto spec = tensorMeta(meta, "tensor_values." + n);
@@ -573,15 +601,21 @@ class ProgramJson {
       auto ina = array(*inputs, w + ".inputs");
       if (!ina) return ina.error();
       size_t ai = 0;
+      const Path nodePath(w);
       for (element na2 : *ina) {
-        std::string aw = w + ".inputs[" + std::to_string(ai++) + "]";
+        const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
         auto an = field(na2, "name", aw);
         if (!an) return an.error();
         auto ans = string(*an, aw + ".name");
         if (!ans) return ans.error();
         auto arg = field(na2, "arg", aw);
         if (!arg) return arg.error();
-        auto id = argument(*arg, aw + " (" + n.target + " '" + ans.value() + "')");
+        auto id = argument(*arg, aw);
+        if (!id) {
+          Error e = id.error();
+          e.what += " (" + n.target + " argument '" + ans.value() + "')";
+          return e;
+        }
         if (!id) return id.error();
         n.args.push_back(*id);
         n.argNames.push_back(ans.value());
@@ -824,7 +858,12 @@ class ProgramJson {
  private:
   std::string file_;
   Method& m_;
-  std::unordered_map<std::string, ValueId> tensors_;
+  /// Lookups by string_view without building a std::string per reference.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, ValueId, NameHash, std::equal_to<>> tensors_;
   std::unordered_map<std::string, ValueId> symValues_;
   std::unordered_map<std::string, int64_t> symHints_;
   bool etRecordNumbering_ = false;
@@ -909,6 +948,7 @@ class ExportImporter {
         (void)unused;
       } catch (const nlohmann::json::parse_error& pe) {
         at = pe.byte;
+      } catch (const nlohmann::json::exception&) {  // number overflow and the like: no position
       }
       return Error{ErrorCode::Invalid, where, at, "JSON of the exported program", "valid JSON", simdjson::error_message(err)};
     }
@@ -976,6 +1016,17 @@ class ExportImporter {
   /// Weights described by a PT2 archive's <name>_weights_config.json (or constants config).
   Status readWeightConfig(const std::string& prefix, const std::string& configPath, const std::string& dataDir,
                           std::unordered_map<std::string, WeightData>& out) {
+    // nlohmann throws on type mismatches; nothing may escape the engine.
+    try {
+      return readWeightConfigUnchecked(prefix, configPath, dataDir, out);
+    } catch (const nlohmann::json::exception& e) {
+      return Error{ErrorCode::Invalid, file_->path() + ":" + configPath, std::nullopt, "weights config",
+                   "the documented fields and types", e.what()};
+    }
+  }
+
+  Status readWeightConfigUnchecked(const std::string& prefix, const std::string& configPath, const std::string& dataDir,
+                                   std::unordered_map<std::string, WeightData>& out) {
     const ZipEntry* cfg = zip_.find(configPath);
     if (!cfg) return Ok{};
     auto text = readText(*cfg);

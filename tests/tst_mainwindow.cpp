@@ -37,6 +37,21 @@ class TestMainWindow : public QObject {
     if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-inspect.png"));
   }
 
+  void opensAnExportArchive() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("pt2/linear.pt2"));
+    QVERIFY(spy.wait(30000));
+    QCOMPARE(spy.first().at(0).toBool(), true);
+    QVERIFY(!w.summaryTree()->findItems("parameter p_linear_weight", Qt::MatchExactly | Qt::MatchRecursive).isEmpty());
+    QVERIFY(w.reportView()->toPlainText().contains("edge dialect check: problems: 1"));
+    QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-pt2.png"));
+  }
+
   void findsDataFilesBeside() {
     LSTUDIO_REQUIRE_FIXTURES();
     // linear.pte's data file lives in another folder: nothing beside it, so its

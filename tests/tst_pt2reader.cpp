@@ -1,6 +1,7 @@
 // torch.export archives: the real .pt2 and ETRecord fixtures, refusals, and
 // synthetic archives for both container generations and malformed cases.
 #include <QTemporaryDir>
+#include <cstring>
 #include <QtTest>
 
 #include "engine/Inspect.h"
@@ -18,6 +19,13 @@ namespace {
 
 Result<Program> importBytes(const std::string& bytes, const char* name = "synthetic.pt2") {
   return readExport(MappedFile::fromBytes(name, bytes.data(), bytes.size()));
+}
+
+/// Element i of a float32 tensor's bytes (records in a zip need not be aligned).
+float floatAt(const Bytes& b, size_t i) {
+  float f;
+  std::memcpy(&f, b.data + i * 4, 4);
+  return f;
 }
 
 const InputSpec* inputFor(const Method& m, const std::string& target) {
@@ -58,11 +66,9 @@ class TestPt2Reader : public QObject {
     QVERIFY(wt.requiresGrad);
     QCOMPARE(wt.data.size, uint64_t(36));
     // Weight values, as the archive stores them (read back with Python's zipfile when this test was written).
-    const float* wv = reinterpret_cast<const float*>(wt.data.data);
-    QCOMPARE(wv[0], -0.5438879132270813f);
-    QCOMPARE(wv[8], 0.2006940245628357f);
-    const float* bv = reinterpret_cast<const float*>(m.value(b->value).tensor().data.data);
-    QCOMPARE(bv[1], 0.32759782671928406f);
+    QCOMPARE(floatAt(wt.data, 0), -0.5438879132270813f);
+    QCOMPARE(floatAt(wt.data, 8), 0.2006940245628357f);
+    QCOMPARE(floatAt(m.value(b->value).tensor().data, 1), 0.32759782671928406f);
     // Zero-copy: the bytes are the stored record inside the mapped file.
     QVERIFY(wt.data.data >= p->backing->data() && wt.data.data + 36 <= p->backing->data() + p->backing->size());
     QCOMPARE(m.signature.outputs.size(), size_t(1));
@@ -110,7 +116,7 @@ class TestPt2Reader : public QObject {
     QCOMPARE(x.sizes, std::vector<int64_t>{16});
     QCOMPARE(x.symbols, std::vector<std::string>{"s0"});
     const TensorSpec& b = m.value(inputFor(m, "b")->value).tensor();
-    QCOMPARE(reinterpret_cast<const float*>(b.data.data)[3], 40.0f);
+    QCOMPARE(floatAt(b.data, 3), 40.0f);
     ProgramSummary s = summarize(p.value());
     QCOMPARE(s.methods[0].weightBytes, uint64_t(32));
     QCOMPARE(s.methods[0].moduleDepth, size_t(2));
@@ -138,8 +144,8 @@ class TestPt2Reader : public QObject {
     const TensorSpec& w = m.value(inputFor(m, "w")->value).tensor();
     const TensorSpec& b = m.value(inputFor(m, "b")->value).tensor();
     QCOMPARE(w.data.size, uint64_t(16));
-    QCOMPARE(reinterpret_cast<const float*>(w.data.data)[2], 3.0f);
-    QCOMPARE(reinterpret_cast<const float*>(b.data.data)[0], 5.0f);
+    QCOMPARE(floatAt(w.data, 2), 3.0f);
+    QCOMPARE(floatAt(b.data, 0), 5.0f);
     // The nested torch.save zip is read in place: the weights point into the outer file's mapping.
     QVERIFY(w.data.data >= p->backing->data() && w.data.data < p->backing->data() + p->backing->size());
   }
@@ -181,6 +187,39 @@ class TestPt2Reader : public QObject {
     auto e = openProgramFile(fixture("other/etrecord.bin").toStdString());
     QVERIFY(e.ok());
     for (const auto& mm : e->methods) QVERIFY(mm.diagnostics.empty());
+  }
+
+  void unionStyles() {
+    // The same program with unions written as {"$type": m, "$value": v} (schema 4.x nightlies) and with
+    // every member present and the unused ones null (torch 2.1/2.2); Infinity as a bare range bound (5.x).
+    std::string json = programJson();
+    std::string tagged = json, allNull = json;
+    for (const char* member : {"as_tensor", "as_int"}) {
+      std::string from = std::string("{\"") + member + "\": ";
+      for (size_t pos = 0; (pos = tagged.find(from, pos)) != std::string::npos;) {
+        // {"as_tensor": X} -> {"$type": "as_tensor", "$value": X}
+        tagged.replace(pos, from.size(), std::string("{\"$type\": \"") + member + "\", \"$value\": ");
+        pos += from.size();
+      }
+      for (size_t pos = 0; (pos = allNull.find(from, pos)) != std::string::npos;) {
+        allNull.replace(pos, from.size(), "{\"as_none\": null, \"as_float\": null, " + from.substr(1));
+        pos += from.size() + 36;
+      }
+    }
+    size_t r = allNull.find("\"max_val\": 16");
+    QVERIFY(r != std::string::npos);
+    allNull.replace(r, std::string("\"max_val\": 16").size(), "\"max_val\": Infinity");
+    for (const std::string& variant : {tagged, allNull}) {
+      auto p = importBytes(zipBytes(archiveRecords(variant, weightsConfig(), floats({1, 2, 3, 4}))));
+      QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+      const Method& m = p->methods[0];
+      QCOMPARE(m.nodes.size(), size_t(2));
+      QCOMPARE(m.nodes[1].args.size(), size_t(3));
+      QCOMPARE(std::get<int64_t>(m.value(m.nodes[1].args[2]).payload), int64_t(2));
+    }
+    auto p = importBytes(zipBytes(archiveRecords(allNull, weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY(p.ok());
+    QVERIFY(!p->methods[0].symbolRanges[0].max.has_value());  // Infinity: unbounded
   }
 
   void malformedArchives_data() {

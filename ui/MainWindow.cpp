@@ -140,8 +140,11 @@ void MainWindow::onLoaded() {
 void MainWindow::showSummary(const LoadedProgram& p) {
   const ProgramSummary& s = p.summary;
   setWindowTitle(tr("%1 — Lowering Studio").arg(QFileInfo(q(p.path)).fileName()));
-  status_->setText(tr("%1: %2 methods, %3").arg(QFileInfo(q(p.path)).fileName()).arg(s.methods.size())
-                       .arg(q(formatBytes(s.facts.fileSize))));
+  status_->setText(tr("%1: %2, %3")
+                       .arg(QFileInfo(q(p.path)).fileName(),
+                            s.format == SourceFormat::Pte ? tr("%n method(s)", nullptr, int(s.methods.size()))
+                                                          : tr("%n program(s)", nullptr, int(s.methods.size())),
+                            q(formatBytes(s.facts.fileSize))));
   report_->setPlainText(q(p.report));
   tree_->clear();
   auto* file = new QTreeWidgetItem(tree_, {tr("File"), QFileInfo(q(p.path)).fileName()});
@@ -173,6 +176,9 @@ void MainWindow::showSummary(const LoadedProgram& p) {
         add(ins, q(e.kind + " " + e.name), q(e.type + (e.target.empty() ? "" : "  " + e.target)));
       auto* outs = add(mi, tr("Signature outputs"), QString::number(m.signatureOutputs.size()));
       for (const auto& e : m.signatureOutputs) add(outs, q(e.kind + " " + e.name), q(e.type));
+      auto* edge = add(mi, tr("Edge dialect check"), m.diagnostics.empty() ? tr("ok") : tr("%n problem(s)", nullptr, int(m.diagnostics.size())));
+      for (const auto& d : m.diagnostics) add(edge, QString(), q(d))->setToolTip(1, q(d));
+      edge->setExpanded(true);
       mi->setExpanded(true);
       ops->setExpanded(true);
       ins->setExpanded(true);
