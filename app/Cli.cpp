@@ -3,7 +3,11 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "engine/AtomicFile.h"
+#include "engine/FormatUtil.h"
 #include "engine/Inspect.h"
+#include "engine/MemoryPlanning.h"
+#include "engine/Planners.h"
 #include "engine/PtdReader.h"
 #include "engine/OpenProgram.h"
 
@@ -26,6 +30,15 @@ const char* kUsageText =
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
     "      nodes, operators, the graph signature with shapes and bytes, module\n"
     "      depth and weight bytes.\n"
+    "\n"
+    "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
+    "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
+    "      Re-plan the memory of an ExecuTorch program (.pte): per method and\n"
+    "      mem_id the arena stored in the file, the new arena, the lower bound\n"
+    "      and the ratios, and the tensors alive where memory peaks. --trace\n"
+    "      writes a Chrome/Perfetto trace (1 us = 1 step), --csv every tensor.\n"
+    "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
+    "      total kept).\n"
     "\n"
     "  --help     show this text\n"
     "  --version  show the version\n"
@@ -88,6 +101,133 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   return kOk;
 }
 
+std::string ratio(uint64_t a, uint64_t b) {
+  if (b == 0) return a == 0 ? "1.000" : "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", double(a) / double(b));
+  return buf;
+}
+
+int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, trace, csv;
+  PlanOptions options;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&](std::string& into) {
+      if (i + 1 >= args.size()) return false;
+      into = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--algorithm") {
+      if (!next(options.algorithm)) return err << "lowering-cli plan: --algorithm needs a name\n", kUsage;
+      if (!plannerByName(options.algorithm)) {
+        err << "lowering-cli plan: unknown algorithm '" << options.algorithm << "' (naive, et-greedy, best-fit, suite)\n";
+        return kUsage;
+      }
+    } else if (a == "--alignment") {
+      if (!next(v)) return err << "lowering-cli plan: --alignment needs a number\n", kUsage;
+      char* end = nullptr;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (!end || *end || n == 0 || (n & (n - 1)) != 0 || n > (1u << 20)) {
+        err << "lowering-cli plan: --alignment must be a power of two up to 1048576, not '" << v << "'\n";
+        return kUsage;
+      }
+      options.alignment = n;
+    } else if (a == "--trace") {
+      if (!next(trace)) return err << "lowering-cli plan: --trace needs a file\n", kUsage;
+    } else if (a == "--csv") {
+      if (!next(csv)) return err << "lowering-cli plan: --csv needs a file\n", kUsage;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "lowering-cli plan: unknown option " << a << "\n" << kUsageText;
+      return kUsage;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      err << "lowering-cli plan: one FILE only\n";
+      return kUsage;
+    }
+  }
+  if (file.empty()) {
+    err << "lowering-cli plan: missing FILE\n" << kUsageText;
+    return kUsage;
+  }
+  auto program = openProgramFile(file);
+  if (!program) {
+    err << "error: " << program.error().message() << "\n";
+    return kBadFile;
+  }
+  if (program->format != SourceFormat::Pte) {
+    err << "error: " << file << ": planning a torch.export program needs the lowering pipeline first; "
+        << "plan works on ExecuTorch programs (.pte) for now\n";
+    return kBadFile;
+  }
+  std::vector<MethodPlan> plans;
+  std::vector<const Method*> methods;
+  for (const Method& m : program->methods) {
+    auto mp = planMethod(m, options);
+    if (!mp) {
+      err << "error: " << file << ": method " << m.name << ": " << mp.error().message() << "\n";
+      return kBadFile;
+    }
+    plans.push_back(std::move(mp.value()));
+    methods.push_back(&m);
+  }
+  if (!trace.empty())
+    if (auto s = writeFileAtomically(trace, planTraceJson(plans)); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+  if (!csv.empty())
+    if (auto s = writeFileAtomically(csv, planCsv(plans, methods)); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+  if (json) {
+    nlohmann::json j;
+    j["file"] = file;
+    j["methods"] = nlohmann::json::array();
+    for (const auto& mp : plans) {
+      nlohmann::json arenas = nlohmann::json::array();
+      for (const auto& a : mp.arenas) {
+        nlohmann::json peak = nlohmann::json::array();
+        for (size_t k = 0; k < std::min<size_t>(a.peak.size(), 20); ++k)
+          peak.push_back({{"value", a.peak[k].value}, {"name", a.peak[k].name}, {"bytes", a.peak[k].size},
+                          {"producer", a.peak[k].producerOp}});
+        arenas.push_back({{"mem_id", a.memId},
+                          {"stored", a.stored ? nlohmann::json(*a.stored) : nlohmann::json(nullptr)},
+                          {"planned", a.planned},
+                          {"lower_bound", a.lowerBound},
+                          {"peak_step", a.peakStep},
+                          {"fragmentation", a.fragmentation()},
+                          {"peak_tensors", peak}});
+      }
+      j["methods"].push_back({{"name", mp.method}, {"algorithm", mp.algorithm}, {"alignment", mp.problem.alignment},
+                              {"tensors", mp.problem.tensors.size()}, {"plan_ms", mp.planMilliseconds}, {"arenas", arenas}});
+    }
+    out << j.dump(2) << "\n";
+    return kOk;
+  }
+  out << "file: " << file << "\n";
+  for (const auto& mp : plans) {
+    out << "\nmethod " << mp.method << ": " << mp.problem.tensors.size() << " planned storages, alignment "
+        << mp.problem.alignment << ", " << mp.algorithm << " in " << mp.planMilliseconds << " ms\n";
+    for (const auto& a : mp.arenas) {
+      out << "  mem_id " << a.memId << ": stored " << (a.stored ? std::to_string(*a.stored) : std::string("-"))
+          << ", planned " << a.planned << ", lower bound " << a.lowerBound << " bytes; stored/bound "
+          << (a.stored ? ratio(*a.stored, a.lowerBound) : std::string("-")) << ", planned/bound "
+          << ratio(a.planned, a.lowerBound) << "\n";
+      if (a.peak.empty()) continue;
+      out << "    peak at step " << a.peakStep << ": " << a.peak.size() << " tensors alive, largest first:\n";
+      for (size_t k = 0; k < std::min<size_t>(a.peak.size(), 10); ++k) {
+        const auto& t = a.peak[k];
+        out << "      " << formatBytes(t.size) << "  " << t.name << "  from " << t.producerOp;
+        if (t.producer >= 0) out << " (instruction " << t.producer << ")";
+        out << ", alive steps " << t.first << ".." << t.last << "\n";
+      }
+      if (a.peak.size() > 10) out << "      ... " << a.peak.size() - 10 << " more\n";
+    }
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -106,6 +246,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "inspect") return inspect(rest, out, err);
+  if (cmd == "plan") return plan(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

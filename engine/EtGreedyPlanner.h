@@ -15,8 +15,8 @@ struct Method;
 
 /// Which generation of ExecuTorch's greedy to follow.
 enum class EtGreedyGeneration : uint8_t {
-  /// ExecuTorch 0.6 and later (PR #7926, merged as #7995 in January 2025),
-  /// the default up to the newest source (checked at cff6f4dd, August 2026).
+  /// ExecuTorch 0.6 and later (PR #7926, merged as #7995 in January 2025);
+  /// still the default at cff6f4dd (August 2026, after 1.4).
   Current,
   /// ExecuTorch 0.1 to 0.5: collection order, whole objects reused by
   /// closest size. For re-planning programs those releases produced.
@@ -38,11 +38,11 @@ struct EtGreedyOptions {
   /// `input_mem_buffer_sizes`: the arenas of control-flow submodules,
   /// planned before the method's own tensors. Empty: none.
   std::vector<uint64_t> reservedPrefix;
-  /// Current generation only: each tensor's size before alignment (one per
-  /// tensor, or empty). ExecuTorch sorts by the size rounded to 16 — the
-  /// TensorSpec's alignment before the planner realigns it — and only then
-  /// rounds to the problem's alignment. When empty the aligned size is the
-  /// sort key, which is the same thing when the alignment is 16.
+  /// Current generation only: each tensor's size before alignment, one per
+  /// tensor (otherwise ignored). ExecuTorch sorts by the size rounded to 16
+  /// — the TensorSpec's alignment before the planner realigns it — and only
+  /// then rounds to the problem's alignment. Without them the aligned size
+  /// is the sort key, which is the same thing when the alignment is 16.
   std::vector<uint64_t> unalignedSizes;
 };
 
@@ -52,7 +52,9 @@ struct EtSharedObject {
   uint32_t memId = 1;
   uint64_t offset = 0;  ///< in the arena, after materialization
   uint64_t size = 0;    ///< fixed by its first tensor (current generation)
-  int32_t first = 0, last = 0;  ///< hull of its tensors' lifetimes
+  /// Hull of its tensors' lifetimes. Legacy: `last` is ExecuTorch's
+  /// last_used_index, the last step of the tensor that last claimed it.
+  int32_t first = 0, last = 0;
   std::vector<size_t> tensors;  ///< in placement order
 };
 
@@ -88,7 +90,10 @@ struct EtGreedyTrace {
 ///  3. otherwise a new object of exactly its size is appended.
 /// An arena's size is the end of its last object (after any reserved
 /// prefix) plus the extra padding; arenas without tensors stay 0, and a
-/// problem without tensors gives {0, 0}.
+/// problem without tensors gives {0, 0}. Only inclusive lifetimes, sizes
+/// and the collection order matter: FX node indices (ExecuTorch) and
+/// instruction steps (the studio) give the same plan when they order
+/// starts and ends alike.
 ///
 /// Legacy generation: tensors are visited in collection order. An object
 /// is available when the tensor starts after the last step of the tensor

@@ -41,7 +41,7 @@ enum class TensorStorage : uint8_t {
   Planned,  ///< a slot (mem_id, offset) in a memory-planned arena
   Constant, ///< constant data inside the program file
   External, ///< constant data in a .ptd, found by its fully qualified name
-  Mutable,  ///< planned, with an initial value stored in the program (e.g. trainable weights)
+  Mutable,  ///< planned, with an initial value in the program or a .ptd (e.g. trainable weights)
 };
 const char* tensorStorageName(TensorStorage s);
 

@@ -1,5 +1,6 @@
 // lowering-cli: commands, exit codes, messages and the JSON document.
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTemporaryFile>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -108,6 +109,32 @@ class TestCli : public QObject {
     r = runCli({"inspect", fixture("pt2/aoti_package_preprocess.pt2").toStdString()});
     QCOMPARE(r.code, 3);
     QVERIFY(r.err.find("AOTInductor") != std::string::npos);
+  }
+
+  void planCommand() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QCOMPARE(runCli({"plan"}).code, 2);
+    QCOMPARE(runCli({"plan", "x.pte", "--algorithm", "magic"}).code, 2);
+    QCOMPARE(runCli({"plan", "x.pte", "--alignment", "12"}).code, 2);
+    QCOMPARE(runCli({"plan", fixture("pt2/linear.pt2").toStdString()}).code, 3);  // needs lowering first
+    QTemporaryDir dir;
+    std::string trace = (dir.path() + "/t.json").toStdString(), csv = (dir.path() + "/t.csv").toStdString();
+    Run r = runCli({"plan", fixture("pte/xor.pte").toStdString(), "--json", "--trace", trace, "--csv", csv});
+    QCOMPARE(r.code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    const auto& m = j["methods"][0];
+    QCOMPARE(m["name"].get<std::string>(), std::string("forward"));
+    const auto& a = m["arenas"][0];
+    QCOMPARE(a["mem_id"].get<int>(), 1);
+    QCOMPARE(a["stored"].get<int>(), 624);
+    QVERIFY(a["planned"].get<int>() <= 624);
+    QCOMPARE(a["lower_bound"].get<int>(), 560);
+    QVERIFY(!a["peak_tensors"].empty());
+    QVERIFY(nlohmann::json::parse(readAll(QString::fromStdString(trace)).toStdString()).contains("traceEvents"));
+    QVERIFY(readAll(QString::fromStdString(csv)).startsWith("method,mem_id,value"));
+    r = runCli({"plan", fixture("pte/xor.pte").toStdString(), "--algorithm", "naive"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.find("planned 2304") != std::string::npos);  // no reuse: every tensor side by side
   }
 
   // The installed binary behaves like the in-process command.
