@@ -18,9 +18,12 @@ std::optional<int64_t> parseInt(std::string_view s) {
   return v;
 }
 
+}  // namespace
+
 /// A schema default ("1", "None", "False", "[]", "[1, 1]", "0.5", "'mean'",
 /// "contiguous_format", "long") as a value of the argument's type.
-std::optional<ValueId> defaultValue(Method& m, const SchemaArgument& a) {
+std::optional<ValueId> schemaDefault(Method& m, const SchemaArgument& a) {
+  if (!a.defaultValue) return std::nullopt;
   std::string_view d = *a.defaultValue;
   using B = SchemaType::Base;
   if (d == "None") return add(m, Value{None{}, {}});
@@ -79,6 +82,8 @@ std::optional<ValueId> defaultValue(Method& m, const SchemaArgument& a) {
   return std::nullopt;
 }
 
+namespace {
+
 std::string where(const Node& n) {
   std::string s = "node '" + n.name + "' (" + n.target + ")";
   if (!n.meta.stackTrace.empty()) {
@@ -125,7 +130,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
           break;
         }
       if (v == kNoValue && a.defaultValue) {
-        auto d = defaultValue(m, a);
+        auto d = schemaDefault(m, a);
         if (d) v = *d;
       }
       if (v == kNoValue) {

@@ -3,6 +3,8 @@
 // and checked against the core ATen operator set.
 #pragma once
 
+#include <optional>
+
 #include "engine/Ir.h"
 #include "engine/OpRegistry.h"
 
@@ -14,5 +16,9 @@ namespace lstudio {
 /// core ATen set, or called with arguments its schema does not have.
 /// Returns the number of problems found.
 size_t resolveEdgeDialect(Method& m, const OpRegistry& registry = OpRegistry::builtin());
+
+/// The default of schema argument `a` as a new value of `m`, or none when it
+/// has no default (or one the studio cannot spell).
+std::optional<ValueId> schemaDefault(Method& m, const SchemaArgument& a);
 
 }  // namespace lstudio

@@ -80,6 +80,23 @@ std::string TensorSpec::shapeString() const {
   return s;
 }
 
+OperatorRef operatorFromTarget(std::string_view t) {
+  for (std::string_view prefix : {"torch.ops.", "executorch.exir.dialects.edge.ops.", "torch._ops."})
+    if (t.substr(0, prefix.size()) == prefix) {
+      t.remove_prefix(prefix.size());
+      break;
+    }
+  std::string s(t);
+  if (size_t colons = s.find("::"); colons != std::string::npos) s.replace(colons, 2, ".");
+  size_t d1 = s.find('.');
+  if (d1 == std::string::npos) return {s, ""};
+  size_t d2 = s.find('.', d1 + 1);
+  std::string ns = s.substr(0, d1);
+  std::string name = d2 == std::string::npos ? s.substr(d1 + 1) : s.substr(d1 + 1, d2 - d1 - 1);
+  std::string overload = d2 == std::string::npos ? "default" : s.substr(d2 + 1);
+  return {ns + "::" + name, overload};
+}
+
 const Method* Program::method(const std::string& name) const {
   for (const auto& m : methods)
     if (m.name == name) return &m;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -122,6 +123,10 @@ struct OperatorRef {
   std::string overload;
   std::string fullName() const { return overload.empty() ? name : name + "." + overload; }
 };
+
+/// "torch.ops.aten.add.Tensor", "executorch.exir.dialects.edge.ops.aten.add.Tensor",
+/// "aten.add.Tensor", "aten::add.Tensor" -> {"aten::add", "Tensor"}; no overload -> "default".
+OperatorRef operatorFromTarget(std::string_view target);
 
 struct StackFrame {
   std::string file;

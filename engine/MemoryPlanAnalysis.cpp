@@ -1,5 +1,7 @@
 #include "engine/MemoryPlanAnalysis.h"
 
+#include "engine/EtGreedyPlanner.h"
+
 #include <algorithm>
 #include <map>
 
@@ -74,7 +76,24 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
       }
   }
 
-  // Alias groups: same arena and offset, lifetimes that meet.
+  // Views emit no instruction: a value that no instruction writes, first
+  // read by a kernel whose writes are known, at a slot whose earlier tensor
+  // has the same dtype and byte count, is a view of that tensor, which must
+  // stay alive until the view's last use even when the two never meet.
+  std::vector<bool> written(m.values.size(), false);
+  for (ValueId v : m.inputs)
+    if (v >= 0 && static_cast<size_t>(v) < written.size()) written[v] = true;
+  for (const Node& n : m.nodes)
+    for (ValueId v : n.outputs) written[v] = true;
+  auto isViewOf = [&](const PlannedTensor& pt, ValueId base) {
+    if (written[pt.value] || pt.first < 0 || static_cast<size_t>(pt.first) >= m.nodes.size()) return false;
+    const Node& reader = m.nodes[pt.first];
+    const TensorSpec &t = m.values[pt.value].tensor(), &b = m.values[base].tensor();
+    return reader.kind == NodeKind::Kernel && !reader.outputs.empty() && t.storage() == TensorStorage::Planned &&
+           t.dtype == b.dtype && t.nbytes() == b.nbytes();
+  };
+
+  // Alias groups: same arena and offset, lifetimes that meet (or a view).
   std::vector<size_t> order;
   for (size_t i = 0; i < r.tensors.size(); ++i) {
     if (r.tensors[i].first < 0) {
@@ -90,7 +109,8 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
   for (size_t idx : order) {
     PlannedTensor& pt = r.tensors[idx];
     Storage* cur = r.storages.empty() ? nullptr : &r.storages.back();
-    if (cur && cur->memId == pt.memId && cur->offset == pt.offset && pt.first <= cur->last) {
+    if (cur && cur->memId == pt.memId && cur->offset == pt.offset &&
+        (pt.first <= cur->last || isViewOf(pt, cur->tensors.front()))) {
       cur->last = std::max(cur->last, pt.last);
       cur->size = std::max(cur->size, pt.size);
       cur->tensors.push_back(pt.value);
@@ -133,6 +153,12 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
       }
     }
   }
+
+  // XNNPACK programs need padding after the last tensor of every used arena
+  // (ExecuTorch adds it whatever the plan), so no plan can be smaller.
+  if (uint64_t pad = etGreedyExtraPadding(m))
+    for (auto& a : r.arenas)
+      if (a.storages > 0) a.lowerBound += pad;
 
   // Overlap check: storages sorted by offset; compare each with those that
   // start before it ends.

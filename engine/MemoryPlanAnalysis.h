@@ -7,13 +7,16 @@
 // initial value (mutable buffers) until the last step. A backward jump
 // (a loop) stretches every lifetime that touches the loop over all of it.
 // Tensors at the same (mem_id, offset) whose lifetimes meet are one storage
-// (a view of its base, or an in-place result) and are counted once.
+// (a view of its base, or an in-place result) and are counted once; so is a
+// tensor no instruction writes at a slot in use before it (a view, which
+// ExecuTorch emits without an instruction): it extends its base's lifetime.
 //
 // The lower bound of an arena is the peak over steps of the summed sizes of
 // the live storages, each rounded up to the plan's alignment (inferred as
 // the largest power of two up to 16 that divides every planned offset, 16
-// being ExecuTorch's default). ExecuTorch's planners round every size the
-// same way, so their arenas are never below this bound.
+// being ExecuTorch's default), plus the padding ExecuTorch adds to every used
+// arena of XNNPACK programs. ExecuTorch's planners round every size the same
+// way, so their arenas are never below this bound.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "engine/EtGreedyPlanner.h"
 #include "engine/Planners.h"
 
 namespace lstudio {
@@ -64,13 +65,13 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
   MemoryPlanReport stored = analyzeMemoryPlan(m);
   uint64_t alignment = options.alignment ? options.alignment : (stored.tensors.empty() ? 16 : stored.alignment);
   mp.problem.alignment = alignment;
-  // ExecuTorch meets tensors in graph order: by the step that defines them.
+  // ExecuTorch's collection order survives in the value table: the emitter
+  // numbers values in the order the planner met them.
   std::vector<size_t> order(stored.storages.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const Storage &x = stored.storages[a], &y = stored.storages[b];
-    return std::pair(x.first, *std::min_element(x.tensors.begin(), x.tensors.end())) <
-           std::pair(y.first, *std::min_element(y.tensors.begin(), y.tensors.end()));
+    return *std::min_element(x.tensors.begin(), x.tensors.end()) < *std::min_element(y.tensors.begin(), y.tensors.end());
   });
   for (size_t i : order) {
     const Storage& s = stored.storages[i];
@@ -83,6 +84,15 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
   mp.planMilliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   mp.algorithm = mp.result.algorithm;
   if (auto v = verifyPlan(mp.problem, mp.result); !v) return v.error();
+  // XNNPACK reads a little past the end of its tensors: ExecuTorch pads every
+  // non-empty arena of such programs, whatever the planner.
+  if (uint64_t pad = etGreedyExtraPadding(m))
+    for (size_t id = 1; id < mp.result.arenaSizes.size(); ++id)
+      for (const auto& t : mp.problem.tensors)
+        if (t.memId == id) {
+          mp.result.arenaSizes[id] += pad;
+          break;
+        }
 
   std::vector<uint64_t> bounds = lowerBounds(mp.problem);
   size_t arenas = std::max({mp.result.arenaSizes.size(), m.nonConstBufferSizes.size(), bounds.size()});
@@ -95,6 +105,8 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
     if (id < m.nonConstBufferSizes.size()) a.stored = static_cast<uint64_t>(m.nonConstBufferSizes[id]);
     a.planned = id < mp.result.arenaSizes.size() ? mp.result.arenaSizes[id] : 0;
     a.lowerBound = id < bounds.size() ? bounds[id] : 0;
+    if (a.lowerBound > 0) a.padding = etGreedyExtraPadding(m);  // required, not waste
+    a.lowerBound += a.padding;
     // The peak: sweep the steps, then list who is alive there.
     std::vector<std::pair<int64_t, int64_t>> ev;
     for (const auto& t : mp.problem.tensors)

@@ -37,7 +37,8 @@ struct ArenaPlan {
   uint32_t memId = 0;
   std::optional<uint64_t> stored;  ///< arena size in the file, if any
   uint64_t planned = 0;
-  uint64_t lowerBound = 0;
+  uint64_t lowerBound = 0;  ///< includes `padding`
+  uint64_t padding = 0;     ///< bytes ExecuTorch adds after the last tensor (XNNPACK programs)
   int32_t peakStep = -1;
   /// 1 - lowerBound / planned: the share of the arena no schedule can use.
   double fragmentation() const { return planned ? 1.0 - double(lowerBound) / double(planned) : 0.0; }

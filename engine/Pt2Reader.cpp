@@ -662,26 +662,6 @@ class ProgramJson {
     return Ok{};
   }
 
-  /// "torch.ops.aten.add.Tensor", "executorch.exir.dialects.edge.ops.aten.add.Tensor",
-  /// "aten::add.Tensor" -> {"aten::add", "Tensor"}.
-  static OperatorRef operatorFromTarget(std::string_view t) {
-    for (std::string_view prefix : {"torch.ops.", "executorch.exir.dialects.edge.ops.", "torch._ops."})
-      if (t.substr(0, prefix.size()) == prefix) {
-        t.remove_prefix(prefix.size());
-        break;
-      }
-    std::string s(t);
-    size_t colons = s.find("::");
-    if (colons != std::string::npos) s.replace(colons, 2, ".");
-    size_t d1 = s.find('.');
-    if (d1 == std::string::npos) return {s, ""};
-    size_t d2 = s.find('.', d1 + 1);
-    std::string ns = s.substr(0, d1);
-    std::string name = d2 == std::string::npos ? s.substr(d1 + 1) : s.substr(d1 + 1, d2 - d1 - 1);
-    std::string overload = d2 == std::string::npos ? "default" : s.substr(d2 + 1);
-    return {ns + "::" + name, overload};
-  }
-
   /// torch 2.1's signature: name maps instead of spec lists.
   Status signatureV1(element sig) {
     auto names = [&](const char* key) {

@@ -241,19 +241,26 @@ if [ -f "$man1" ]; then
   else
     fail "lexgrog cannot parse the NAME section of lowering-cli.1"
   fi
-  # The manual page covers every command and option of the usage text.
+  # The manual page covers every command, option and option value the usage text names:
+  # commands are the words that start a line indented by two spaces, options the words
+  # starting with - after a blank or [, values the words of a|b|c lists.
   if [ -x "$cli" ]; then
+    "$cli" --help >"$tmp/help.txt"
+    words=$( { sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' "$tmp/help.txt"
+               grep -oE -- '(^|[[:space:][])--?[a-z][a-z-]*' "$tmp/help.txt" | tr -d ' [\t'
+               grep -oE -- '[a-z][a-z-]*(\|[a-z][a-z-]*)+' "$tmp/help.txt" | tr '|' '\n'
+             } | sort -u)
     undocumented=()
-    for w in $("$cli" --help | grep -oE -- '(^|[[:space:]\[])(--?[a-z][a-z-]*|inspect)' | tr -d ' [' | sort -u); do
+    for w in $words; do
       grep -qF -- "$w" "$tmp/man.txt" || undocumented+=("$w")
     done
-    if ! grep -q '0 ok, 2 usage error, 3 ' < <("$cli" --help); then
+    if ! grep -q '0 ok, 2 usage error, 3 ' "$tmp/help.txt"; then
       undocumented+=("(the exit codes of --help changed)")
     fi
     if [ ${#undocumented[@]} -eq 0 ]; then
-      pass "the manual page covers every command and option of lowering-cli --help"
+      pass "the manual page names all $(echo "$words" | wc -w) commands, options and values of lowering-cli --help"
     else
-      fail "lowering-cli --help has what the manual page lacks: ${undocumented[*]}"
+      fail "lowering-cli --help names what the manual page lacks: ${undocumented[*]}"
     fi
   fi
 fi

@@ -43,47 +43,6 @@ EtGreedyOptions legacy() {
 
 uint64_t roundUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-/// The storages of a stored plan, with views folded into their bases.
-/// ExecuTorch's memory.view shares its base's TensorSpec, so the base lives
-/// until the view's last use; but a view emits no instruction, and when its
-/// first use comes after the base's last one analyzeMemoryPlan sees two
-/// storages at the same slot. A value first read (not written) by a kernel
-/// whose outputs are known, with the dtype and byte count of the storage
-/// before it at the same slot, is taken for such a view.
-std::vector<Storage> foldViews(const Method& m, const MemoryPlanReport& r) {
-  std::vector<Storage> st = r.storages;
-  std::map<ValueId, const PlannedTensor*> planned;
-  for (const auto& t : r.tensors) planned[t.value] = &t;
-  std::map<std::pair<uint32_t, uint64_t>, std::vector<size_t>> bySlot;
-  for (size_t i = 0; i < st.size(); ++i) bySlot[{st[i].memId, st[i].offset}].push_back(i);
-  std::vector<bool> folded(st.size(), false);
-  for (auto& [slot, group] : bySlot) {
-    std::sort(group.begin(), group.end(), [&](size_t a, size_t b) { return st[a].first < st[b].first; });
-    size_t base = group[0];
-    for (size_t k = 1; k < group.size(); ++k) {
-      Storage& s = st[group[k]];
-      const ValueId v = s.tensors.front(), b = st[base].tensors.front();
-      const Node& n = m.nodes[static_cast<size_t>(planned[v]->first)];
-      const TensorSpec &vt = m.value(v).tensor(), &bt = m.value(b).tensor();
-      bool input = std::find(m.inputs.begin(), m.inputs.end(), v) != m.inputs.end();
-      bool written = std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
-      bool view = !input && n.kind == NodeKind::Kernel && !n.outputs.empty() && !written &&
-                  vt.storage() != TensorStorage::Mutable && vt.dtype == bt.dtype && vt.nbytes() == bt.nbytes();
-      if (!view) {
-        base = group[k];
-        continue;
-      }
-      st[base].last = std::max(st[base].last, s.last);
-      st[base].tensors.insert(st[base].tensors.end(), s.tensors.begin(), s.tensors.end());
-      folded[group[k]] = true;
-    }
-  }
-  std::vector<Storage> out;
-  for (size_t i = 0; i < st.size(); ++i)
-    if (!folded[i]) out.push_back(std::move(st[i]));
-  return out;
-}
-
 /// Storages in the order ExecuTorch collected their specs: placeholders
 /// first, then graph order, which is the order in which its emitter created
 /// the values, so by each storage's first value id.
@@ -414,7 +373,7 @@ class TestEtGreedy : public QObject {
       for (const Method& m : program->methods) {
         if (m.nonConstBufferSizes.size() < 2) continue;
         MemoryPlanReport report = analyzeMemoryPlan(m);
-        std::vector<Storage> storages = collectionOrder(foldViews(m, report));
+        std::vector<Storage> storages = collectionOrder(report.storages);
         PlanProblem p = problemOf(storages, report.alignment);
         U64s stored(m.nonConstBufferSizes.begin(), m.nonConstBufferSizes.end());
         EtGreedyOptions options;
