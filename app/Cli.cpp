@@ -1,6 +1,7 @@
 #include "app/Cli.h"
 
 #include <nlohmann/json.hpp>
+#include <cstring>
 #include <ostream>
 
 #include "engine/AtomicFile.h"
@@ -29,7 +30,7 @@ const char* kUsageText =
     "      overlap check; --ptd resolves external tensors against data files.\n"
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
     "      nodes, operators, the graph signature with shapes and bytes, module\n"
-    "      depth and weight bytes.\n"
+    "      depth and weight bytes. For a tensor data file (.ptd): its entries.\n"
     "\n"
     "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
@@ -44,6 +45,12 @@ const char* kUsageText =
     "  --version  show the version\n"
     "\n"
     "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid\n";
+
+/// True when `path` starts like a .ptd (identifier FT01 at byte 4).
+bool isDataFile(const std::string& path) {
+  auto f = MappedFile::open(path);
+  return f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0;
+}
 
 int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file;
@@ -74,6 +81,16 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (file.empty()) {
     err << "lowering-cli inspect: missing FILE\n" << kUsageText;
     return kUsage;
+  }
+  if (isDataFile(file)) {  // a .ptd on its own: list what it holds
+    auto d = readDataFile(file);
+    if (!d) {
+      err << "error: " << d.error().message() << "\n";
+      return kBadFile;
+    }
+    if (json) out << dataFileJson(d.value()).dump(2) << "\n";
+    else out << dataFileText(d.value());
+    return kOk;
   }
   auto program = openProgramFile(file);
   if (!program) {

@@ -353,3 +353,45 @@ nlohmann::json toJson(const ProgramSummary& s) {
 }
 
 }  // namespace lstudio
+
+namespace lstudio {
+
+std::string dataFileText(const DataFile& d) {
+  std::ostringstream o;
+  o << "file: " << d.path << " (" << d.file->size() << " bytes)\n";
+  o << "format: ExecuTorch tensor data (FlatTensor" << (d.legacy ? ", first generation" : "") << "), version " << d.version << "\n";
+  o << "header: FH01, " << d.headerLength << " bytes, flatbuffer " << d.flatbufferSize << " bytes, segment base "
+    << d.segmentBaseOffset << ", segment data " << d.segmentDataSize << " bytes\n";
+  o << "segments: " << d.segments.size() << "\n";
+  o << "entries " << d.entries.size() << ":\n";
+  for (const auto& e : d.entries) {
+    o << "  " << e.key << ": ";
+    if (e.layout) {
+      TensorSpec t;
+      t.dtype = e.layout->dtype;
+      t.sizes = e.layout->sizes;
+      o << t.shapeString() << ", " << t.nbytes().value_or(0) << " bytes";
+    } else {
+      o << "blob, " << e.data.size << " bytes";
+    }
+    o << " (segment " << e.segmentIndex << " at byte " << e.data.fileOffset << ")\n";
+  }
+  return o.str();
+}
+
+nlohmann::json dataFileJson(const DataFile& d) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : d.entries) {
+    nlohmann::json j = {{"key", e.key}, {"segment", e.segmentIndex}, {"offset", e.data.fileOffset}, {"bytes", e.data.size}};
+    if (e.layout) {
+      j["dtype"] = std::string(scalarTypeName(e.layout->dtype));
+      j["sizes"] = e.layout->sizes;
+    }
+    entries.push_back(std::move(j));
+  }
+  return {{"file", d.path},        {"format", "ptd"},          {"file_size", d.file->size()},
+          {"legacy", d.legacy},    {"version", d.version},     {"segments", d.segments.size()},
+          {"entries", entries}};
+}
+
+}  // namespace lstudio

@@ -83,6 +83,10 @@ std::string toText(const ProgramSummary& s);
 /// The same as one JSON document.
 nlohmann::json toJson(const ProgramSummary& s);
 
+/// What `inspect` shows for a .ptd opened on its own: header facts and every entry.
+std::string dataFileText(const DataFile& d);
+nlohmann::json dataFileJson(const DataFile& d);
+
 /// Short description of a value for listings: "float32[2, 3]", "Int 4", "None".
 std::string describeValue(const Method& m, ValueId id);
 

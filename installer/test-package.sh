@@ -246,11 +246,14 @@ if [ -f "$man1" ]; then
   # starting with - after a blank or [, values the words of a|b|c lists.
   if [ -x "$cli" ]; then
     "$cli" --help >"$tmp/help.txt"
-    words=$( { sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' "$tmp/help.txt"
-               grep -oE -- '(^|[[:space:][])--?[a-z][a-z-]*' "$tmp/help.txt" | tr -d ' [\t'
+    commands=$(sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' "$tmp/help.txt")
+    words=$( { grep -oE -- '(^|[[:space:][])--?[a-z][a-z-]*' "$tmp/help.txt" | tr -d ' [\t'
                grep -oE -- '[a-z][a-z-]*(\|[a-z][a-z-]*)+' "$tmp/help.txt" | tr '|' '\n'
              } | sort -u)
     undocumented=()
+    for c in $commands; do   # a command heads a paragraph of its own
+      grep -qE -- "^ +$c( |\$)" "$tmp/man.txt" || undocumented+=("$c")
+    done
     for w in $words; do
       grep -qF -- "$w" "$tmp/man.txt" || undocumented+=("$w")
     done
@@ -258,7 +261,7 @@ if [ -f "$man1" ]; then
       undocumented+=("(the exit codes of --help changed)")
     fi
     if [ ${#undocumented[@]} -eq 0 ]; then
-      pass "the manual page names all $(echo "$words" | wc -w) commands, options and values of lowering-cli --help"
+      pass "the manual page names all $(echo $commands $words | wc -w) commands, options and values of lowering-cli --help"
     else
       fail "lowering-cli --help names what the manual page lacks: ${undocumented[*]}"
     fi

@@ -137,6 +137,16 @@ class TestCli : public QObject {
     QVERIFY(r.out.find("planned 2304") != std::string::npos);  // no reuse: every tensor side by side
   }
 
+  void dataFiles() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    Run r = runCli({"inspect", fixture("ptd/xor.ptd").toStdString(), "--json"});
+    QCOMPARE(r.code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["format"].get<std::string>(), std::string("ptd"));
+    QVERIFY(!j["entries"].empty());
+    QVERIFY(j["entries"][0].contains("key"));
+  }
+
   // The installed binary behaves like the in-process command.
   void binaryExitCodes() {
     LSTUDIO_REQUIRE_FIXTURES();
@@ -145,10 +155,10 @@ class TestCli : public QObject {
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(p.readAllStandardOutput().contains("aten::add.out"));
-    p.start(LSTUDIO_CLI, {"inspect", fixture("ptd/linear.ptd")});
+    p.start(LSTUDIO_CLI, {"inspect", fixture("pt2/aoti_package_preprocess.pt2")});
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 3);
-    QVERIFY(p.readAllStandardError().contains("linear.ptd"));
+    QVERIFY(p.readAllStandardError().contains("aoti_package_preprocess.pt2"));
   }
 };
 

@@ -52,6 +52,18 @@ class TestMainWindow : public QObject {
     if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-pt2.png"));
   }
 
+  void opensADataFile() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("ptd/linear.ptd"));
+    QVERIFY(spy.wait(30000));
+    QCOMPARE(spy.first().at(0).toBool(), true);
+    QVERIFY(!w.summaryTree()->findItems("linear.weight", Qt::MatchExactly | Qt::MatchRecursive).isEmpty());
+    QVERIFY(w.reportView()->toPlainText().contains("linear.bias: float32[3], 12 bytes"));
+  }
+
   void findsDataFilesBeside() {
     LSTUDIO_REQUIRE_FIXTURES();
     // linear.pte's data file lives in another folder: nothing beside it, so its

@@ -13,6 +13,9 @@ packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
           libsimdjson-dev libminizip-dev zlib1g-dev
           libgraphviz-dev xvfb xauth)
+# What packaging and its test need (installer/packages.txt, one per line).
+mapfile -t extra < "$root/installer/packages.txt"
+packages+=("${extra[@]}")
 
 install_missing() {
   local missing=()

@@ -95,7 +95,7 @@ void MainWindow::chooseFile() {
   QSettings s;
   QString dir = s.value("lastDirectory").toString();
   QString path = QFileDialog::getOpenFileName(this, tr("Open program"), dir,
-                                              tr("Programs (*.pte *.bpte *.pt2 *.bin);;ExecuTorch programs (*.pte *.bpte);;torch.export archives (*.pt2);;All files (*)"));
+                                              tr("Programs and data (*.pte *.bpte *.pt2 *.ptd *.bin);;ExecuTorch programs (*.pte *.bpte);;torch.export archives (*.pt2);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
@@ -138,6 +138,30 @@ void MainWindow::onLoaded() {
 }
 
 void MainWindow::showSummary(const LoadedProgram& p) {
+  if (p.dataFile) {  // a .ptd on its own
+    const DataFile& d = *p.dataFile;
+    setWindowTitle(tr("%1 — Lowering Studio").arg(QFileInfo(q(p.path)).fileName()));
+    status_->setText(tr("%1: %n tensor(s)", nullptr, int(d.entries.size())).arg(QFileInfo(q(p.path)).fileName()));
+    report_->setPlainText(q(p.report));
+    tree_->clear();
+    auto* file = new QTreeWidgetItem(tree_, {tr("Data file"), QFileInfo(q(p.path)).fileName()});
+    add(file, tr("Size"), q(formatBytes(d.file->size())));
+    add(file, tr("Format"), d.legacy ? tr("FlatTensor (first generation)") : tr("FlatTensor"));
+    auto* entries = add(file, tr("Entries"), QString::number(d.entries.size()));
+    for (const auto& e : d.entries) {
+      QString what = q(formatBytes(e.data.size));
+      if (e.layout) {
+        TensorSpec t;
+        t.dtype = e.layout->dtype;
+        t.sizes = e.layout->sizes;
+        what = q(t.shapeString()) + ", " + what;
+      }
+      add(entries, q(e.key), what);
+    }
+    file->setExpanded(true);
+    entries->setExpanded(true);
+    return;
+  }
   const ProgramSummary& s = p.summary;
   setWindowTitle(tr("%1 — Lowering Studio").arg(QFileInfo(q(p.path)).fileName()));
   status_->setText(tr("%1: %2, %3")

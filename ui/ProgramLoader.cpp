@@ -1,6 +1,7 @@
 #include "ui/ProgramLoader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/PtdReader.h"
@@ -22,6 +23,17 @@ std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
   LoadedProgram r;
   r.path = path;
+  if (auto f = MappedFile::open(path); f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0) {
+    auto d = readDataFile(std::move(f.value()));
+    if (!d) {
+      r.error = d.error().message();
+      return r;
+    }
+    r.report = dataFileText(d.value());
+    r.dataFile = std::make_shared<const DataFile>(std::move(d.value()));
+    r.ok = true;
+    return r;
+  }
   auto program = openProgramFile(path);
   if (!program) {
     r.error = program.error().message();

@@ -19,6 +19,8 @@ struct LoadedProgram {
   ProgramSummary summary;
   std::string report;  ///< the text `lowering-cli inspect` prints
   std::vector<std::string> dataFiles;
+  /// Set when the file opened is a .ptd on its own (then `program` is null).
+  std::shared_ptr<const DataFile> dataFile;
 };
 
 /// .ptd files the studio opens with `ptePath` without asking: the same stem
