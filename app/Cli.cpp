@@ -9,6 +9,8 @@
 #include "engine/Inspect.h"
 #include "engine/MemoryPlanning.h"
 #include "engine/Planners.h"
+#include "engine/Pt2Writer.h"
+#include "engine/SampleZoo.h"
 #include "engine/PtdReader.h"
 #include "engine/OpenProgram.h"
 
@@ -40,6 +42,11 @@ const char* kUsageText =
     "      writes a Chrome/Perfetto trace (1 us = 1 step), --csv every tensor.\n"
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
+    "\n"
+    "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
+    "         [--seq N] [--vocab N] [--batch N]\n"
+    "  sample --list\n"
+    "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
     "  --help     show this text\n"
     "  --version  show the version\n"
@@ -245,6 +252,64 @@ int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   return kOk;
 }
 
+int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string name, output;
+  SampleOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--list") {
+      for (const auto& s : sampleList()) out << s.name << "  " << s.description << "\n";
+      return kOk;
+    }
+    auto number = [&](int& into) {
+      if (i + 1 >= args.size()) return false;
+      char* end = nullptr;
+      long v = std::strtol(args[++i].c_str(), &end, 10);
+      if (!end || *end || v <= 0 || v > (1 << 24)) return false;
+      into = static_cast<int>(v);
+      return true;
+    };
+    bool ok = true;
+    if (a == "-o" || a == "--output") {
+      ok = i + 1 < args.size();
+      if (ok) output = args[++i];
+    } else if (a == "--layers") ok = number(o.layers);
+    else if (a == "--dim") ok = number(o.dim);
+    else if (a == "--heads") ok = number(o.heads);
+    else if (a == "--kv-heads") ok = number(o.kvHeads);
+    else if (a == "--seq") ok = number(o.seq);
+    else if (a == "--vocab") ok = number(o.vocab);
+    else if (a == "--batch") ok = number(o.batch);
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (name.empty()) name = a;
+    else ok = false;
+    if (!ok) {
+      err << "lowering-cli sample: bad argument near '" << a << "'\n" << kUsageText;
+      return kUsage;
+    }
+  }
+  if (name.empty() || output.empty()) {
+    err << "lowering-cli sample: needs NAME and -o FILE.pt2 (or --list)\n";
+    return kUsage;
+  }
+  auto p = buildSample(name, o);
+  if (!p) {
+    err << "error: " << p.error().message() << "\n";
+    return kUsage;
+  }
+  if (auto s = writePt2(p.value(), output); !s) {
+    err << "error: " << s.error().message() << "\n";
+    return kBadFile;
+  }
+  const Method& m = p->methods.front();
+  uint64_t weights = 0;
+  for (const auto& in : m.signature.inputs)
+    if (in.kind != InputSpec::Kind::User) weights += m.values[in.value].tensor().nbytes().value_or(0);
+  out << "wrote " << output << ": sample " << name << ", " << m.nodes.size() << " nodes, " << formatBytes(weights)
+      << " of weights\n";
+  return kOk;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -264,6 +329,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
+  if (cmd == "sample") return sample(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

@@ -31,7 +31,9 @@ Status writeFileAtomically(const std::string& path, std::string_view data) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fchmod(fd, 0644) != 0) return fail("cannot set permissions");
+  mode_t mask = ::umask(0);  // mkstemp makes 0600; honour the user's umask instead
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) return fail("cannot set permissions");
   if (::fsync(fd) != 0) return fail("cannot flush to disk");
   if (::close(fd) != 0) {
     fd = -1;

@@ -17,19 +17,25 @@
 
 namespace lstudio {
 
+/// A value of the graph being built (a tensor, or a symbolic size). A type
+/// of its own so that plain integers in argument lists stay integers.
+struct TensorRef {
+  ValueId id = kNoValue;
+};
+
 /// One argument of GraphBuilder::call, positional in schema order.
 struct BuildArg {
-  using V = std::variant<None, ValueId, int64_t, double, bool, std::vector<int64_t>, std::vector<ValueId>, ScalarType>;
+  using V = std::variant<None, TensorRef, int64_t, double, bool, std::vector<int64_t>, std::vector<TensorRef>, ScalarType>;
   V v;
   BuildArg(None n = {}) : v(n) {}
-  BuildArg(ValueId t) : v(t) {}  ///< a tensor (or a symbolic int) value
+  BuildArg(TensorRef t) : v(t) {}
   BuildArg(int x) : v(int64_t(x)) {}
   BuildArg(int64_t x) : v(x) {}
   BuildArg(double x) : v(x) {}
   BuildArg(bool x) : v(x) {}
   BuildArg(std::vector<int64_t> x) : v(std::move(x)) {}
   BuildArg(std::initializer_list<int64_t> x) : v(std::vector<int64_t>(x)) {}
-  BuildArg(std::vector<ValueId> x) : v(std::move(x)) {}  ///< a tensor list
+  BuildArg(std::vector<TensorRef> x) : v(std::move(x)) {}  ///< a tensor list
   BuildArg(ScalarType x) : v(x) {}
 };
 
@@ -50,27 +56,27 @@ class GraphBuilder {
   /// The source line recorded as stack trace of the nodes that follow.
   void at(const std::string& file, int line, const std::string& function, const std::string& code);
 
-  ValueId input(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
+  TensorRef input(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
                 std::vector<std::string> symbols = {});
-  ValueId parameter(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {});
-  ValueId buffer(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {},
+  TensorRef parameter(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {});
+  TensorRef buffer(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {},
                  bool persistent = true);
   /// A symbolic size with its range (torch.export's range_constraints).
-  ValueId symbol(const std::string& name, int64_t hint, int64_t min, int64_t max);
+  TensorRef symbol(const std::string& name, int64_t hint, int64_t min, int64_t max);
 
   /// Calls `target` ("aten.addmm.default") with positional arguments in
   /// schema order; missing trailing arguments take their defaults. Returns
   /// the result values (one per tensor result). Errors are kept and
   /// reported by finish(); the returned ids are then kNoValue.
-  std::vector<ValueId> call(const std::string& target, std::vector<BuildArg> args);
+  std::vector<TensorRef> call(const std::string& target, std::vector<BuildArg> args);
   /// call() for single-result operators.
-  ValueId op(const std::string& target, std::vector<BuildArg> args);
+  TensorRef op(const std::string& target, std::vector<BuildArg> args);
 
-  void output(ValueId v);
+  void output(TensorRef v);
   /// `value` is the new content of buffer `fqn` (torch.export's buffer mutation).
-  void bufferMutation(ValueId value, const std::string& fqn);
-  void lossOutput(ValueId v);
-  void gradientOutput(ValueId v, const std::string& parameterFqn);
+  void bufferMutation(TensorRef value, const std::string& fqn);
+  void lossOutput(TensorRef v);
+  void gradientOutput(TensorRef v, const std::string& parameterFqn);
 
   /// The finished program (format Pt2), weights filled in one owned buffer.
   Result<Program> finish(const std::string& name);
@@ -78,7 +84,7 @@ class GraphBuilder {
   const Method& method() const { return m_; }
 
  private:
-  ValueId placeholder(const std::string& name, TensorSpec spec, InputSpec::Kind kind, const std::string& fqn, bool persistent);
+  TensorRef placeholder(const std::string& name, TensorSpec spec, InputSpec::Kind kind, const std::string& fqn, bool persistent);
   std::string freshName(const std::string& base);
 
   Method m_;

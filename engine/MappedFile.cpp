@@ -56,6 +56,18 @@ std::shared_ptr<const MappedFile> MappedFile::fromBytes(std::string path, const 
   return f;
 }
 
+std::shared_ptr<const MappedFile> MappedFile::generated(std::string path, uint64_t size,
+                                                        const std::function<void(uint8_t*)>& fill) {
+  std::shared_ptr<MappedFile> f(new MappedFile);
+  f->path_ = std::move(path);
+  f->size_ = size;
+  uint64_t rounded = (size + 63) / 64 * 64;
+  f->owned_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, rounded ? rounded : 64)));
+  f->data_ = f->owned_.get();
+  if (size) fill(f->owned_.get());
+  return f;
+}
+
 void MappedFile::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 MappedFile::~MappedFile() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,9 @@ class MappedFile {
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path);
   /// Wraps bytes already in memory (tests, embedded programs); the bytes are copied once.
   static std::shared_ptr<const MappedFile> fromBytes(std::string path, const void* data, uint64_t size);
+  /// Allocates `size` bytes (64-byte aligned) and lets `fill` write them once.
+  static std::shared_ptr<const MappedFile> generated(std::string path, uint64_t size,
+                                                     const std::function<void(uint8_t*)>& fill);
 
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -552,7 +552,12 @@ class ProgramJson {
       simdjson::dom::object o;
       if (syms->get_object().get(o) == simdjson::SUCCESS)
         for (auto [name, v] : o)
-          if (auto si = symInt(v, "sym_int_values." + std::string(name))) symHints_[std::string(name)] = si->first;
+          if (auto si = symInt(v, "sym_int_values." + std::string(name))) {
+            std::string n(name);
+            symHints_[n] = si->first;
+            // Every declared symbol becomes a value, referenced or not, so it survives a rewrite.
+            symValues_[n] = addInt(si->first, n, true);
+          }
     }
     auto tv = field(*graph, "tensor_values", "graph");
     if (!tv) return tv.error();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine for Lowering Studio, builds it, and runs it or its tests.
-#   tools/dev.sh run [FILE]  install what is missing, build, start the studio
+#   tools/dev.sh run [FILE]  install what is missing, build, start the studio (on the bundled
+#                            sample build/samples/mlp.pt2 unless FILE is given)
 #   tools/dev.sh test        install what is missing, build, run every test, then
 #                            build again with AddressSanitizer + UBSan and run them there
 #   tools/dev.sh build       install what is missing and build only
@@ -46,6 +47,8 @@ case "$cmd" in
   run)
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    # Without a file, the studio opens the bundled sample.
+    [ $# -gt 0 ] || set -- build/samples/mlp.pt2
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
       echo "No display found: starting the studio under xvfb-run (invisible)." >&2
       exec xvfb-run -a build/app/lowering-studio "$@"

@@ -1,0 +1,37 @@
+#include "engine/SampleZoo.h"
+
+#include "engine/samples/Samples.h"
+
+namespace lstudio {
+namespace {
+
+struct Entry {
+  SampleInfo info;
+  Result<Program> (*build)(const SampleOptions&);
+};
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> all = {
+      {{"mlp", "a 784-256-128-10 multilayer perceptron (the bundled default)"}, samples::mlp},
+      {{"dynamic_batch", "two linear layers with a symbolic batch dimension s0 in [1, 64]"}, samples::dynamicBatch},
+  };
+  return all;
+}
+
+}  // namespace
+
+std::vector<SampleInfo> sampleList() {
+  std::vector<SampleInfo> out;
+  for (const auto& e : entries()) out.push_back(e.info);
+  return out;
+}
+
+Result<Program> buildSample(const std::string& name, const SampleOptions& options) {
+  for (const auto& e : entries())
+    if (e.info.name == name) return e.build(options);
+  std::string names;
+  for (const auto& e : entries()) names += (names.empty() ? "" : ", ") + e.info.name;
+  return Error{ErrorCode::Invalid, {}, std::nullopt, "sample name", names, name};
+}
+
+}  // namespace lstudio
