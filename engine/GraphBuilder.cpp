@@ -184,6 +184,24 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     }
     return one(like(*a0, s, sy));
   }
+  if (name == "aten::index") {
+    // index.Tensor with one index tensor among Nones: that dimension is replaced by the index's shape.
+    const auto* list = args.size() > 1 ? std::get_if<OptionalTensorList>(&m.values[args[1]].payload) : nullptr;
+    if (!a0 || !list) return shapeError(op, "a tensor and a list of optional index tensors");
+    std::vector<int64_t> s;
+    size_t used = 0;
+    for (size_t d = 0; d < list->items.size(); ++d) {
+      if (list->items[d] == kNoValue) {
+        s.push_back(a0->sizes[d]);
+      } else {
+        const TensorSpec& idx = m.values[list->items[d]].tensor();
+        s.insert(s.end(), idx.sizes.begin(), idx.sizes.end());
+      }
+      ++used;
+    }
+    for (size_t d = used; d < a0->sizes.size(); ++d) s.push_back(a0->sizes[d]);
+    return one(like(*a0, s));
+  }
   if (name == "aten::cat") {
     const auto* list = args.empty() ? nullptr : std::get_if<TensorList>(&m.values[args[0]].payload);
     if (!list || list->items.empty()) return shapeError(op, "a non-empty tensor list");
@@ -311,6 +329,15 @@ TensorRef GraphBuilder::buffer(const std::string& fqn, ScalarType dtype, std::ve
   t.dtype = dtype;
   t.sizes = std::move(sizes);
   TensorRef id = placeholder(placeholderName("b_", fqn), std::move(t), InputSpec::Kind::Buffer, fqn, persistent);
+  weights_.push_back({id.id, init});
+  return id;
+}
+
+TensorRef GraphBuilder::constant(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  TensorRef id = placeholder("c_" + name, std::move(t), InputSpec::Kind::ConstantTensor, name, true);
   weights_.push_back({id.id, init});
   return id;
 }
@@ -461,8 +488,11 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
   if (error_) return *error_;
   // torch.export orders placeholders: parameters, buffers, then user inputs;
   // outputs: buffer mutations first, then user outputs, loss, gradients.
-  std::stable_partition(stateInputs_.begin(), stateInputs_.end(),
-                        [](const InputSpec& s) { return s.kind == InputSpec::Kind::Parameter; });
+  auto kindRank = [](const InputSpec& s) {
+    return s.kind == InputSpec::Kind::Parameter ? 0 : s.kind == InputSpec::Kind::Buffer ? 1 : 2;
+  };
+  std::stable_sort(stateInputs_.begin(), stateInputs_.end(),
+                   [&](const InputSpec& a, const InputSpec& b) { return kindRank(a) < kindRank(b); });
   m_.signature.inputs = stateInputs_;
   m_.signature.inputs.insert(m_.signature.inputs.end(), userInputs_.begin(), userInputs_.end());
   m_.inputs.clear();

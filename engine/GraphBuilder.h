@@ -61,6 +61,9 @@ class GraphBuilder {
   TensorRef parameter(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {});
   TensorRef buffer(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {},
                  bool persistent = true);
+  /// A lifted tensor constant (torch.export's tensor_constant input), e.g. a
+  /// frozen quantized weight.
+  TensorRef constant(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init = {});
   /// A symbolic size with its range (torch.export's range_constraints).
   TensorRef symbol(const std::string& name, int64_t hint, int64_t min, int64_t max);
 

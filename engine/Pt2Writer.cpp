@@ -291,16 +291,20 @@ Status writePt2(const Program& program, const std::string& path) {
   std::string root = std::filesystem::path(path).stem().string();
   if (root.empty()) root = "archive";
   // Records in a fixed order; weights numbered in signature order.
-  json config = json::object();
+  // Parameters and buffers go to data/weights/weight_<i>, lifted constants to
+  // data/constants/tensor_<i>, each described by its config.
+  json config = json::object(), constConfig = json::object();
   std::vector<std::pair<std::string, Bytes>> weights;
+  size_t nWeights = 0, nConstants = 0;
   for (const InputSpec& s : m.signature.inputs) {
     if (s.kind != InputSpec::Kind::Parameter && s.kind != InputSpec::Kind::Buffer && s.kind != InputSpec::Kind::ConstantTensor) continue;
     if (s.value < 0) continue;
     const TensorSpec& t = m.values[s.value].tensor();
-    std::string record = "weight_" + std::to_string(weights.size());
-    config[s.target] = {{"path_name", record}, {"is_param", s.kind == InputSpec::Kind::Parameter}, {"use_pickle", false},
-                        {"tensor_meta", tensorMeta(t)}};
-    weights.push_back({record, t.data});
+    bool constant = s.kind == InputSpec::Kind::ConstantTensor;
+    std::string name = constant ? "tensor_" + std::to_string(nConstants++) : "weight_" + std::to_string(nWeights++);
+    (constant ? constConfig : config)[s.target] = {{"path_name", name}, {"is_param", s.kind == InputSpec::Kind::Parameter},
+                                                   {"use_pickle", false}, {"tensor_meta", tensorMeta(t)}};
+    weights.push_back({(constant ? "data/constants/" : "data/weights/") + name, t.data});
   }
   std::string model = exportedProgramJson(program, m);
   std::string cfg = json{{"config", config}}.dump();
@@ -337,8 +341,8 @@ Status writePt2(const Program& program, const std::string& path) {
   text(".data/version", "6\n");
   text("models/model.json", model);
   text("data/weights/model_weights_config.json", cfg);
-  text("data/constants/model_constants_config.json", json{{"config", json::object()}}.dump());
-  for (const auto& [name, bytes] : weights) record("data/weights/" + name, bytes.data, bytes.data ? bytes.size : 0);
+  text("data/constants/model_constants_config.json", json{{"config", constConfig}}.dump());
+  for (const auto& [name, bytes] : weights) record(name, bytes.data, bytes.data ? bytes.size : 0);
   ok = zipClose(z, nullptr) == ZIP_OK && ok;
   if (!ok) {
     std::remove(tmp.c_str());
