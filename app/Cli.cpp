@@ -6,11 +6,14 @@
 
 #include "engine/AtomicFile.h"
 #include "engine/FormatUtil.h"
+#include "engine/MemoryPlanAnalysis.h"
 #include "engine/Inspect.h"
 #include "engine/MemoryPlanning.h"
 #include "engine/Planners.h"
 #include "engine/Pt2Writer.h"
 #include "engine/SampleZoo.h"
+#include "engine/lowering/GraphText.h"
+#include "engine/lowering/Pipeline.h"
 #include "engine/PtdReader.h"
 #include "engine/OpenProgram.h"
 
@@ -36,8 +39,9 @@ const char* kUsageText =
     "\n"
     "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
-    "      Re-plan the memory of an ExecuTorch program (.pte): per method and\n"
-    "      mem_id the arena stored in the file, the new arena, the lower bound\n"
+    "      Re-plan the memory of an ExecuTorch program (.pte; a .pt2 is lowered\n"
+    "      with the default config first): per method and mem_id the arena\n"
+    "      stored in the file, the new arena, the lower bound\n"
     "      and the ratios, and the tensors alive where memory peaks. --trace\n"
     "      writes a Chrome/Perfetto trace (1 us = 1 step), --csv every tensor.\n"
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
@@ -48,10 +52,19 @@ const char* kUsageText =
     "  sample --list\n"
     "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
+    "  lower FILE [--config CFG.json] [--stop-after PASS] [--print-after-all |\n"
+    "        --print-after-change] [--timings] [--json]\n"
+    "  lower --list-passes\n"
+    "      Run ExecuTorch's to_executorch lowering one pass at a time on a\n"
+    "      torch.export program (.pt2): each pass with its state and time, the\n"
+    "      graph after the chosen passes, and the memory plan. CFG.json holds\n"
+    "      ExecutorchBackendConfig fields with ExecuTorch's names.\n"
+    "\n"
     "  --help     show this text\n"
     "  --version  show the version\n"
     "\n"
-    "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid\n";
+    "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid,\n"
+    "            4 a lowering pass failed\n";
 
 /// True when `path` starts like a .ptd (identifier FT01 at byte 4).
 bool isDataFile(const std::string& path) {
@@ -184,19 +197,32 @@ int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     err << "error: " << program.error().message() << "\n";
     return kBadFile;
   }
-  if (program->format != SourceFormat::Pte) {
-    err << "error: " << file << ": planning a torch.export program needs the lowering pipeline first; "
-        << "plan works on ExecuTorch programs (.pte) for now\n";
-    return kBadFile;
+  // A torch.export program is lowered with the default config first; its
+  // arenas then come from this planning, so there is no stored size to show.
+  bool lowered = program->format != SourceFormat::Pte;
+  std::shared_ptr<const Program> subject = std::make_shared<const Program>(std::move(program.value()));
+  if (lowered) {
+    Pipeline pipeline(subject, ExecutorchBackendConfig{});
+    pipeline.runToEnd();
+    if (pipeline.failed()) {
+      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+      err << "error: " << file << ": lowering failed in " << r.name;
+      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
+      err << "\n";
+      return kPassFailed;
+    }
+    subject = pipeline.current();
   }
   std::vector<MethodPlan> plans;
   std::vector<const Method*> methods;
-  for (const Method& m : program->methods) {
+  for (const Method& m : subject->methods) {
     auto mp = planMethod(m, options);
     if (!mp) {
       err << "error: " << file << ": method " << m.name << ": " << mp.error().message() << "\n";
       return kBadFile;
     }
+    if (lowered)
+      for (auto& a : mp->arenas) a.stored.reset();
     plans.push_back(std::move(mp.value()));
     methods.push_back(&m);
   }
@@ -310,6 +336,96 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
   return kOk;
 }
 
+int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, configPath, stopAfter;
+  bool all = false, changed = false, timings = false, json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--list-passes") {
+      for (const auto& p : defaultPasses()) out << p->name() << "  " << p->description() << "\n";
+      return kOk;
+    }
+    bool ok = true;
+    if (a == "--config") ok = i + 1 < args.size() && !(configPath = args[++i]).empty();
+    else if (a == "--stop-after") ok = i + 1 < args.size() && !(stopAfter = args[++i]).empty();
+    else if (a == "--print-after-all") all = true;
+    else if (a == "--print-after-change") changed = true;
+    else if (a == "--timings") timings = true;
+    else if (a == "--json") json = true;
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (file.empty()) file = a;
+    else ok = false;
+    if (!ok) {
+      err << "lowering-cli lower: bad argument near '" << a << "'\n" << kUsageText;
+      return kUsage;
+    }
+  }
+  if (file.empty()) {
+    err << "lowering-cli lower: missing FILE\n" << kUsageText;
+    return kUsage;
+  }
+  ExecutorchBackendConfig config;
+  if (!configPath.empty()) {
+    auto f = MappedFile::open(configPath);
+    if (!f) return err << "error: " << f.error().message() << "\n", kBadFile;
+    auto c = configFromJson(std::string(reinterpret_cast<const char*>(f.value()->data()), f.value()->size()), configPath);
+    if (!c) return err << "error: " << c.error().message() << "\n", kBadFile;
+    config = c.value();
+  }
+  auto program = openProgramFile(file);
+  if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
+  if (program->format == SourceFormat::Pte) {
+    err << "error: " << file << " is already an ExecuTorch program; lower works on torch.export programs (.pt2)\n";
+    return kBadFile;
+  }
+  Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
+  if (!stopAfter.empty()) {
+    bool known = false;
+    for (const auto& r : pipeline.records()) known = known || r.name == stopAfter;
+    if (!known) return err << "lowering-cli lower: no pass named '" << stopAfter << "' (see --list-passes)\n", kUsage;
+  }
+  nlohmann::json passes = nlohmann::json::array();
+  while (!pipeline.atEnd()) {
+    bool ok = pipeline.step();
+    const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+    nlohmann::json diags = nlohmann::json::array();
+    for (const auto& d : r.diagnostics) diags.push_back(d.message);
+    passes.push_back({{"name", r.name}, {"state", passStateName(r.state)}, {"ms", r.milliseconds}, {"diagnostics", diags}});
+    if (!json) {
+      out << "[" << pipeline.position() << "/" << pipeline.records().size() << "] " << r.name << ": " << passStateName(r.state);
+      if (timings) out << " (" << r.milliseconds << " ms)";
+      out << "\n";
+      for (const auto& d : r.diagnostics) out << "    " << d.message << "\n";
+      if (r.after && (all || (changed && r.state == PassRecord::State::Changed)))
+        for (const Method& m : r.after->methods) out << graphText(m);
+    }
+    if (!ok && pipeline.failed()) {
+      if (json) out << nlohmann::json{{"file", file}, {"passes", passes}, {"failed", r.name}}.dump(2) << "\n";
+      else err << "error: " << file << ": pass " << r.name << " failed\n";
+      return kPassFailed;
+    }
+    if (!stopAfter.empty() && r.name == stopAfter) break;
+  }
+  auto result = pipeline.current();
+  nlohmann::json methods = nlohmann::json::array();
+  for (const Method& m : result->methods) {
+    MemoryPlanReport plan = analyzeMemoryPlan(m);
+    nlohmann::json arenas = nlohmann::json::array();
+    for (const auto& a : plan.arenas)
+      arenas.push_back({{"mem_id", a.memId}, {"size", a.size}, {"lower_bound", a.lowerBound}, {"tensors", a.tensors}});
+    methods.push_back({{"name", m.name}, {"nodes", m.nodes.size()}, {"arenas", arenas}});
+    if (!json) {
+      out << "method " << m.name << ": " << m.nodes.size() << " nodes";
+      for (const auto& a : plan.arenas)
+        out << "; mem_id " << a.memId << " arena " << a.size << " bytes, lower bound " << a.lowerBound << ", "
+            << a.tensors << " planned tensors";
+      out << "\n";
+    }
+  }
+  if (json) out << nlohmann::json{{"file", file}, {"passes", passes}, {"methods", methods}}.dump(2) << "\n";
+  return kOk;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -330,6 +446,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
+  if (cmd == "lower") return lower(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

@@ -277,9 +277,11 @@ void GraphBuilder::at(const std::string& file, int line, const std::string& func
 
 std::string GraphBuilder::freshName(const std::string& base) {
   // torch.fx naming: the first use of a name is bare, later ones get _1, _2, ...
-  std::string name = base;
-  for (int k = 1; std::find(names_.begin(), names_.end(), name) != names_.end(); ++k) name = base + "_" + std::to_string(k);
-  names_.push_back(name);
+  int& next = nextSuffix_[base];
+  std::string name = next == 0 ? base : base + "_" + std::to_string(next);
+  while (names_.count(name)) name = base + "_" + std::to_string(++next);
+  ++next;
+  names_.insert(name);
   return name;
 }
 
@@ -500,8 +502,8 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
   auto rank = [](OutputSpec::Kind k) {
     switch (k) {
       case OutputSpec::Kind::BufferMutation: return 0;
-      case OutputSpec::Kind::UserInputMutation: return 1;
-      case OutputSpec::Kind::Loss: return 3;
+      case OutputSpec::Kind::UserInputMutation: return 0;
+      case OutputSpec::Kind::Loss: return 1;  // torch puts the loss before the other user outputs
       case OutputSpec::Kind::GradientToParameter: return 4;
       default: return 2;
     }
@@ -526,6 +528,8 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
       fillWeight(base + offsets[i], t, weights_[i].init, seed);
     }
   });
+  if (!storage)
+    return Error{ErrorCode::Io, name, std::nullopt, "memory for the weights", std::to_string(total) + " bytes", "allocation failed"};
   for (size_t i = 0; i < weights_.size(); ++i) {
     TensorSpec& t = m_.values[weights_[i].value].tensor();
     t.data = Bytes{storage->data() + offsets[i], t.nbytes().value_or(0), offsets[i]};

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -99,7 +101,8 @@ class GraphBuilder {
   };
   std::vector<PendingWeight> weights_;
   std::vector<InputSpec> userInputs_, stateInputs_;
-  std::vector<std::string> names_;
+  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, int> nextSuffix_;
   std::optional<Error> error_;
 };
 

@@ -42,7 +42,9 @@ const char* headerName(ContainerFacts::Header h) {
 TensorStorage TensorSpec::storage() const {
   // A planned tensor with an initial value (in the file or, for external
   // mutable weights, in a .ptd) is state that lives in the arena.
-  if (slot) return dataBufferIndex > 0 || mutableSegmentIndex || external ? TensorStorage::Mutable : TensorStorage::Planned;
+  if (slot)
+    return dataBufferIndex > 0 || mutableSegmentIndex || external || !data.empty() ? TensorStorage::Mutable
+                                                                                   : TensorStorage::Planned;
   if (external) return TensorStorage::External;
   if (dataBufferIndex > 0 || !data.empty()) return TensorStorage::Constant;
   return TensorStorage::RunTime;

@@ -71,6 +71,9 @@ struct TensorSpec {
   bool requiresGrad = false;
 
   std::optional<PlannedSlot> slot;  ///< set when memory-planned
+  /// A view sharing the storage of another value (ReplaceViewCopyWithViewPass);
+  /// the planner gives it its base's slot.
+  ValueId viewOf = kNoValue;
   uint32_t dataBufferIndex = 0;     ///< .pte constant table index; 0 = no data
   std::optional<uint64_t> mutableSegmentIndex;
   bool external = false;            ///< bytes in a .ptd under `fqn`

@@ -63,6 +63,7 @@ std::shared_ptr<const MappedFile> MappedFile::generated(std::string path, uint64
   f->size_ = size;
   uint64_t rounded = (size + 63) / 64 * 64;
   f->owned_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, rounded ? rounded : 64)));
+  if (!f->owned_) return nullptr;  // out of memory: the caller reports it
   f->data_ = f->owned_.get();
   if (size) fill(f->owned_.get());
   return f;

@@ -16,5 +16,9 @@ TensorRef linear(GraphBuilder& b, const std::string& fqn, TensorRef x, int64_t i
 
 Result<Program> mlp(const SampleOptions& o);
 Result<Program> dynamicBatch(const SampleOptions& o);
+Result<Program> mobilenetV2(const SampleOptions& o);
+Result<Program> llama(const SampleOptions& o);
+Result<Program> quantizedLinear(const SampleOptions& o);
+Result<Program> training(const SampleOptions& o);
 
 }  // namespace lstudio::samples

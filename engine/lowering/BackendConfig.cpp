@@ -1,0 +1,191 @@
+#include "engine/lowering/BackendConfig.h"
+
+#include <nlohmann/json.hpp>
+
+namespace lstudio {
+namespace {
+
+using nlohmann::json;
+
+bool powerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+Error fieldError(const std::string& file, const std::string& field, std::string expected, std::string found) {
+  return Error{ErrorCode::Invalid, file, std::nullopt, "config field '" + field + "'", std::move(expected), std::move(found)};
+}
+
+}  // namespace
+
+Status ExecutorchBackendConfig::validate() const {
+  auto align = [&](const char* field, uint64_t v) -> Status {
+    if (!powerOfTwo(v)) return fieldError("config", field, "a power of two", std::to_string(v));
+    return Ok{};
+  };
+  if (auto s = align("memory_planning_pass.alignment", memoryPlanning.alignment); !s) return s;
+  if (auto s = align("segment_alignment", segmentAlignment); !s) return s;
+  if (constantTensorAlignment)
+    if (auto s = align("constant_tensor_alignment", *constantTensorAlignment); !s) return s;
+  if (delegateAlignment)
+    if (auto s = align("delegate_alignment", *delegateAlignment); !s) return s;
+  for (const auto& a : memoryPlanning.algorithms)
+    if (a != "naive" && a != "et-greedy" && a != "best-fit")
+      return fieldError("config", "memory_planning_pass.algorithms", "naive, et-greedy or best-fit", a);
+  if (memoryPlanning.algorithms.empty())
+    return fieldError("config", "memory_planning_pass.algorithms", "at least one algorithm", "none");
+  if (memoryPlanning.shareMutableBuffers && !memoryPlanning.allocMutableBuffers)
+    return fieldError("config", "memory_planning_pass.share_mutable_buffers", "false when alloc_mutable_buffers is false",
+                      "true");
+  for (const char* mode : {"dynamic_memory_planning_mode", "sym_shape_eval_pass"}) {
+    const std::string& v = std::string(mode) == "sym_shape_eval_pass" ? symShapeEval : dynamicMemoryPlanningMode;
+    if (v != "upper_bound" && v != "hint") return fieldError("config", mode, "\"upper_bound\" or \"hint\"", v);
+  }
+  return Ok{};
+}
+
+Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const std::string& file) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Error{ErrorCode::Invalid, file, std::nullopt, "config", "a JSON object", "invalid JSON"};
+  ExecutorchBackendConfig c;
+  // Each reader checks the type and reports the field by its ExecuTorch name.
+  auto boolean = [&](const json& o, const std::string& key, bool& into, const std::string& path) -> Status {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_boolean()) return fieldError(file, path, "true or false", o[key].dump());
+    into = o[key].get<bool>();
+    return Ok{};
+  };
+  auto unsignedInt = [&](const json& o, const std::string& key, uint64_t& into, const std::string& path) -> Status {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_number_unsigned()) return fieldError(file, path, "a positive integer", o[key].dump());
+    into = o[key].get<uint64_t>();
+    return Ok{};
+  };
+  auto text_ = [&](const json& o, const std::string& key, std::string& into, const std::string& path) -> Status {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_string()) return fieldError(file, path, "a string", o[key].dump());
+    into = o[key].get<std::string>();
+    return Ok{};
+  };
+  static const char* known[] = {"memory_planning_pass", "to_out_var_pass", "dynamic_memory_planning_mode",
+                                "emit_stacktrace", "extract_delegate_segments", "segment_alignment",
+                                "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
+                                "remove_view_copy", "external_constants", "external_mutable_weights",
+                                "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
+                                "reinplace_extra_ops"};
+  for (const auto& [key, value] : j.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) return fieldError(file, key, "a field of ExecutorchBackendConfig", "an unknown field");
+  }
+  Status s = Ok{};
+  if (j.contains("memory_planning_pass")) {
+    const json& mp = j["memory_planning_pass"];
+    if (!mp.is_object()) return fieldError(file, "memory_planning_pass", "an object", mp.dump());
+    if (mp.contains("algorithms")) {
+      if (!mp["algorithms"].is_array()) return fieldError(file, "memory_planning_pass.algorithms", "a list of names", mp["algorithms"].dump());
+      c.memoryPlanning.algorithms.clear();
+      for (const auto& a : mp["algorithms"]) {
+        if (!a.is_string()) return fieldError(file, "memory_planning_pass.algorithms", "names", a.dump());
+        c.memoryPlanning.algorithms.push_back(a.get<std::string>());
+      }
+    }
+    for (auto [key, into] : {std::pair{"alloc_graph_input", &c.memoryPlanning.allocGraphInput},
+                             std::pair{"alloc_graph_output", &c.memoryPlanning.allocGraphOutput},
+                             std::pair{"alloc_mutable_buffers", &c.memoryPlanning.allocMutableBuffers},
+                             std::pair{"share_mutable_buffers", &c.memoryPlanning.shareMutableBuffers}})
+      if (!(s = boolean(mp, key, *into, std::string("memory_planning_pass.") + key))) return s.error();
+    if (!(s = unsignedInt(mp, "alignment", c.memoryPlanning.alignment, "memory_planning_pass.alignment"))) return s.error();
+  }
+  if (j.contains("to_out_var_pass")) {
+    const json& t = j["to_out_var_pass"];
+    if (!t.is_object()) return fieldError(file, "to_out_var_pass", "an object", t.dump());
+    if (!(s = boolean(t, "ignore_to_out_var_failure", c.ignoreToOutVarFailure, "to_out_var_pass.ignore_to_out_var_failure")))
+      return s.error();
+  }
+  if (!(s = text_(j, "dynamic_memory_planning_mode", c.dynamicMemoryPlanningMode, "dynamic_memory_planning_mode"))) return s.error();
+  if (!(s = text_(j, "sym_shape_eval_pass", c.symShapeEval, "sym_shape_eval_pass"))) return s.error();
+  for (auto [key, into] : {std::pair{"emit_stacktrace", &c.emitStacktrace}, std::pair{"extract_delegate_segments", &c.extractDelegateSegments},
+                           std::pair{"remove_view_copy", &c.removeViewCopy},
+                           std::pair{"external_mutable_weights", &c.externalMutableWeights},
+                           std::pair{"emit_mutable_buffer_names", &c.emitMutableBufferNames},
+                           std::pair{"do_quant_fusion_and_const_prop", &c.doQuantFusionAndConstProp},
+                           std::pair{"run_reinplace_pass", &c.runReinplacePass}})
+    if (!(s = boolean(j, key, *into, key))) return s.error();
+  if (!(s = unsignedInt(j, "segment_alignment", c.segmentAlignment, "segment_alignment"))) return s.error();
+  for (auto [key, into] : {std::pair{"constant_tensor_alignment", &c.constantTensorAlignment},
+                           std::pair{"delegate_alignment", &c.delegateAlignment}}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    uint64_t v = 0;
+    if (!(s = unsignedInt(j, key, v, key))) return s.error();
+    *into = v;
+  }
+  if (j.contains("external_constants")) {
+    const json& e = j["external_constants"];
+    if (e.is_boolean()) {
+      c.externalConstants = e.get<bool>();
+    } else if (e.is_array()) {
+      c.externalConstants = true;
+      for (size_t i = 0; i < e.size(); ++i) {
+        const json& r = e[i];
+        std::string path = "external_constants[" + std::to_string(i) + "]";
+        if (!r.is_object()) return fieldError(file, path, "a rule object", r.dump());
+        ConstantTagRule rule;
+        if (!(s = text_(r, "name", rule.namePattern, path + ".name"))) return s.error();
+        if (!(s = text_(r, "module", rule.modulePrefix, path + ".module"))) return s.error();
+        if (!(s = unsignedInt(r, "min_bytes", rule.minBytes, path + ".min_bytes"))) return s.error();
+        if (r.contains("file") && r["file"].is_null()) rule.file.clear();
+        else if (!(s = text_(r, "file", rule.file, path + ".file"))) return s.error();
+        c.externalConstantRules.push_back(std::move(rule));
+      }
+    } else {
+      return fieldError(file, "external_constants", "true, false or a list of rules", e.dump());
+    }
+  }
+  if (j.contains("reinplace_extra_ops")) {
+    const json& r = j["reinplace_extra_ops"];
+    if (!r.is_null()) {
+      if (!r.is_array()) return fieldError(file, "reinplace_extra_ops", "a list of operator names", r.dump());
+      for (const auto& op : r) {
+        if (!op.is_string()) return fieldError(file, "reinplace_extra_ops", "operator names", op.dump());
+        c.reinplaceExtraOps.push_back(op.get<std::string>());
+      }
+    }
+  }
+  if (auto v = c.validate(); !v) {
+    Error e = v.error();
+    e.file = file;
+    return e;
+  }
+  return c;
+}
+
+std::string configToJson(const ExecutorchBackendConfig& c) {
+  json rules = json::array();
+  for (const auto& r : c.externalConstantRules)
+    rules.push_back({{"name", r.namePattern}, {"module", r.modulePrefix}, {"min_bytes", r.minBytes},
+                     {"file", r.file.empty() ? json(nullptr) : json(r.file)}});
+  json j = {{"memory_planning_pass",
+             {{"algorithms", c.memoryPlanning.algorithms},
+              {"alloc_graph_input", c.memoryPlanning.allocGraphInput},
+              {"alloc_graph_output", c.memoryPlanning.allocGraphOutput},
+              {"alloc_mutable_buffers", c.memoryPlanning.allocMutableBuffers},
+              {"share_mutable_buffers", c.memoryPlanning.shareMutableBuffers},
+              {"alignment", c.memoryPlanning.alignment}}},
+            {"to_out_var_pass", {{"ignore_to_out_var_failure", c.ignoreToOutVarFailure}}},
+            {"dynamic_memory_planning_mode", c.dynamicMemoryPlanningMode},
+            {"emit_stacktrace", c.emitStacktrace},
+            {"extract_delegate_segments", c.extractDelegateSegments},
+            {"segment_alignment", c.segmentAlignment},
+            {"constant_tensor_alignment", c.constantTensorAlignment ? json(*c.constantTensorAlignment) : json(nullptr)},
+            {"delegate_alignment", c.delegateAlignment ? json(*c.delegateAlignment) : json(nullptr)},
+            {"sym_shape_eval_pass", c.symShapeEval},
+            {"remove_view_copy", c.removeViewCopy},
+            {"external_constants", c.externalConstantRules.empty() ? json(c.externalConstants) : rules},
+            {"external_mutable_weights", c.externalMutableWeights},
+            {"emit_mutable_buffer_names", c.emitMutableBufferNames},
+            {"do_quant_fusion_and_const_prop", c.doQuantFusionAndConstProp},
+            {"run_reinplace_pass", c.runReinplacePass},
+            {"reinplace_extra_ops", c.reinplaceExtraOps}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace lstudio

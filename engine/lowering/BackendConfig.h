@@ -1,0 +1,63 @@
+// ExecutorchBackendConfig as the studio holds it: ExecuTorch's field names
+// and defaults (exir/capture/_config.py), with the memory planning pass's own
+// options spelled out, and constant tagging rules in place of ExecuTorch's
+// callable. Loaded and saved as JSON with those names.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/Error.h"
+
+namespace lstudio {
+
+/// One rule of external_constants: the first rule that matches a constant
+/// decides where it goes (a .ptd file name, or empty = keep in the .pte).
+struct ConstantTagRule {
+  std::string namePattern;    ///< glob on the fully qualified name ("*.weight"); empty = any
+  std::string modulePrefix;   ///< module path prefix ("layers.0."); empty = any
+  uint64_t minBytes = 0;      ///< only constants at least this large
+  std::string file;           ///< destination .ptd ("model.ptd"); empty = keep inside the .pte
+};
+
+struct MemoryPlanningConfig {
+  std::vector<std::string> algorithms = {"et-greedy", "best-fit"};  ///< run all, keep the smallest (the suite)
+  bool allocGraphInput = true;
+  bool allocGraphOutput = true;
+  bool allocMutableBuffers = true;
+  bool shareMutableBuffers = false;
+  uint64_t alignment = 16;
+};
+
+struct ExecutorchBackendConfig {
+  MemoryPlanningConfig memoryPlanning;
+  bool ignoreToOutVarFailure = false;       ///< to_out_var_pass(ignore_to_out_var_failure)
+  std::string dynamicMemoryPlanningMode = "upper_bound";  ///< "upper_bound" | "hint"
+  bool emitStacktrace = false;
+  bool extractDelegateSegments = true;
+  uint64_t segmentAlignment = 128;
+  std::optional<uint64_t> constantTensorAlignment;  ///< None: ExecuTorch's default
+  std::optional<uint64_t> delegateAlignment;
+  std::string symShapeEval = "upper_bound";  ///< sym_shape_eval_pass: "upper_bound" | "hint"
+  bool removeViewCopy = true;
+  /// external_constants: false, true (every constant to "_default_external_constant.ptd"), or rules.
+  bool externalConstants = false;
+  std::vector<ConstantTagRule> externalConstantRules;
+  bool externalMutableWeights = false;
+  bool emitMutableBufferNames = false;
+  bool doQuantFusionAndConstProp = false;
+  bool runReinplacePass = false;
+  std::vector<std::string> reinplaceExtraOps;
+
+  /// Every field with ExecuTorch's name; power-of-two alignments, known modes.
+  Status validate() const;
+};
+
+/// Reads a config from JSON text. Unknown keys and wrong types are errors
+/// naming the field (`file` names the source in messages).
+Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const std::string& file = "config");
+std::string configToJson(const ExecutorchBackendConfig& c);
+
+}  // namespace lstudio

@@ -1,0 +1,93 @@
+#include "engine/lowering/GraphText.h"
+
+#include <sstream>
+
+#include "engine/Inspect.h"
+
+namespace lstudio {
+namespace {
+
+std::string valueRef(const Method& m, ValueId v) {
+  if (v < 0) return "None";
+  const Value& x = m.values[v];
+  switch (x.kind()) {
+    case ValueKind::Tensor: return "%" + (x.name.empty() ? std::to_string(v) : x.name);
+    case ValueKind::IntList: {
+      std::string s = "[";
+      const auto& items = std::get<IntList>(x.payload).items;
+      for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + valueRef(m, items[i]);
+      return s + "]";
+    }
+    case ValueKind::TensorList:
+    case ValueKind::OptionalTensorList: {
+      const auto& items = x.kind() == ValueKind::TensorList ? std::get<TensorList>(x.payload).items
+                                                            : std::get<OptionalTensorList>(x.payload).items;
+      std::string s = "[";
+      for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + valueRef(m, items[i]);
+      return s + "]";
+    }
+    case ValueKind::Int:
+      return x.symbolic ? x.name : std::to_string(std::get<int64_t>(x.payload));
+    default: {
+      std::string d = describeValue(m, v);
+      size_t sp = d.find(' ');
+      return sp == std::string::npos ? d : d.substr(sp + 1);
+    }
+  }
+}
+
+std::string spec(const TensorSpec& t) {
+  std::string s = t.shapeString();
+  if (t.slot) s += "@" + std::to_string(t.slot->memId) + ":" + std::to_string(t.slot->offset);
+  if (t.viewOf != kNoValue) s += " view";
+  return s;
+}
+
+}  // namespace
+
+std::string graphText(const Method& m) {
+  std::ostringstream o;
+  o << "method " << m.name << "(";
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    ValueId v = m.inputs[i];
+    o << (i ? ", " : "") << valueRef(m, v);
+    if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
+  }
+  o << ")\n";
+  for (const Node& n : m.nodes) {
+    o << "  ";
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      ValueId v = n.outputs[i];
+      o << (i ? ", " : "") << valueRef(m, v);
+      if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
+    }
+    if (!n.outputs.empty()) o << " = ";
+    if (n.kind == NodeKind::Kernel && n.op >= 0) o << m.operators[n.op].fullName();
+    else o << nodeKindName(n.kind);
+    o << "(";
+    for (size_t i = 0; i < n.args.size(); ++i) {
+      o << (i ? ", " : "");
+      if (i < n.argNames.size() && !n.argNames[i].empty()) o << n.argNames[i] << "=";
+      o << valueRef(m, n.args[i]);
+    }
+    o << ")\n";
+  }
+  o << "  return (";
+  for (size_t i = 0; i < m.outputs.size(); ++i) o << (i ? ", " : "") << valueRef(m, m.outputs[i]);
+  o << ")\n";
+  if (m.nonConstBufferSizes.size() > 1) {
+    o << "  arenas:";
+    for (size_t i = 1; i < m.nonConstBufferSizes.size(); ++i) o << " mem_id " << i << " = " << m.nonConstBufferSizes[i] << " bytes";
+    o << "\n";
+  }
+  return o.str();
+}
+
+uint64_t programFingerprint(const Program& p) {
+  uint64_t h = 1469598103934665603ull;
+  for (const Method& m : p.methods)
+    for (char c : graphText(m)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace lstudio

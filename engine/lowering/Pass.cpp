@@ -1,0 +1,52 @@
+#include "engine/lowering/Pass.h"
+
+#include "engine/OpRegistry.h"
+#include "engine/lowering/passes/Passes.h"
+
+namespace lstudio {
+
+std::vector<std::shared_ptr<const Pass>> defaultPasses() {
+  using namespace passes;
+  return {toEdgeOps(),           removeGraphAsserts(),     specProp(),     normalizeViewCopyBase(),
+          deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
+          memoryPlanning()};
+}
+
+size_t eliminateDeadCode(Method& m) {
+  const OpRegistry& reg = OpRegistry::builtin();
+  std::vector<bool> used(m.values.size(), false);
+  auto use = [&](ValueId v) {
+    if (v < 0) return;
+    used[v] = true;
+    if (auto* tl = std::get_if<TensorList>(&m.values[v].payload))
+      for (ValueId x : tl->items) used[x] = true;
+    if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
+      for (ValueId x : ol->items)
+        if (x >= 0) used[x] = true;
+  };
+  for (ValueId v : m.outputs) use(v);
+  for (const Value& v : m.values)  // a view keeps its base alive
+    if (auto* t = v.tensorIf(); t && t->viewOf != kNoValue) used[t->viewOf] = true;
+  size_t removed = 0;
+  std::vector<bool> keep(m.nodes.size(), true);
+  for (size_t i = m.nodes.size(); i-- > 0;) {
+    const Node& n = m.nodes[i];
+    bool live = n.kind != NodeKind::Kernel || n.outputs.empty();
+    for (ValueId o : n.outputs) live = live || used[o];
+    if (!live && n.op >= 0) {  // operators that write their inputs have effects
+      const OpSchema* s = reg.find(m.operators[n.op].name, m.operators[n.op].overload);
+      for (const auto& a : s ? s->arguments : std::vector<SchemaArgument>{}) live = live || (a.isWrite && !a.kwargOnly);
+    }
+    if (!live) {
+      keep[i] = false;
+      ++removed;
+      continue;
+    }
+    for (ValueId v : n.args) use(v);
+  }
+  size_t k = 0;
+  std::erase_if(m.nodes, [&](const Node&) { return !keep[k++]; });
+  return removed;
+}
+
+}  // namespace lstudio

@@ -1,0 +1,132 @@
+#include "engine/lowering/Pipeline.h"
+
+#include <chrono>
+
+#include "engine/MemoryPlanAnalysis.h"
+#include "engine/lowering/GraphText.h"
+
+namespace lstudio {
+
+const char* passStateName(PassRecord::State s) {
+  switch (s) {
+    case PassRecord::State::NotRun: return "not run";
+    case PassRecord::State::Skipped: return "skipped";
+    case PassRecord::State::Unchanged: return "unchanged";
+    case PassRecord::State::Changed: return "changed";
+    case PassRecord::State::Failed: return "failed";
+  }
+  return "?";
+}
+
+std::string verifyProgram(const Program& p) {
+  for (const Method& m : p.methods) {
+    std::vector<int> defined(m.values.size(), 0);
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      const Node& n = m.nodes[i];
+      for (ValueId v : n.args)
+        if (v < 0 || static_cast<size_t>(v) >= m.values.size())
+          return m.name + ": node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist";
+      for (ValueId v : n.outputs) {
+        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor())
+          return m.name + ": node " + std::to_string(i) + " writes a value that is not a tensor";
+        // Out variants list their outputs among the arguments; other nodes define each once.
+        if (++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
+      }
+    }
+    if (m.nonConstBufferSizes.size() > 1) {
+      MemoryPlanReport r = analyzeMemoryPlan(m);
+      if (!r.overlapFree()) return m.name + ": " + std::to_string(r.overlapCount) + " pairs of live tensors share bytes";
+      for (const auto& a : r.arenas)
+        if (a.highWater > a.size) return m.name + ": a tensor lies past the end of arena " + std::to_string(a.memId);
+    }
+  }
+  return {};
+}
+
+Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig config,
+                   std::vector<std::shared_ptr<const Pass>> passes)
+    : input_(std::move(input)), config_(std::move(config)), passes_(std::move(passes)) {
+  for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});
+}
+
+std::shared_ptr<const Program> Pipeline::current() const {
+  for (size_t i = position_; i-- > 0;)
+    if (records_[i].after) return records_[i].after;
+  return input_;
+}
+
+bool Pipeline::step() {
+  if (atEnd() || failed_) return false;
+  PassRecord& r = records_[position_];
+  const Pass& pass = *passes_[position_];
+  std::shared_ptr<const Program> before = current();
+  r.diagnostics.clear();
+  if (!pass.enabled(config_)) {
+    r.state = PassRecord::State::Skipped;
+    r.after = before;
+    r.milliseconds = 0;
+    ++position_;
+    return true;
+  }
+  // Snapshot: the program is copied by value; weights are spans into the
+  // mapped file, so only the graph is duplicated.
+  auto next = std::make_shared<Program>(*before);
+  auto t0 = std::chrono::steady_clock::now();
+  PassOutcome o = pass.run(*next, config_);
+  r.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.diagnostics = std::move(o.diagnostics);
+  if (!o.failed) {
+    if (std::string problem = verifyProgram(*next); !problem.empty()) {
+      o.failed = true;
+      r.diagnostics.push_back({Diagnostic::Severity::Error, -1, "verifier after " + r.name + ": " + problem});
+    }
+  }
+  if (o.failed) {
+    r.state = PassRecord::State::Failed;
+    r.after = nullptr;  // earlier snapshots stay; the broken program is not kept
+    failed_ = true;
+    ++position_;
+    return false;
+  }
+  bool changed = o.changed && programFingerprint(*next) != programFingerprint(*before);
+  r.state = changed ? PassRecord::State::Changed : PassRecord::State::Unchanged;
+  r.after = changed ? std::shared_ptr<const Program>(std::move(next)) : before;
+  ++position_;
+  return true;
+}
+
+bool Pipeline::runTo(const std::string& name) {
+  size_t target = records_.size();
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (records_[i].name == name) target = i;
+  if (target == records_.size()) return false;
+  while (position_ <= target && step()) {
+  }
+  return true;
+}
+
+void Pipeline::runToEnd() {
+  while (step()) {
+  }
+}
+
+void Pipeline::back() {
+  if (position_ == 0) return;
+  --position_;
+  records_[position_] = PassRecord{records_[position_].name, records_[position_].description};
+  failed_ = false;
+}
+
+void Pipeline::reset() {
+  while (position_ > 0) back();
+}
+
+void Pipeline::setConfig(ExecutorchBackendConfig config) {
+  size_t ran = position_;
+  config_ = std::move(config);
+  reset();
+  while (position_ < ran && step()) {
+  }
+}
+
+}  // namespace lstudio

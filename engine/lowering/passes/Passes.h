@@ -1,0 +1,20 @@
+// Factories of the lowering passes, one file each in this folder.
+#pragma once
+
+#include <memory>
+
+#include "engine/lowering/Pass.h"
+
+namespace lstudio::passes {
+
+std::shared_ptr<const Pass> toEdgeOps();
+std::shared_ptr<const Pass> removeGraphAsserts();
+std::shared_ptr<const Pass> specProp();
+std::shared_ptr<const Pass> normalizeViewCopyBase();
+std::shared_ptr<const Pass> deadCodeElimination();
+std::shared_ptr<const Pass> replaceViewCopyWithView();
+std::shared_ptr<const Pass> symShapeEval();
+std::shared_ptr<const Pass> toOutVar();
+std::shared_ptr<const Pass> memoryPlanning();
+
+}  // namespace lstudio::passes

@@ -1,0 +1,114 @@
+// ToOutVarPass: every functional operator becomes its out variant, with an
+// explicit output tensor the memory planner will place. In ExecuTorch's
+// argument convention the out arguments follow the schema arguments and are
+// repeated as the returns. An operator without an out variant fails the pass,
+// naming the node, the operator and the source line — unless
+// ignore_to_out_var_failure is set.
+#include "engine/EdgeDialect.h"
+#include "engine/OpRegistry.h"
+#include "engine/lowering/passes/Passes.h"
+
+namespace lstudio::passes {
+namespace {
+
+std::string where(const Node& n) {
+  std::string s = "node '" + n.name + "'";
+  if (!n.meta.stackTrace.empty())
+    s += " at " + n.meta.stackTrace.back().file + ":" + std::to_string(n.meta.stackTrace.back().line);
+  return s;
+}
+
+class ToOutVar : public Pass {
+ public:
+  std::string name() const override { return "ToOutVarPass"; }
+  std::string description() const override { return "functional operators become out variants with explicit outputs"; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
+    PassOutcome out;
+    const OpRegistry& reg = OpRegistry::builtin();
+    for (Method& m : p.methods)
+      for (size_t i = 0; i < m.nodes.size(); ++i) {
+        Node& n = m.nodes[i];
+        if (n.kind != NodeKind::Kernel || n.op < 0) continue;
+        const OpSchema* fn = reg.find(m.operators[n.op].name, m.operators[n.op].overload);
+        if (fn && fn->isOutVariant()) continue;  // already lowered
+        const OpSchema* ov = fn ? reg.outVariant(*fn) : nullptr;
+        if (!ov) {
+          if (c.ignoreToOutVarFailure) continue;
+          out.failed = true;
+          out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
+                                     "missing out variant: " + (fn ? fn->qualifiedName() : n.target) + " in " + where(n) +
+                                         " has no .out form ExecuTorch can run"});
+          continue;
+        }
+        std::vector<ValueId> args, outs;
+        std::vector<std::string> names;
+        size_t nextOut = 0;
+        for (const SchemaArgument& a : ov->arguments) {
+          if (a.kwargOnly && a.isWrite) {  // an out argument: the node's next result
+            if (nextOut >= n.outputs.size()) break;
+            args.push_back(n.outputs[nextOut]);
+            outs.push_back(n.outputs[nextOut++]);
+            names.push_back(a.name);
+            continue;
+          }
+          ValueId v = kNoValue;
+          for (size_t k = 0; k < n.argNames.size(); ++k)
+            if (n.argNames[k] == a.name) v = n.args[k];
+          if (v == kNoValue)
+            if (auto d = schemaDefault(m, a)) v = *d;
+          if (v == kNoValue) {
+            out.failed = true;
+            out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
+                                       "argument '" + a.name + "' of " + ov->qualifiedName() + " has no value in " + where(n)});
+            break;
+          }
+          args.push_back(v);
+          names.push_back(a.name);
+        }
+        if (out.failed || outs.size() != n.outputs.size()) {
+          if (!out.failed) {
+            out.failed = true;
+            out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
+                                       ov->qualifiedName() + " has " + std::to_string(outs.size()) + " out arguments but " +
+                                           where(n) + " has " + std::to_string(n.outputs.size()) + " results"});
+          }
+          continue;
+        }
+        for (ValueId r : outs) args.push_back(r);  // the returns repeat the outs
+        n.args = std::move(args);
+        n.argNames = std::move(names);
+        OperatorRef ref{ov->ns + "::" + ov->name, ov->overload};
+        int32_t idx = -1;
+        for (size_t k = 0; k < m.operators.size(); ++k)
+          if (m.operators[k].name == ref.name && m.operators[k].overload == ref.overload) idx = static_cast<int32_t>(k);
+        if (idx < 0) {
+          m.operators.push_back(ref);
+          idx = static_cast<int32_t>(m.operators.size() - 1);
+        }
+        n.op = idx;
+        n.target = "torch.ops." + ov->ns + "." + ov->name + "." + ov->overload;
+        out.changed = true;
+      }
+    // Operators no node calls any more are dropped from the table.
+    for (Method& m : p.methods) {
+      std::vector<int32_t> remap(m.operators.size(), -1);
+      std::vector<OperatorRef> kept;
+      for (Node& n : m.nodes)
+        if (n.kind == NodeKind::Kernel && n.op >= 0) {
+          if (remap[n.op] < 0) {
+            remap[n.op] = static_cast<int32_t>(kept.size());
+            kept.push_back(m.operators[n.op]);
+          }
+          n.op = remap[n.op];
+        }
+      m.operators = std::move(kept);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Pass> toOutVar() { return std::make_shared<ToOutVar>(); }
+
+}  // namespace lstudio::passes

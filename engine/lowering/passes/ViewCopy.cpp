@@ -1,0 +1,97 @@
+// The three steps of remove_view_copy, as ExecuTorch runs them:
+// NormalizeViewCopyBasePass (a view_copy of a view_copy reads the first
+// base directly), dead-code elimination, and ReplaceViewCopyWithViewPass
+// (a static view_copy becomes a view sharing its base's storage: no
+// instruction, no copy, and the planner gives it the base's bytes).
+#include <algorithm>
+
+#include "engine/lowering/passes/Passes.h"
+
+namespace lstudio::passes {
+namespace {
+
+bool isViewCopy(const Method& m, const Node& n) {
+  return n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == "aten::view_copy" && !n.args.empty() &&
+         n.outputs.size() == 1;
+}
+
+/// Index of the node that writes `v`, or -1.
+int producer(const Method& m, ValueId v) {
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    for (ValueId o : m.nodes[i].outputs)
+      if (o == v) return static_cast<int>(i);
+  return -1;
+}
+
+class NormalizeViewCopyBase : public Pass {
+ public:
+  std::string name() const override { return "NormalizeViewCopyBasePass"; }
+  std::string description() const override { return "a view_copy of a view_copy reads the first base directly"; }
+  bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    PassOutcome out;
+    for (Method& m : p.methods)
+      for (Node& n : m.nodes) {
+        if (!isViewCopy(m, n)) continue;
+        int src = producer(m, n.args[0]);
+        while (src >= 0 && isViewCopy(m, m.nodes[src])) {
+          n.args[0] = m.nodes[src].args[0];
+          out.changed = true;
+          src = producer(m, n.args[0]);
+        }
+      }
+    return out;
+  }
+};
+
+class DeadCode : public Pass {
+ public:
+  std::string name() const override { return "DeadCodeEliminationPass"; }
+  std::string description() const override { return "removes nodes whose results nothing uses"; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    PassOutcome out;
+    for (Method& m : p.methods) out.changed = eliminateDeadCode(m) > 0 || out.changed;
+    return out;
+  }
+};
+
+class ReplaceViewCopyWithView : public Pass {
+ public:
+  std::string name() const override { return "ReplaceViewCopyWithViewPass"; }
+  std::string description() const override { return "static view_copy becomes a view of its base: no copy, shared storage"; }
+  bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    PassOutcome out;
+    for (Method& m : p.methods) {
+      std::vector<bool> drop(m.nodes.size(), false);
+      for (size_t i = 0; i < m.nodes.size(); ++i) {
+        const Node& n = m.nodes[i];
+        if (!isViewCopy(m, n)) continue;
+        const TensorSpec* base = m.values[n.args[0]].tensorIf();
+        TensorSpec* view = std::get_if<TensorSpec>(&m.values[n.outputs[0]].payload);
+        // Only static shapes over contiguous, non-constant bases: a view of a
+        // dynamic tensor needs a kernel to recompute its sizes.
+        bool contiguous = base && std::is_sorted(base->dimOrder.begin(), base->dimOrder.end());
+        if (!base || !view || base->dynamism != ShapeDynamism::Static || view->dynamism != ShapeDynamism::Static ||
+            !contiguous || !base->data.empty() || base->external)
+          continue;
+        ValueId root = n.args[0];
+        while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
+        view->viewOf = root;
+        drop[i] = true;
+        out.changed = true;
+      }
+      size_t k = 0;
+      std::erase_if(m.nodes, [&](const Node&) { return drop[k++]; });
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Pass> normalizeViewCopyBase() { return std::make_shared<NormalizeViewCopyBase>(); }
+std::shared_ptr<const Pass> deadCodeElimination() { return std::make_shared<DeadCode>(); }
+std::shared_ptr<const Pass> replaceViewCopyWithView() { return std::make_shared<ReplaceViewCopyWithView>(); }
+
+}  // namespace lstudio::passes
