@@ -151,6 +151,15 @@ class ProgramBuilder {
     return Error{code, p_.path, at ? std::optional<uint64_t>(fileOffsetOf(at)) : std::nullopt, std::move(what),
                  std::move(expected), std::move(found)};
   }
+  /// flatbuffers' verifier checks a vector's length field, not that 8-byte
+  /// elements are 8-byte aligned; reading misaligned ones is undefined.
+  template <class T>
+  Status aligned(const flatbuffers::Vector<T>* v, const std::string& what) const {
+    if (v && v->size() > 0 && (reinterpret_cast<uintptr_t>(v->Data()) % alignof(T)) != 0)
+      return err(ErrorCode::Verification, v->Data(), what + " elements",
+                 std::to_string(alignof(T)) + "-byte aligned", "a misaligned vector");
+    return Ok{};
+  }
   Bytes bytesAt(uint64_t absOffset, uint64_t size) const {
     return Bytes{p_.backing->data() + absOffset, size, absOffset};
   }
@@ -190,6 +199,8 @@ class ProgramBuilder {
   Status readConstants() {
     auto* cb = fbp_->constant_buffer();
     auto* cs = fbp_->constant_segment();
+    if (cs)
+      if (auto s = aligned(cs->offsets(), "constant_segment.offsets"); !s) return s;
     bool hasSegmentOffsets = cs && cs->offsets() && cs->offsets()->size() > 0;
     bool hasBuffers = cb && cb->size() > 0;
     if (hasSegmentOffsets && hasBuffers && cb->size() > 1)
@@ -371,6 +382,7 @@ class ProgramBuilder {
       return err(ErrorCode::OutOfRange, sub, "mutable_data_segments[" + std::to_string(idx) + "].segment_index",
                  "< " + std::to_string(p_.segments.size()), std::to_string(sub->segment_index()));
     auto* offs = sub->offsets();
+    if (auto s = aligned(offs, "mutable_data_segments offsets"); !s) return s;
     if (!offs || spec.dataBufferIndex >= offs->size())
       return err(ErrorCode::OutOfRange, t, where + ".data_buffer_idx (mutable)",
                  "< " + std::to_string(offs ? offs->size() : 0), std::to_string(spec.dataBufferIndex));
@@ -423,6 +435,7 @@ class ProgramBuilder {
         }
         case fb::KernelTypes::IntList: {
           IntList l;
+          if (auto s = aligned(ev->val_as_IntList()->items(), where + ".items"); !s) return s;
           if (auto* it = ev->val_as_IntList()->items()) {
             l.items.reserve(it->size());
             for (int64_t x : *it) {
@@ -435,6 +448,7 @@ class ProgramBuilder {
         }
         case fb::KernelTypes::DoubleList: {
           DoubleList l;
+          if (auto s = aligned(ev->val_as_DoubleList()->items(), where + ".items"); !s) return s;
           if (auto* it = ev->val_as_DoubleList()->items()) l.items.assign(it->begin(), it->end());
           v.payload = std::move(l);
           break;
@@ -620,6 +634,7 @@ class ProgramBuilder {
       if (cm->encoded_inp_str()) m.encodedInputSpec = cm->encoded_inp_str()->str();
       if (cm->encoded_out_str()) m.encodedOutputSpec = cm->encoded_out_str()->str();
     }
+    if (auto s = aligned(plan->non_const_buffer_sizes(), mname + ".non_const_buffer_sizes"); !s) return s;
     if (auto* sizes = plan->non_const_buffer_sizes()) {
       for (uint32_t i = 0; i < sizes->size(); ++i) {
         if (sizes->Get(i) < 0)
