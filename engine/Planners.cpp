@@ -68,6 +68,21 @@ PlanResult bestFitInOrder(const PlanProblem& p, const std::vector<size_t>& order
   return r;
 }
 
+/// The plan with the smallest total of concurrently running plans; ties go
+/// to the earlier one, so the result does not depend on timing.
+PlanResult smallest(std::vector<std::future<PlanResult>>& runs) {
+  PlanResult best;
+  bool have = false;
+  for (auto& f : runs) {
+    PlanResult r = f.get();
+    if (!have || r.total() < best.total()) {
+      best = std::move(r);
+      have = true;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 PlanResult NaivePlanner::plan(const PlanProblem& p) const {
@@ -100,19 +115,10 @@ PlanResult BestFitPlanner::plan(const PlanProblem& p) const {
   std::vector<size_t> byDefinition = base;
   std::stable_sort(byDefinition.begin(), byDefinition.end(), [&](size_t a, size_t b) { return ts[a].first < ts[b].first; });
   orders.push_back(std::move(byDefinition));
-  // The orders are independent: plan them concurrently, keep the smallest
-  // (ties: the earlier order, so results do not depend on timing).
+  // The orders are independent: plan them concurrently, keep the smallest.
   std::vector<std::future<PlanResult>> runs;
   for (const auto& o : orders) runs.push_back(std::async(std::launch::async, [&p, &o] { return bestFitInOrder(p, o); }));
-  PlanResult best;
-  bool have = false;
-  for (auto& f : runs) {
-    PlanResult r = f.get();
-    if (!have || r.total() < best.total()) {
-      best = std::move(r);
-      have = true;
-    }
-  }
+  PlanResult best = smallest(runs);
   best.algorithm = name();
   return best;
 }
@@ -123,15 +129,7 @@ PlanResult PlannerSuite::plan(const PlanProblem& p) const {
   std::vector<std::future<PlanResult>> runs;
   for (const auto& planner : planners_)
     runs.push_back(std::async(std::launch::async, [&p, planner] { return planner->plan(p); }));
-  PlanResult best;
-  bool have = false;
-  for (auto& f : runs) {
-    PlanResult r = f.get();
-    if (!have || r.total() < best.total()) {
-      best = std::move(r);
-      have = true;
-    }
-  }
+  PlanResult best = smallest(runs);
   best.algorithm = name() + " (" + best.algorithm + ")";
   return best;
 }
