@@ -309,7 +309,13 @@ class Planner {
       auto [it, inserted] = byIdx.emplace(u.idx, u.bytes);
       if (!inserted && !sameBytes(it->second, u.bytes)) consistent = false;
     }
-    if (!consistent) {
+    // Indices far beyond the number of tensors would only make an empty table huge.
+    if (consistent && !byIdx.empty() && byIdx.rbegin()->first > uses.size() + 1024) {
+      notes.push_back(what + ": indices up to " + std::to_string(byIdx.rbegin()->first) + " for " +
+                      std::to_string(uses.size()) + " tensors; the table was renumbered");
+      for (auto& u : uses) u.idx = 0;
+      byIdx.clear();
+    } else if (!consistent) {
       notes.push_back(what + ": tensors sharing an index had different bytes; the table was renumbered");
       for (auto& u : uses) u.idx = 0;
       byIdx.clear();
@@ -321,9 +327,8 @@ class Planner {
     for (const auto& [i, b] : byIdx) {
       table[i] = b;
       bool added = false;
-      uint32_t k = pool.add(b, &added);
+      pool.add(b, &added);
       if (added) poolToTable.push_back(i);
-      (void)k;
     }
     size_t gaps = maxIdx - byIdx.size();
     if (gaps) notes.push_back(what + ": " + std::to_string(gaps) + " indices no tensor uses were written empty");
@@ -530,6 +535,10 @@ class ProgramEmitter {
 
   /// Builds the Program flatbuffer (segment offsets as laid out by the caller).
   Status build(Fbb& fbb, const std::vector<uint64_t>& segmentOffsets) {
+    // As ExecuTorch's emit_stacktrace: when any node has a trace, every chain
+    // carries one frame list per instruction.
+    for (const auto& m : p_.methods)
+      for (const auto& n : m.nodes) stackTraces_ = stackTraces_ || !n.meta.stackTrace.empty();
     std::vector<flatbuffers::Offset<fb::ExecutionPlan>> plans;
     for (size_t m = 0; m < p_.methods.size(); ++m) {
       auto r = method(fbb, m);
@@ -576,6 +585,22 @@ class ProgramEmitter {
                          "< 2 GiB (flatbuffers' limit; weights and extracted delegate blobs do not count)",
                          "more; extract delegate segments or move weights out of the flatbuffer");
     return Ok{};
+  }
+  /// Upper bound of what a value adds to the flatbuffer beyond its tables.
+  static uint64_t payloadBytes(const Value& v) {
+    switch (v.kind()) {
+      case ValueKind::String: return std::get<std::string>(v.payload).size();
+      case ValueKind::Tensor: {
+        const TensorSpec& t = v.tensor();
+        return 4 * t.sizes.size() + t.dimOrder.size() + t.sizes.size() + t.fqn.size();
+      }
+      case ValueKind::IntList: return 8 * std::get<IntList>(v.payload).items.size();
+      case ValueKind::DoubleList: return 8 * std::get<DoubleList>(v.payload).items.size();
+      case ValueKind::BoolList: return std::get<BoolList>(v.payload).items.size();
+      case ValueKind::TensorList: return 4 * std::get<TensorList>(v.payload).items.size();
+      case ValueKind::OptionalTensorList: return 4 * std::get<OptionalTensorList>(v.payload).items.size();
+      default: return 0;
+    }
   }
   static flatbuffers::Offset<flatbuffers::String> str(Fbb& fbb, const std::string& s) {
     return fbb.CreateString(s.data(), s.size());
@@ -749,7 +774,7 @@ class ProgramEmitter {
     std::vector<flatbuffers::Offset<fb::EValue>> values;
     values.reserve(nv);
     for (size_t vi = 0; vi < nv; ++vi) {
-      if (auto s = room(fbb, 4096, w + ".values"); !s) return s.error();
+      if (auto s = room(fbb, 4096 + payloadBytes(m.values[vi]), w + ".values"); !s) return s.error();
       auto r = value(fbb, m, mi, vi);
       if (!r) return r.error();
       values.push_back(r.value());
@@ -767,27 +792,37 @@ class ProgramEmitter {
     auto insVec = fbb.CreateVector(ins);
     auto outsVec = fbb.CreateVector(outs);
     // Chains: nodes grouped by Node::chain, in order within each chain.
-    uint32_t nchains = m.chainCount;
-    for (const Node& n : m.nodes) nchains = std::max(nchains, n.chain + 1);
+    uint64_t nchains = m.chainCount;
+    for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+      uint32_t c = m.nodes[ni].chain;
+      if (c >= static_cast<uint64_t>(m.chainCount) + m.nodes.size())
+        return plan_.error(ErrorCode::OutOfRange, w + ".nodes[" + std::to_string(ni) + "].chain",
+                           "< " + std::to_string(m.chainCount) + " chains", std::to_string(c));
+      nchains = std::max<uint64_t>(nchains, uint64_t(c) + 1);
+    }
     std::vector<std::vector<size_t>> byChain(nchains);
     for (size_t ni = 0; ni < m.nodes.size(); ++ni) byChain[m.nodes[ni].chain].push_back(ni);
     std::vector<flatbuffers::Offset<fb::Chain>> chains;
-    for (uint32_t c = 0; c < nchains; ++c) {
+    for (uint64_t c = 0; c < nchains; ++c) {
       std::vector<flatbuffers::Offset<fb::Instruction>> instrs;
-      bool traces = false;
       for (size_t ni : byChain[c]) {
-        if (auto s = room(fbb, 4096, w + ".chains"); !s) return s.error();
+        if (auto s = room(fbb, 4096 + 4 * m.nodes[ni].args.size(), w + ".chains"); !s) return s.error();
         auto r = instruction(fbb, m, mi, ni, static_cast<uint32_t>(byChain[c].size()));
         if (!r) return r.error();
         instrs.push_back(r.value());
-        traces = traces || !m.nodes[ni].meta.stackTrace.empty();
       }
       auto instrVec = fbb.CreateVector(instrs);
       flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FrameList>>> stVec = 0;
-      if (traces) {
+      if (stackTraces_) {
         // One frame list per instruction (empty for nodes without a trace).
         std::vector<flatbuffers::Offset<fb::FrameList>> st;
-        for (size_t ni : byChain[c]) st.push_back(frames(fbb, m.nodes[ni]));
+        for (size_t ni : byChain[c]) {
+          uint64_t bytes = 0;
+          for (const auto& f : m.nodes[ni].meta.stackTrace)
+            bytes += 64 + f.file.size() + f.function.size() + f.context.size();
+          if (auto s = room(fbb, 4096 + bytes, w + " stack traces"); !s) return s.error();
+          st.push_back(frames(fbb, m.nodes[ni]));
+        }
         stVec = fbb.CreateVector(st);
       }
       // The IR does not keep chain inputs/outputs; ExecuTorch writes them empty.
@@ -801,6 +836,9 @@ class ProgramEmitter {
     std::vector<flatbuffers::Offset<fb::BackendDelegate>> dels;
     for (size_t d = 0; d < m.delegates.size(); ++d) {
       const Delegate& del = m.delegates[d];
+      uint64_t specBytes = 0;
+      for (const auto& cs : del.compileSpecs) specBytes += 64 + cs.key.size() + cs.value.size();
+      if (auto s = room(fbb, 4096 + specBytes, w + ".delegates"); !s) return s.error();
       std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
       for (const auto& cs : del.compileSpecs)
         specs.push_back(fb::CreateCompileSpec(fbb, str(fbb, cs.key), fbb.CreateVector(cs.value)));
@@ -816,6 +854,11 @@ class ProgramEmitter {
         return plan_.error(ErrorCode::Invalid, w + ".nonConstBufferSizes[" + std::to_string(i) + "]", ">= 0",
                            std::to_string(m.nonConstBufferSizes[i]));
     auto sizesVec = fbb.CreateVector(m.nonConstBufferSizes);
+    if (auto s = room(fbb, 4096 + m.name.size() + m.encodedInputSpec.size() + m.encodedOutputSpec.size() +
+                               8 * m.nonConstBufferSizes.size() + 64 * m.operators.size(),
+                      w);
+        !s)
+      return s.error();
     auto meta = fb::CreateContainerMetadata(fbb, str(fbb, m.encodedInputSpec), str(fbb, m.encodedOutputSpec));
     return fb::CreateExecutionPlan(fbb, str(fbb, m.name), meta, valuesVec, insVec, outsVec, chainsVec, opsVec, delsVec,
                                    sizesVec);
@@ -828,6 +871,7 @@ class ProgramEmitter {
   const Program& p_;
   const PteWriteOptions& o_;
   Planner& plan_;
+  bool stackTraces_ = false;
 };
 
 /// The whole .pte: plan, flatbuffer, header, segment layout.

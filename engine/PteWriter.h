@@ -15,9 +15,25 @@
 //     whenever segment data is not empty, as ExecuTorch does.
 // Weights and blobs are never copied into the flatbuffer: they are streamed
 // from the Bytes spans of the IR (mapped files) into the output in chunks,
-// after the flatbuffer. Each output goes to a temporary file in its folder,
-// is flushed and renamed into place, so a failure leaves existing files as
-// they were.
+// after the flatbuffer. Each output goes to a temporary file in its folder;
+// all are written and flushed before any is renamed into place (the .ptd
+// files first, the .pte last), so a failure while writing leaves existing
+// files as they were. (A rename that fails after others succeeded leaves
+// those replaced.) Rewriting a program over the file it was read from is
+// safe: the mapping keeps the old file's bytes until the Program goes away.
+//
+// Per tensor: extra_tensor_info (location, fully_qualified_name) whenever the
+// spec is external or has an fqn; allocation_info with the 64-bit offset split
+// low/high; a contiguous dim_order when the spec has none (the runtime needs
+// one per dimension; the report counts them). Stack traces: when any node has
+// one, every chain carries one FrameList per instruction (ExecuTorch's
+// emit_stacktrace). Program.version is 0; ExtraTensorInfo device fields and
+// non_const_buffer_device keep their defaults (CPU), which the IR cannot express.
+//
+// Not in the .pte schema, so not written: node names, targets, argument
+// names, debug handles and module stacks, strides and symbols of tensor
+// specs, the graph signature, symbol ranges. Chain inputs/outputs are not
+// in the IR and are written empty, as ExecuTorch writes them.
 //
 // Constant table indices (`Tensor.data_buffer_idx`) are kept when the IR's
 // indices are consistent (every tensor sharing an index has the same bytes);
@@ -91,8 +107,8 @@ struct PteWriteReport {
 /// constant without bytes, an unresolved external tensor with writeDataFiles).
 Result<PteWriteReport> writePte(const Program& program, const std::string& path, const PteWriteOptions& options = {});
 
-/// The .pte writePte would write, in memory (tests, small programs). The
-/// report's `files` is left empty.
+/// The .pte writePte would write, in memory (tests, small programs); external
+/// tensors need not be resolved. The report's `files` is left empty.
 Result<std::string> serializePte(const Program& program, const PteWriteOptions& options = {},
                                  PteWriteReport* report = nullptr);
 
