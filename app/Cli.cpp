@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include "engine/AtomicFile.h"
@@ -11,6 +12,7 @@
 #include "engine/MemoryPlanning.h"
 #include "engine/Planners.h"
 #include "engine/Pt2Writer.h"
+#include "engine/PteWriter.h"
 #include "engine/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
@@ -46,6 +48,12 @@ const char* kUsageText =
     "      writes a Chrome/Perfetto trace (1 us = 1 step), --csv every tensor.\n"
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
+    "\n"
+    "  export FILE.pte [--ptd DATA.ptd]... [--config CFG.json] -o OUT.pte\n"
+    "         [--ptd-dir DIR]\n"
+    "      Write an ExecuTorch program again under a config: memory re-planned\n"
+    "      with its algorithms and alignment, segment, constant and delegate\n"
+    "      alignments applied, external tensors into .ptd files in DIR.\n"
     "\n"
     "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
     "         [--seq N] [--vocab N] [--batch N]\n"
@@ -426,6 +434,81 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   return kOk;
 }
 
+int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, output, configPath, ptdDir;
+  std::vector<std::string> ptds;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+    std::string v;
+    bool ok = true;
+    if (a == "-o" || a == "--output") ok = next(output);
+    else if (a == "--config") ok = next(configPath);
+    else if (a == "--ptd-dir") ok = next(ptdDir);
+    else if (a == "--ptd") ok = next(v), ptds.push_back(v);
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (file.empty()) file = a;
+    else ok = false;
+    if (!ok) {
+      err << "lowering-cli export: bad argument near '" << a << "'\n" << kUsageText;
+      return kUsage;
+    }
+  }
+  if (file.empty() || output.empty()) {
+    err << "lowering-cli export: needs FILE and -o OUT.pte\n" << kUsageText;
+    return kUsage;
+  }
+  ExecutorchBackendConfig config;
+  if (!configPath.empty()) {
+    auto f = MappedFile::open(configPath);
+    if (!f) return err << "error: " << f.error().message() << "\n", kBadFile;
+    auto c = configFromJson(std::string(reinterpret_cast<const char*>(f.value()->data()), f.value()->size()), configPath);
+    if (!c) return err << "error: " << c.error().message() << "\n", kBadFile;
+    config = c.value();
+  }
+  auto program = openProgramFile(file);
+  if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
+  if (program->format != SourceFormat::Pte) {
+    err << "error: " << file << ": exporting a torch.export program needs the emitter, which is not written yet; "
+        << "export works on ExecuTorch programs (.pte) for now\n";
+    return kBadFile;
+  }
+  std::vector<DataFile> data;
+  for (const auto& p : ptds) {
+    auto d = readDataFile(p);
+    if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
+    data.push_back(std::move(d.value()));
+  }
+  if (!data.empty())
+    if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+  // Re-plan every method with the config's algorithms and alignment.
+  std::string algorithm = config.memoryPlanning.algorithms.size() == 1 ? config.memoryPlanning.algorithms[0] : "suite";
+  for (Method& m : program->methods) {
+    auto mp = planMethod(m, PlanOptions{algorithm, config.memoryPlanning.alignment});
+    if (!mp) return err << "error: " << file << ": " << m.name << ": " << mp.error().message() << "\n", kBadFile;
+    if (auto s = applyPlan(m, mp.value()); !s) return err << "error: " << file << ": " << s.error().message() << "\n", kBadFile;
+  }
+  PteWriteOptions options;
+  options.segmentAlignment = config.segmentAlignment;
+  if (config.constantTensorAlignment) options.constantTensorAlignment = *config.constantTensorAlignment;
+  if (config.delegateAlignment) options.delegateAlignment = *config.delegateAlignment;
+  options.extractDelegateSegments = config.extractDelegateSegments;
+  options.ptdDir = ptdDir;
+  if (!ptdDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(ptdDir, ec);
+    if (ec) return err << "error: " << ptdDir << ": cannot create the folder: " << ec.message() << "\n", kBadFile;
+  }
+  options.writeDataFiles = !unresolvedExternalKeys(program.value()).size();
+  auto report = writePte(program.value(), output, options);
+  if (!report) return err << "error: " << report.error().message() << "\n", kBadFile;
+  for (const auto& f : report->files) out << "wrote " << f.path << " (" << f.bytes << " bytes)\n";
+  for (const Method& m : program->methods)
+    for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
+      out << "  " << m.name << " mem_id " << id << ": arena " << m.nonConstBufferSizes[id] << " bytes\n";
+  return kOk;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -447,6 +530,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
   if (cmd == "lower") return lower(rest, out, err);
+  if (cmd == "export") return exportProgram(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

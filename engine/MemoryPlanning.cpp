@@ -140,6 +140,29 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
   return mp;
 }
 
+Status applyPlan(Method& m, const MethodPlan& plan) {
+  for (size_t i = 0; i < plan.storageValues.size(); ++i)
+    for (ValueId v : plan.storageValues[i]) {
+      TensorSpec& t = m.values[v].tensor();
+      t.slot = PlannedSlot{plan.problem.tensors[i].memId, plan.result.offsets[i]};
+    }
+  size_t count = std::max<size_t>(m.nonConstBufferSizes.size(), 1);
+  for (const ArenaPlan& a : plan.arenas) count = std::max<size_t>(count, a.memId + 1);
+  std::vector<int64_t> sizes(count, 0);
+  for (const ArenaPlan& a : plan.arenas)
+    if (a.memId < sizes.size()) sizes[a.memId] = static_cast<int64_t>(a.planned);
+  m.nonConstBufferSizes = std::move(sizes);
+  MemoryPlanReport check = analyzeMemoryPlan(m);
+  if (!check.overlapFree())
+    return Error{ErrorCode::Invalid, {}, std::nullopt, "new plan of " + m.name, "no overlapping live tensors",
+                 std::to_string(check.overlapCount) + " overlapping pairs"};
+  for (const auto& a : check.arenas)
+    if (a.highWater > a.size)
+      return Error{ErrorCode::Invalid, {}, std::nullopt, "new plan of " + m.name, "tensors inside arena " + std::to_string(a.memId),
+                   "a tensor ending at byte " + std::to_string(a.highWater)};
+  return Ok{};
+}
+
 std::string planTraceJson(const std::vector<MethodPlan>& plans) {
   using nlohmann::json;
   json events = json::array();

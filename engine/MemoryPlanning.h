@@ -60,6 +60,11 @@ struct MethodPlan {
 /// stored plan records them) and plans it with `options.algorithm`.
 Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options);
 
+/// Writes `plan` into the method: every value of each planned storage gets
+/// the storage's new slot, and non_const_buffer_sizes the new arenas. The
+/// result is checked: no two live tensors may share bytes afterwards.
+Status applyPlan(Method& m, const MethodPlan& plan);
+
 /// Chrome trace / Perfetto JSON: a process per method, a track per mem_id,
 /// one slice per tensor (1 µs of trace time = 1 execution step; offset and
 /// bytes in args) and a counter of live bytes per mem_id.

@@ -7,6 +7,9 @@
 #include <sstream>
 
 #include "app/Cli.h"
+#include "engine/MemoryPlanAnalysis.h"
+#include "engine/PtdReader.h"
+#include "engine/PteReader.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;
@@ -147,6 +150,38 @@ class TestCli : public QObject {
     QCOMPARE(j["format"].get<std::string>(), std::string("ptd"));
     QVERIFY(!j["entries"].empty());
     QVERIFY(j["entries"][0].contains("key"));
+  }
+
+  void exportCommand() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QTemporaryDir dir;
+    QCOMPARE(runCli({"export", fixture("pte/dnf.pte").toStdString()}).code, 2);  // no -o
+    std::string cfg = (dir.path() + "/naive.json").toStdString();
+    QFile f(QString::fromStdString(cfg));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"memory_planning_pass\": {\"algorithms\": [\"naive\"]}, \"segment_alignment\": 4096}");
+    f.close();
+    std::string out = (dir.path() + "/dnf.pte").toStdString();
+    Run r = runCli({"export", fixture("pte/dnf.pte").toStdString(), "--config", cfg, "-o", out});
+    QCOMPARE(r.code, 0);
+    auto p = readProgramFile(out);
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->facts.segmentAlignment, uint64_t(4096));
+    QCOMPARE(p->methods[0].nonConstBufferSizes[1], int64_t(2752));  // naive: no reuse
+    QCOMPARE(p->methods[1].nonConstBufferSizes.size(), size_t(1));  // getters keep their single entry
+    auto report = analyzeMemoryPlan(p->methods[0]);
+    QVERIFY(report.overlapFree());
+    // The default config re-plans with the suite: never above what ExecuTorch stored.
+    r = runCli({"export", fixture("pte/xor.pte").toStdString(), "--ptd", fixture("ptd/xor.ptd").toStdString(), "-o",
+                (dir.path() + "/xor.pte").toStdString(), "--ptd-dir", (dir.path() + "/data").toStdString()});
+    QCOMPARE(r.code, 0);
+    auto x = readProgramFile((dir.path() + "/xor.pte").toStdString());
+    QVERIFY(x.ok());
+    QCOMPARE(x->methods[0].nonConstBufferSizes[1], int64_t(608));  // stored: 624
+    auto d = readDataFile((dir.path() + "/data/xor.ptd").toStdString());
+    QVERIFY(d.ok());
+    QVERIFY(resolveExternalTensors(x.value(), {d.value()}).ok());
+    QCOMPARE(runCli({"export", fixture("pt2/linear.pt2").toStdString(), "-o", out}).code, 3);  // emitter not yet
   }
 
   // The installed binary behaves like the in-process command.
