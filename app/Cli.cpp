@@ -372,14 +372,9 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     err << "lowering-cli lower: missing FILE\n" << kUsageText;
     return kUsage;
   }
-  ExecutorchBackendConfig config;
-  if (!configPath.empty()) {
-    auto f = MappedFile::open(configPath);
-    if (!f) return err << "error: " << f.error().message() << "\n", kBadFile;
-    auto c = configFromJson(std::string(reinterpret_cast<const char*>(f.value()->data()), f.value()->size()), configPath);
-    if (!c) return err << "error: " << c.error().message() << "\n", kBadFile;
-    config = c.value();
-  }
+  auto loaded = loadConfigFile(configPath);
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
   if (program->format == SourceFormat::Pte) {
@@ -458,14 +453,9 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
     err << "lowering-cli export: needs FILE and -o OUT.pte\n" << kUsageText;
     return kUsage;
   }
-  ExecutorchBackendConfig config;
-  if (!configPath.empty()) {
-    auto f = MappedFile::open(configPath);
-    if (!f) return err << "error: " << f.error().message() << "\n", kBadFile;
-    auto c = configFromJson(std::string(reinterpret_cast<const char*>(f.value()->data()), f.value()->size()), configPath);
-    if (!c) return err << "error: " << c.error().message() << "\n", kBadFile;
-    config = c.value();
-  }
+  auto loaded = loadConfigFile(configPath);
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
   if (program->format != SourceFormat::Pte) {

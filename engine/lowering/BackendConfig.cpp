@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/MappedFile.h"
+
 namespace lstudio {
 namespace {
 
@@ -186,6 +188,13 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
             {"run_reinplace_pass", c.runReinplacePass},
             {"reinplace_extra_ops", c.reinplaceExtraOps}};
   return j.dump(2) + "\n";
+}
+
+Result<ExecutorchBackendConfig> loadConfigFile(const std::string& path) {
+  if (path.empty()) return ExecutorchBackendConfig{};
+  auto f = MappedFile::open(path);
+  if (!f) return f.error();
+  return configFromJson(std::string(reinterpret_cast<const char*>(f.value()->data()), f.value()->size()), path);
 }
 
 }  // namespace lstudio

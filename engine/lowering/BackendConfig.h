@@ -59,5 +59,7 @@ struct ExecutorchBackendConfig {
 /// naming the field (`file` names the source in messages).
 Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const std::string& file = "config");
 std::string configToJson(const ExecutorchBackendConfig& c);
+/// Reads a config file; an empty path gives the defaults.
+Result<ExecutorchBackendConfig> loadConfigFile(const std::string& path);
 
 }  // namespace lstudio
