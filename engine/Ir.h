@@ -78,6 +78,9 @@ struct TensorSpec {
   std::optional<uint64_t> mutableSegmentIndex;
   bool external = false;            ///< bytes in a .ptd under `fqn`
   std::string fqn;                  ///< fully qualified name, e.g. "linear.weight"
+  /// The .ptd file (stem) an external tensor is written to, as tagged by the
+  /// external constants pass (ExecuTorch's constant_tag); empty: the writer decides.
+  std::string constantTag;
   ConstantSource source = ConstantSource::None;
   Bytes data;                       ///< constant or initial bytes when resolved
 

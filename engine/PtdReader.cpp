@@ -277,6 +277,11 @@ Status resolveExternalTensors(Program& program, const std::vector<DataFile>& fil
         return Error{ErrorCode::Mismatch, in->path, hit->data.fileOffset, who + " byte size",
                      std::to_string(need) + " bytes", std::to_string(hit->data.size) + " bytes"};
       t.data = hit->data;
+      if (t.constantTag.empty()) {  // the file it came from is where a rewrite puts it back
+        std::string stem = in->path.substr(in->path.rfind('/') + 1);
+        if (size_t dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
+        t.constantTag = stem;
+      }
       t.data.size = need;
     }
   }

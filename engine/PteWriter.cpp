@@ -350,6 +350,7 @@ class Planner {
 
   std::string tagFor(const TensorSpec& t) const {
     if (auto it = o_.externalTags.find(t.fqn); it != o_.externalTags.end()) return it->second;
+    if (!t.constantTag.empty()) return t.constantTag;
     if (t.data.data)
       for (const auto& f : p_.externalFiles) {
         if (!f || t.data.data < f->data() || t.data.data >= f->data() + f->size()) continue;

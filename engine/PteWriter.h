@@ -45,7 +45,7 @@
 // resolveExternalTensors has run) go to `<ptdDir>/<tag>.ptd`, the current
 // FlatTensor generation (FT01, 40-byte FH01 header padded to 48, one segment
 // per distinct tensor, tensor_layout on every entry). A tensor's tag is, in
-// order: PteWriteOptions::externalTags[fqn]; the stem of the .ptd file the
+// order: PteWriteOptions::externalTags[fqn]; TensorSpec::constantTag; the stem of the .ptd file the
 // tensor's bytes were resolved from (so rewriting linear.pte + linear.ptd
 // writes linear.ptd); PteWriteOptions::defaultExternalTag.
 #pragma once

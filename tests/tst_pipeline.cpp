@@ -35,13 +35,15 @@ class TestPipeline : public QObject {
     ExecutorchBackendConfig c;
     c.memoryPlanning.alignment = 64;
     c.removeViewCopy = false;
-    c.externalConstantRules.push_back({"*.weight", "layers.", 1024, "weights.ptd"});
+    c.externalConstantRules.push_back({.namePattern = "*.weight", .modulePrefix = "layers.", .op = "aten::mm", .minBytes = 1024, .file = "weights.ptd"});
     auto back = configFromJson(configToJson(c));
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
     QCOMPARE(back->memoryPlanning.alignment, uint64_t(64));
     QCOMPARE(back->removeViewCopy, false);
     QCOMPARE(back->externalConstantRules.size(), size_t(1));
     QCOMPARE(back->externalConstantRules[0].file, std::string("weights.ptd"));
+    QCOMPARE(back->externalConstantRules[0].op, std::string("aten::mm"));
+    QVERIFY(!configFromJson("{\"external_constants\": [{\"nmae\": \"*\"}]}").ok());
     auto bad = configFromJson("{\"segment_alignment\": 100}", "cfg.json");
     QVERIFY(!bad.ok());
     QVERIFY(bad.error().message().find("segment_alignment") != std::string::npos);

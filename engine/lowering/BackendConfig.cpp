@@ -130,9 +130,13 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
         const json& r = e[i];
         std::string path = "external_constants[" + std::to_string(i) + "]";
         if (!r.is_object()) return fieldError(file, path, "a rule object", r.dump());
+        for (const auto& [key, value] : r.items())
+          if (key != "name" && key != "module" && key != "op" && key != "min_bytes" && key != "file")
+            return fieldError(file, path + "." + key, "name, module, op, min_bytes or file", "an unknown field");
         ConstantTagRule rule;
         if (!(s = text_(r, "name", rule.namePattern, path + ".name"))) return s.error();
         if (!(s = text_(r, "module", rule.modulePrefix, path + ".module"))) return s.error();
+        if (!(s = text_(r, "op", rule.op, path + ".op"))) return s.error();
         if (!(s = unsignedInt(r, "min_bytes", rule.minBytes, path + ".min_bytes"))) return s.error();
         if (r.contains("file") && r["file"].is_null()) rule.file.clear();
         else if (!(s = text_(r, "file", rule.file, path + ".file"))) return s.error();
@@ -163,7 +167,7 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
 std::string configToJson(const ExecutorchBackendConfig& c) {
   json rules = json::array();
   for (const auto& r : c.externalConstantRules)
-    rules.push_back({{"name", r.namePattern}, {"module", r.modulePrefix}, {"min_bytes", r.minBytes},
+    rules.push_back({{"name", r.namePattern}, {"module", r.modulePrefix}, {"op", r.op}, {"min_bytes", r.minBytes},
                      {"file", r.file.empty() ? json(nullptr) : json(r.file)}});
   json j = {{"memory_planning_pass",
              {{"algorithms", c.memoryPlanning.algorithms},

@@ -18,6 +18,7 @@ namespace lstudio {
 struct ConstantTagRule {
   std::string namePattern;    ///< glob on the fully qualified name ("*.weight"); empty = any
   std::string modulePrefix;   ///< module path prefix ("layers.0."); empty = any
+  std::string op;             ///< operator of the first node reading it ("aten::embedding"); empty = any
   uint64_t minBytes = 0;      ///< only constants at least this large
   std::string file;           ///< destination .ptd ("model.ptd"); empty = keep inside the .pte
 };

@@ -40,6 +40,7 @@ std::string spec(const TensorSpec& t) {
   std::string s = t.shapeString();
   if (t.slot) s += "@" + std::to_string(t.slot->memId) + ":" + std::to_string(t.slot->offset);
   if (t.viewOf != kNoValue) s += " view";
+  if (t.external) s += " in " + (t.constantTag.empty() ? std::string("a .ptd") : t.constantTag + ".ptd");
   return s;
 }
 

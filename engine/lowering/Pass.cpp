@@ -9,7 +9,7 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
   return {toEdgeOps(),           removeGraphAsserts(),     specProp(),     normalizeViewCopyBase(),
           deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
-          memoryPlanning()};
+          externalConstants(),   memoryPlanning()};
 }
 
 size_t eliminateDeadCode(Method& m) {

@@ -15,6 +15,7 @@ std::shared_ptr<const Pass> deadCodeElimination();
 std::shared_ptr<const Pass> replaceViewCopyWithView();
 std::shared_ptr<const Pass> symShapeEval();
 std::shared_ptr<const Pass> toOutVar();
+std::shared_ptr<const Pass> externalConstants();
 std::shared_ptr<const Pass> memoryPlanning();
 
 }  // namespace lstudio::passes
