@@ -1,13 +1,39 @@
 // lowering-studio: the desktop window.
+//
+// `--screenshot OUT.png` opens the file, optionally runs to a pass and
+// selects a node, waits until nothing is loading, lowering or laying out,
+// renders the window to a PNG and exits (for the README's pictures and tests).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QIcon>
+#include <QTabWidget>
+#include <QTimer>
+#include <cstdio>
 
 #include "ui/MainWindow.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"
 #endif
+
+namespace {
+
+/// Spins the event loop until the window has been idle for a few polls (or the timeout).
+bool settle(lstudio::ui::MainWindow& w, int timeoutMs) {
+  QElapsedTimer t;
+  t.start();
+  int quiet = 0;
+  while (t.elapsed() < timeoutMs) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    quiet = w.idle() ? quiet + 1 : 0;
+    if (quiet >= 5) return true;
+    QThread::msleep(10);
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -22,10 +48,56 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
+  QCommandLineOption screenshot("screenshot", "Render the window to a PNG file and exit.", "out.png");
+  QCommandLineOption runTo("run-to", "Run the lowering until this pass has run ('end' for all).", "pass");
+  QCommandLineOption select("select", "Select the node with this name.", "node");
+  QCommandLineOption view("view", "The view to show: graph, plan, text or summary.", "view");
+  QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
+  parser.addOptions({screenshot, runTo, select, view, size});
   parser.process(app);
 
   lstudio::ui::MainWindow w;
+  bool shot = parser.isSet(screenshot);
+  if (shot) {
+    w.setQuietErrors(true);
+    QStringList wh = parser.value(size).split('x');
+    if (wh.size() == 2) w.resize(wh[0].toInt(), wh[1].toInt());
+  }
   w.show();
-  if (!parser.positionalArguments().isEmpty()) w.openFile(parser.positionalArguments().first());
-  return app.exec();
+  QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
+  if (!file.isEmpty()) w.openFile(file);
+  if (!shot) return app.exec();
+
+  // Screenshot mode: every step waits for the window to settle.
+  if (file.isEmpty() || !settle(w, 120000) || !w.current()) {
+    std::fprintf(stderr, "lowering-studio: could not open '%s' for the screenshot\n", qPrintable(file));
+    return 2;
+  }
+  if (parser.isSet(runTo)) {
+    QString pass = parser.value(runTo);
+    if (pass == "end") {
+      w.runToPass(QString());
+      w.runner()->runToEnd();
+    } else if (!w.runToPass(pass)) {
+      std::fprintf(stderr, "lowering-studio: no pass named '%s' (see lowering-cli lower --list-passes)\n", qPrintable(pass));
+      return 2;
+    }
+    settle(w, 120000);
+  }
+  if (parser.isSet(view)) {
+    QString v = parser.value(view).toLower();
+    for (int i = 0; i < w.views()->count(); ++i)
+      if (w.views()->tabText(i).toLower().startsWith(v.left(4))) w.views()->setCurrentIndex(i);
+  }
+  if (parser.isSet(select) && !w.selectNodeByName(parser.value(select))) {
+    std::fprintf(stderr, "lowering-studio: no node named '%s' in the shown program\n", qPrintable(parser.value(select)));
+    return 2;
+  }
+  settle(w, 60000);
+  if (!w.grab().save(parser.value(screenshot))) {
+    std::fprintf(stderr, "lowering-studio: cannot write '%s'\n", qPrintable(parser.value(screenshot)));
+    return 3;
+  }
+  std::printf("wrote %s\n", qPrintable(parser.value(screenshot)));
+  return 0;
 }

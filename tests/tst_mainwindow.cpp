@@ -4,13 +4,37 @@
 #include <QStandardPaths>
 #include <QTemporaryFile>
 #include <QTreeWidget>
+#include <QCheckBox>
+#include <QTextBlock>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include "engine/Pt2Reader.h"
+#include "engine/Pt2Writer.h"
+#include "engine/SampleZoo.h"
 #include "tests/TestSupport.h"
+#include "ui/Inspector.h"
 #include "ui/MainWindow.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
+
+namespace {
+
+std::shared_ptr<const Program> sample(const std::string& name, SampleOptions o = {}) {
+  auto p = buildSample(name, o);
+  if (!p) qFatal("%s", p.error().message().c_str());
+  return std::make_shared<const Program>(std::move(p.value()));
+}
+
+int row(QTreeWidget* t, const QString& name) {
+  for (int i = 0; i < t->topLevelItemCount(); ++i)
+    if (t->topLevelItem(i)->text(0) == name) return i;
+  return -1;
+}
+
+}  // namespace
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -92,6 +116,131 @@ class TestMainWindow : public QObject {
     QString msg = spy.first().at(1).toString();
     QVERIFY2(msg.contains(f.fileName()) && msg.contains("at byte 4"), qPrintable(msg));
     QVERIFY(!w.current());
+  }
+
+  void stepsThroughThePasses() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openProgram(sample("mlp"), "mlp");
+    ui::PipelineRunner* r = w.runner();
+    QVERIFY(r->hasPipeline());
+    const size_t passes = r->state().records.size();
+    QCOMPARE(w.timeline()->topLevelItemCount(), int(passes) + 1);  // the input, then every pass
+    QCOMPARE(w.shownSnapshot(), 0);
+
+    r->step();
+    r->waitForIdle();
+    QCOMPARE(r->state().position, size_t(1));
+    QCOMPARE(w.shownSnapshot(), 1);
+    QVERIFY(w.timeline()->topLevelItem(1)->toolTip(0).contains("changed"));
+
+    QVERIFY(w.runToPass("ToOutVarPass"));
+    r->waitForIdle();
+    QCOMPARE(w.timeline()->currentItem()->text(0), QString("ToOutVarPass"));
+    // Every kernel became its out variant: each node is marked modified, none added or removed.
+    const Method& m = w.shownProgram()->methods[0];
+    QCOMPARE(w.shownDiff().modified, m.nodes.size());
+    QCOMPARE(w.shownDiff().added, size_t(0));
+    QVERIFY(w.shownDiff().removed.empty());
+    QVERIFY(w.graphTextView()->toPlainText().contains("aten::addmm.out"));
+    QCOMPARE(w.graphTextView()->extraSelections().size(), int(m.nodes.size()));
+
+    // An earlier snapshot, chosen on the timeline, shows the functional ops again.
+    w.showSnapshot(1);
+    QVERIFY(!w.graphTextView()->toPlainText().contains("aten::addmm.out"));
+    QVERIFY(w.graphTextView()->toPlainText().contains("aten::addmm.default"));
+
+    r->back();
+    r->waitForIdle();
+    QCOMPARE(r->state().records[r->state().position].state, PassRecord::State::NotRun);
+    r->runToEnd();
+    r->waitForIdle();
+    QVERIFY(r->state().atEnd());
+    QCOMPARE(w.shownSnapshot(), int(passes));
+    QVERIFY(w.graphTextView()->toPlainText().contains("arenas: mem_id 1"));
+    QVERIFY(w.logView()->toPlainText().contains("MemoryPlanningPass: changed"));
+
+    // Hiding passes that changed nothing leaves the changed ones.
+    int skipped = row(w.timeline(), "ExternalConstantsPass");
+    QVERIFY(skipped > 0);
+    QVERIFY(!w.timeline()->topLevelItem(skipped)->isHidden());
+    w.findChild<QCheckBox*>()->setChecked(true);
+    QVERIFY(w.timeline()->topLevelItem(row(w.timeline(), "ExternalConstantsPass"))->isHidden());
+    QVERIFY(!w.timeline()->topLevelItem(row(w.timeline(), "ToOutVarPass"))->isHidden());
+  }
+
+  void selectionAndFind() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.openProgram(sample("llama", {.layers = 2}), "llama");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QVERIFY(w.selectNodeByName("mm_3"));
+    QString html = w.inspector()->toPlainText();
+    QVERIFY2(html.contains("aten::mm.out"), qPrintable(html));
+    QVERIFY(html.contains("mem_id 1"));  // planned: its slot and lifetime
+    QVERIFY(html.contains("lifetime steps"));
+    QVERIFY(html.contains("layers.0.attention.wo"));
+    QCOMPARE(w.graphTextView()->textCursor().blockNumber(), w.selectedNode() + 1);
+
+    QVERIFY(w.findNode("layers.1.feed_forward"));
+    int first = w.selectedNode();
+    const Method& m = w.shownProgram()->methods[0];
+    bool inModule = false;
+    for (const auto& f : m.nodes[first].meta.moduleStack) inModule = inModule || f.path == "layers.1.feed_forward";
+    QVERIFY(inModule);
+    QVERIFY(w.findNode("layers.1.feed_forward"));
+    QVERIFY(w.selectedNode() > first);
+    QVERIFY(w.findNode("layers.1.feed_forward", true));
+    QCOMPARE(w.selectedNode(), first);
+    QVERIFY(!w.findNode("no_such_node_anywhere"));
+
+    // Clicking a line of the text view selects that node.
+    QTextCursor c(w.graphTextView()->document()->findBlockByNumber(3));
+    w.graphTextView()->setTextCursor(c);
+    QCOMPARE(w.selectedNode(), 2);
+  }
+
+  void failingPassSelectsTheNode() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto imported = readExportFile(fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(imported.ok());
+    Program custom = imported.value();
+    custom.methods[0].operators[0] = OperatorRef{"aten::linear_nonexistent", "default"};
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.openProgram(std::make_shared<const Program>(std::move(custom)), "broken");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QVERIFY(w.runner()->state().failed);
+    int failed = row(w.timeline(), "ToOutVarPass");
+    QVERIFY(w.timeline()->topLevelItem(failed)->toolTip(0).contains("failed"));
+    // The window shows the program the pass choked on, with the node selected.
+    QCOMPARE(w.shownSnapshot(), failed - 1);
+    QCOMPARE(w.selectedNode(), 0);
+    QVERIFY(w.inspector()->toPlainText().contains("linear"));
+    QVERIFY(w.logView()->toPlainText().contains("node 'linear'"));
+  }
+
+  void screenshotCommand() {
+    QTemporaryDir dir;
+    QString pt2 = dir.filePath("mlp.pt2"), png = dir.filePath("shot.png");
+    QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
+    QProcess studio;
+    studio.setProcessChannelMode(QProcess::MergedChannels);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    studio.setProcessEnvironment(env);
+    studio.start(LSTUDIO_STUDIO, {pt2, "--screenshot", png, "--run-to", "ToOutVarPass", "--select", "relu", "--size", "1200x800"});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitCode(), 0);
+    QImage img(png);
+    QCOMPARE(img.size(), QSize(1200, 800));
+    studio.start(LSTUDIO_STUDIO, {pt2, "--screenshot", png, "--run-to", "NoSuchPass"});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitCode(), 2);
+    QVERIFY(studio.readAll().contains("no pass named 'NoSuchPass'"));
   }
 };
 

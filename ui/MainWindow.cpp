@@ -2,26 +2,38 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
+#include <QDateTime>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTextBlock>
 #include <QToolBar>
 #include <QTreeWidget>
+#include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/FormatUtil.h"
+#include "engine/SampleZoo.h"
+#include "engine/lowering/GraphText.h"
+#include "ui/Inspector.h"
 
 namespace lstudio::ui {
 namespace {
@@ -33,11 +45,72 @@ QTreeWidgetItem* add(QTreeWidgetItem* parent, const QString& key, const QString&
   return it;
 }
 
+QIcon dot(const QColor& c, bool hollow = false) {
+  QPixmap pm(12, 12);
+  pm.fill(Qt::transparent);
+  QPainter p(&pm);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(QPen(c.darker(130), 1.2));
+  p.setBrush(hollow ? QBrush(Qt::NoBrush) : QBrush(c));
+  p.drawEllipse(QRectF(1.5, 1.5, 9, 9));
+  return QIcon(pm);
+}
+
+QIcon stateIcon(PassRecord::State s) {
+  switch (s) {
+    case PassRecord::State::NotRun: return dot(QColor(170, 170, 170), true);
+    case PassRecord::State::Skipped: return dot(QColor(200, 200, 200));
+    case PassRecord::State::Unchanged: return dot(QColor(120, 144, 156));
+    case PassRecord::State::Changed: return dot(QColor(33, 150, 243));
+    case PassRecord::State::Failed: return dot(QColor(229, 57, 53));
+  }
+  return {};
+}
+
+QString stateText(PassRecord::State s) {
+  switch (s) {
+    case PassRecord::State::NotRun: return QObject::tr("not run");
+    case PassRecord::State::Skipped: return QObject::tr("skipped by config");
+    case PassRecord::State::Unchanged: return QObject::tr("unchanged");
+    case PassRecord::State::Changed: return QObject::tr("changed");
+    case PassRecord::State::Failed: return QObject::tr("failed");
+  }
+  return {};
+}
+
+// Marks of the text view: added nodes green, modified amber, selection blue.
+const QColor kAdded(200, 240, 200), kModified(255, 236, 179), kSelected(187, 222, 251);
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("Lowering Studio"));
   setAcceptDrops(true);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+  runner_ = new PipelineRunner(this);
+
+  // Centre: a tab per method above the views of the shown program.
+  auto* centre = new QWidget;
+  auto* centreLayout = new QVBoxLayout(centre);
+  centreLayout->setContentsMargins(0, 0, 0, 0);
+  centreLayout->setSpacing(0);
+  methodTabs_ = new QTabBar;
+  methodTabs_->setDocumentMode(true);
+  methodTabs_->setExpanding(false);
+  centreLayout->addWidget(methodTabs_);
+  views_ = new QTabWidget;
+  views_->setDocumentMode(true);
+  views_->setTabPosition(QTabWidget::South);
+  centreLayout->addWidget(views_, 1);
+  setCentralWidget(centre);
+
+  text_ = new QPlainTextEdit;
+  text_->setObjectName("graphText");
+  text_->setReadOnly(true);
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text_->setPlaceholderText(tr("File > Open (Ctrl+O) a .pt2 or .pte program, or drop one here."));
+  views_->addTab(text_, tr("Text"));
 
   tree_ = new QTreeWidget;
   tree_->setHeaderLabels({tr("Item"), tr("Value")});
@@ -47,49 +120,199 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   report_->setReadOnly(true);
   report_->setLineWrapMode(QPlainTextEdit::NoWrap);
   report_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  report_->setPlaceholderText(tr("File > Open (Ctrl+O) a .pte or .bpte program, or drop one here."));
   auto* split = new QSplitter;
   split->addWidget(tree_);
   split->addWidget(report_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 1);
-  setCentralWidget(split);
+  views_->addTab(split, tr("Summary"));
 
+  // Left: the pass timeline.
+  auto* timelineBox = new QWidget;
+  auto* tl = new QVBoxLayout(timelineBox);
+  tl->setContentsMargins(2, 2, 2, 2);
+  timeline_ = new QTreeWidget;
+  timeline_->setObjectName("timeline");
+  timeline_->setHeaderLabels({tr("Pass"), tr("ms")});
+  timeline_->setRootIsDecorated(false);
+  timeline_->setUniformRowHeights(true);
+  timeline_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  timeline_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  timeline_->header()->setStretchLastSection(false);
+  tl->addWidget(timeline_, 1);
+  hideUnchanged_ = new QCheckBox(tr("Hide passes that changed nothing"));
+  tl->addWidget(hideUnchanged_);
+  auto* timelineDock = new QDockWidget(tr("Passes"), this);
+  timelineDock->setObjectName("passesDock");
+  timelineDock->setWidget(timelineBox);
+  addDockWidget(Qt::LeftDockWidgetArea, timelineDock);
+
+  inspector_ = new Inspector;
+  inspector_->setObjectName("inspector");
+  auto* inspectorDock = new QDockWidget(tr("Inspector"), this);
+  inspectorDock->setObjectName("inspectorDock");
+  inspectorDock->setWidget(inspector_);
+  addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+  log_ = new QPlainTextEdit;
+  log_->setObjectName("log");
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* logDock = new QDockWidget(tr("Log"), this);
+  logDock->setObjectName("logDock");
+  logDock->setWidget(log_);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock);
+  resizeDocks({timelineDock, inspectorDock}, {260, 340}, Qt::Horizontal);
+  resizeDocks({logDock}, {120}, Qt::Vertical);
+
+  status_ = new QLabel(tr("Ready"));
+  busy_ = new QProgressBar;
+  busy_->setRange(0, 0);  // indeterminate while a worker reads or lowers
+  busy_->setMaximumWidth(160);
+  busy_->hide();
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(busy_);
+
+  buildActions();
+  auto* view = menuBar()->actions().size() > 2 ? menuBar()->actions()[2]->menu() : nullptr;
+  if (view) {
+    view->addSeparator();
+    view->addAction(timelineDock->toggleViewAction());
+    view->addAction(inspectorDock->toggleViewAction());
+    view->addAction(logDock->toggleViewAction());
+  }
+
+  connect(&watcher_, &QFutureWatcher<LoadedProgram>::finished, this, &MainWindow::onLoaded);
+  connect(runner_, &PipelineRunner::stateChanged, this, &MainWindow::onPipelineState);
+  connect(runner_, &PipelineRunner::busyChanged, this, [this](bool b) {
+    busy_->setVisible(b || watcher_.isRunning());
+    updateActions();
+  });
+  connect(runner_, &PipelineRunner::passFinished, this, [this](int i, const PassRecord& r) {
+    log(QString("[%1] %2: %3 (%4 ms)").arg(i + 1).arg(q(r.name), stateText(r.state)).arg(r.milliseconds, 0, 'f', 2));
+    for (const Diagnostic& d : r.diagnostics)
+      log(QString("    %1%2").arg(d.node >= 0 ? QString("node %1: ").arg(d.node) : QString(), q(d.message)));
+  });
+  connect(timeline_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* it) {
+    int row = timeline_->indexOfTopLevelItem(it);
+    const PipelineState& s = runner_->state();
+    if (row <= static_cast<int>(s.position)) showSnapshot(row);
+  });
+  connect(timeline_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* it) {
+    int row = timeline_->indexOfTopLevelItem(it);
+    if (row > 0 && pipelineActive()) runner_->runTo(row - 1);
+  });
+  connect(hideUnchanged_, &QCheckBox::toggled, this, &MainWindow::refreshTimeline);
+  connect(methodTabs_, &QTabBar::currentChanged, this, [this](int i) {
+    if (i < 0 || i == method_) return;
+    method_ = i;
+    selectedNode_ = -1;
+    refreshShown();
+  });
+  connect(text_, &QPlainTextEdit::cursorPositionChanged, this, [this] {
+    int line = text_->textCursor().blockNumber();
+    if (!shown_ || line < 1) return;
+    int node = line - 1;
+    if (node < static_cast<int>(shown_->methods[method_].nodes.size()) && node != selectedNode_) selectNode(node);
+  });
+  connect(inspector_, &Inspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(inspector_, &Inspector::valueActivated, this, &MainWindow::selectValue);
+
+  QSettings s;
+  restoreGeometry(s.value("window/geometry").toByteArray());
+  restoreState(s.value("window/state").toByteArray());
+  hideUnchanged_->setChecked(s.value("timeline/hideUnchanged", false).toBool());
+  if (!s.contains("window/geometry")) resize(1400, 860);
+  updateRecentMenu();
+  updateActions();
+}
+
+MainWindow::~MainWindow() { watcher_.waitForFinished(); }
+
+void MainWindow::buildActions() {
   auto* file = menuBar()->addMenu(tr("&File"));
-  auto* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFile);
+  auto* open = file->addAction(QIcon::fromTheme("document-open"), tr("&Open…"), this, &MainWindow::chooseFile);
   open->setShortcut(QKeySequence::Open);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
+  auto* samples = file->addMenu(tr("Open &Sample"));
+  for (const SampleInfo& info : sampleList()) {
+    auto* a = samples->addAction(q(info.name), this, [this, n = q(info.name)] { openSample(n); });
+    a->setToolTip(q(info.description));
+  }
+  samples->setToolTipsVisible(true);
   file->addSeparator();
   auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+
+  auto* lower = menuBar()->addMenu(tr("&Lowering"));
+  step_ = lower->addAction(tr("&Next Pass"), this, [this] { runner_->step(); });
+  step_->setShortcut(Qt::Key_F10);
+  back_ = lower->addAction(tr("&Previous Pass"), this, [this] { runner_->back(); });
+  back_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F10));
+  runEnd_ = lower->addAction(tr("Run to &End"), this, [this] { runner_->runToEnd(); });
+  runEnd_->setShortcut(Qt::Key_F5);
+  runSelected_ = lower->addAction(tr("Run to &Selected Pass"), this, [this] {
+    int row = timeline_->indexOfTopLevelItem(timeline_->currentItem());
+    if (row > 0) runner_->runTo(row - 1);
+  });
+  runSelected_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F10));
+  stop_ = lower->addAction(tr("S&top"), this, [this] { runner_->stop(); });
+  stop_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+  reset_ = lower->addAction(tr("&Reset"), this, [this] { runner_->reset(); });
+  reset_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+
+  auto* view = menuBar()->addMenu(tr("&View"));
+  auto* findAct = view->addAction(tr("&Find Node…"), this, [this] {
+    bool ok = false;
+    QString t = QInputDialog::getText(this, tr("Find node"), tr("Node name, operator or module path:"), QLineEdit::Normal,
+                                      findText_, &ok);
+    if (ok && !t.isEmpty()) findNode(t);
+  });
+  findAct->setShortcut(QKeySequence::Find);
+  auto* next = view->addAction(tr("Find &Next"), this, [this] { findNode(findText_); });
+  next->setShortcut(QKeySequence::FindNext);
+  auto* prev = view->addAction(tr("Find &Previous"), this, [this] { findNode(findText_, true); });
+  prev->setShortcut(QKeySequence::FindPrevious);
+  view->addSeparator();
+  for (int i = 0; i < 4; ++i) {
+    auto* a = view->addAction(tr("View %1").arg(i + 1), this, [this, i] {
+      if (i < views_->count()) views_->setCurrentIndex(i);
+    });
+    a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+  }
+
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About"), this, [this] {
     QMessageBox::about(this, tr("About Lowering Studio"),
                        tr("Lowering Studio %1\nSee and steer how a PyTorch program becomes an ExecuTorch program.")
                            .arg(QApplication::applicationVersion()));
   });
+
   auto* tb = addToolBar(tr("Main"));
   tb->setObjectName("mainToolbar");
+  tb->setToolButtonStyle(Qt::ToolButtonTextOnly);
   tb->addAction(open);
-
-  status_ = new QLabel(tr("Ready"));
-  busy_ = new QProgressBar;
-  busy_->setRange(0, 0);  // indeterminate while a worker reads
-  busy_->setMaximumWidth(160);
-  busy_->hide();
-  statusBar()->addWidget(status_, 1);
-  statusBar()->addPermanentWidget(busy_);
-
-  connect(&watcher_, &QFutureWatcher<LoadedProgram>::finished, this, &MainWindow::onLoaded);
-
-  QSettings s;
-  restoreGeometry(s.value("window/geometry").toByteArray());
-  restoreState(s.value("window/state").toByteArray());
-  if (!s.contains("window/geometry")) resize(1200, 760);
-  updateRecentMenu();
+  tb->addSeparator();
+  for (QAction* a : {reset_, back_, step_, runSelected_, runEnd_, stop_}) {
+    a->setToolTip(a->text().remove('&') + " (" + a->shortcut().toString(QKeySequence::NativeText) + ")");
+    tb->addAction(a);
+  }
 }
 
-MainWindow::~MainWindow() { watcher_.waitForFinished(); }
+bool MainWindow::pipelineActive() const { return runner_->hasPipeline(); }
+
+void MainWindow::updateActions() {
+  const PipelineState& s = runner_->state();
+  bool on = pipelineActive();
+  bool busy = runner_->busy();
+  step_->setEnabled(on && !s.atEnd() && !s.failed);
+  runEnd_->setEnabled(on && !s.atEnd() && !s.failed);
+  runSelected_->setEnabled(on);
+  back_->setEnabled(on && s.position > 0);
+  reset_->setEnabled(on && s.position > 0);
+  stop_->setEnabled(busy);
+}
+
+bool MainWindow::idle() const { return !watcher_.isRunning() && !runner_->busy(); }
 
 void MainWindow::chooseFile() {
   QSettings s;
@@ -104,16 +327,53 @@ void MainWindow::openFile(const QString& path) {
   s.setValue("lastDirectory", QFileInfo(path).absolutePath());
   std::string p = path.toStdString();
   status_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+  log(tr("Opening %1").arg(path));
   busy_->show();
   // A newer load replaces the watched future; the older result is dropped.
   watcher_.setFuture(QtConcurrent::run([p] { return loadProgram(p, dataFilesBeside(p)); }));
 }
 
+void MainWindow::openSample(const QString& name) {
+  std::string n = name.toStdString();
+  status_->setText(tr("Building sample %1…").arg(name));
+  log(tr("Building sample %1").arg(name));
+  busy_->show();
+  watcher_.setFuture(QtConcurrent::run([n] {
+    LoadedProgram r;
+    r.path = "sample:" + n;
+    auto p = buildSample(n);
+    if (!p) {
+      r.error = p.error().message();
+      return r;
+    }
+    p->path = r.path;
+    r.summary = summarize(p.value(), {});
+    r.report = toText(r.summary);
+    r.program = std::make_shared<const Program>(std::move(p.value()));
+    r.ok = true;
+    return r;
+  }));
+}
+
+void MainWindow::openProgram(std::shared_ptr<const Program> program, const QString& title) {
+  LoadedProgram r;
+  r.path = title.toStdString();
+  r.summary = summarize(*program, {});
+  r.report = toText(r.summary);
+  r.program = std::move(program);
+  r.ok = true;
+  finishLoad(std::move(r));
+}
+
 void MainWindow::onLoaded() {
-  busy_->hide();
-  LoadedProgram r = watcher_.result();
+  busy_->setVisible(runner_->busy());
+  finishLoad(watcher_.result());
+}
+
+void MainWindow::finishLoad(LoadedProgram r) {
   if (!r.ok) {
     status_->setText(tr("Could not open %1").arg(QFileInfo(q(r.path)).fileName()));
+    log(tr("Error: %1").arg(q(r.error)));
     if (!quietErrors_) {
       QMessageBox box(QMessageBox::Critical, tr("Cannot open program"),
                       tr("%1 is not a valid ExecuTorch program.").arg(QFileInfo(q(r.path)).fileName()),
@@ -127,14 +387,241 @@ void MainWindow::onLoaded() {
   }
   current_ = std::move(r);
   showSummary(current_);
+  log(tr("Loaded %1").arg(q(current_.path)));
   QSettings s;
   QStringList recent = s.value("recentFiles").toStringList();
   recent.removeAll(q(current_.path));
-  recent.prepend(q(current_.path));
+  if (QFileInfo::exists(q(current_.path))) recent.prepend(q(current_.path));
   while (recent.size() > 10) recent.removeLast();
   s.setValue("recentFiles", recent);
   updateRecentMenu();
+
+  method_ = 0;
+  snapshot_ = 0;
+  selectedNode_ = -1;
+  shownPosition_ = -1;
+  if (current_.program && current_.program->format != SourceFormat::Pte) {
+    runner_->start(current_.program, runner_->state().config);  // keeps the config the user set
+  } else {
+    runner_->clear();
+    shown_ = current_.program;
+    refreshTimeline();
+    refreshShown();
+  }
+  if (!current_.program) views_->setCurrentIndex(views_->count() - 1);
+  updateActions();
   emit loadFinished(true, {});
+}
+
+void MainWindow::onPipelineState() {
+  const PipelineState& s = runner_->state();
+  if (!s.input) return;
+  // Running or undoing passes shows the newest snapshot; a state with the
+  // same position (a re-delivery) keeps what the user chose on the timeline.
+  if (static_cast<int>(s.position) != shownPosition_) {
+    shownPosition_ = static_cast<int>(s.position);
+    snapshot_ = static_cast<int>(s.position);
+    if (s.failed) {
+      // Show the program the failing pass choked on, with the node selected.
+      snapshot_ = static_cast<int>(s.position) - 1;
+      const PassRecord& r = s.records[s.position - 1];
+      for (const Diagnostic& d : r.diagnostics)
+        if (d.node >= 0) selectedNode_ = d.node;
+      status_->setText(tr("%1 failed: %2").arg(q(r.name), r.diagnostics.empty() ? QString() : q(r.diagnostics.front().message)));
+    }
+  }
+  snapshot_ = std::min(snapshot_, static_cast<int>(s.position));
+  shown_ = s.snapshotAtOrBefore(snapshot_);
+  refreshTimeline();
+  refreshShown();
+  updateActions();
+}
+
+void MainWindow::showSnapshot(int row) {
+  const PipelineState& s = runner_->state();
+  if (!s.input || row < 0 || row > static_cast<int>(s.position)) return;
+  snapshot_ = row;
+  shown_ = s.snapshotAtOrBefore(row);
+  refreshTimeline();
+  refreshShown();
+}
+
+void MainWindow::refreshTimeline() {
+  QSignalBlocker block(timeline_);
+  timeline_->clear();
+  const PipelineState& s = runner_->state();
+  if (!s.input) {
+    if (current_.program) {
+      auto* it = new QTreeWidgetItem(timeline_, {tr("Stored program (.pte)"), QString()});
+      it->setIcon(0, dot(QColor(76, 175, 80)));
+      it->setToolTip(0, tr("An ExecuTorch program as stored: its graph and memory plan are shown as they are."));
+      timeline_->setCurrentItem(it);
+    }
+    return;
+  }
+  auto* input = new QTreeWidgetItem(timeline_, {tr("Exported program"), QString()});
+  input->setIcon(0, dot(QColor(76, 175, 80)));
+  input->setToolTip(0, tr("The program as imported, before any pass"));
+  double total = 0;
+  for (size_t i = 0; i < s.records.size(); ++i) {
+    const PassRecord& r = s.records[i];
+    auto* it = new QTreeWidgetItem(timeline_, {q(r.name), r.state == PassRecord::State::NotRun || r.state == PassRecord::State::Skipped
+                                                             ? QString()
+                                                             : QString::number(r.milliseconds, 'f', r.milliseconds < 10 ? 2 : 0)});
+    it->setIcon(0, stateIcon(r.state));
+    it->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    QString tip = "<b>" + q(r.name).toHtmlEscaped() + "</b><br>" + q(r.description).toHtmlEscaped() + "<br><i>" + stateText(r.state) + "</i>";
+    for (const Diagnostic& d : r.diagnostics) tip += "<br>" + q(d.message).toHtmlEscaped();
+    it->setToolTip(0, tip);
+    if (r.state == PassRecord::State::NotRun) it->setForeground(0, QColor(140, 140, 140));
+    if (r.state == PassRecord::State::Failed) it->setForeground(0, QColor(198, 40, 40));
+    bool quiet = r.state == PassRecord::State::Unchanged || r.state == PassRecord::State::Skipped;
+    it->setHidden(hideUnchanged_->isChecked() && quiet);
+    total += r.milliseconds;
+  }
+  if (QTreeWidgetItem* cur = timeline_->topLevelItem(snapshot_)) {
+    timeline_->setCurrentItem(cur);
+    QFont f = cur->font(0);
+    f.setBold(true);
+    cur->setFont(0, f);
+  }
+  timeline_->headerItem()->setText(1, QString("%1 ms").arg(total, 0, 'f', 1));
+}
+
+void MainWindow::refreshShown() {
+  {
+    QSignalBlocker block(methodTabs_);
+    while (methodTabs_->count() > 0) methodTabs_->removeTab(0);
+    if (shown_)
+      for (const Method& m : shown_->methods) methodTabs_->addTab(q(m.name));
+    if (method_ >= methodTabs_->count()) method_ = 0;
+    methodTabs_->setCurrentIndex(method_);
+    methodTabs_->setVisible(methodTabs_->count() > 1);
+  }
+  diff_ = MethodDiff{};
+  const PipelineState& s = runner_->state();
+  if (shown_ && s.input && snapshot_ > 0) {
+    auto before = s.snapshotAtOrBefore(snapshot_ - 1);
+    if (before && before != shown_ && method_ < static_cast<int>(before->methods.size()))
+      diff_ = diffMethods(before->methods[method_], shown_->methods[method_]);
+  }
+  if (shown_ && selectedNode_ >= static_cast<int>(shown_->methods[method_].nodes.size())) selectedNode_ = -1;
+  refreshText();
+  if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
+  else if (shown_ && snapshot_ > 0 && s.input && snapshot_ <= static_cast<int>(s.records.size())) {
+    const PassRecord& r = s.records[snapshot_ - 1];
+    QString h = "<h3>" + q(r.name).toHtmlEscaped() + "</h3><p>" + q(r.description).toHtmlEscaped() + "</p><p>" + stateText(r.state);
+    if (r.state != PassRecord::State::NotRun && r.state != PassRecord::State::Skipped)
+      h += QString(" in %1 ms").arg(r.milliseconds, 0, 'f', 2);
+    h += "</p>";
+    if (!diff_.empty())
+      h += tr("<p>%1 nodes added, %2 modified, %3 removed</p>").arg(diff_.added).arg(diff_.modified).arg(diff_.removed.size());
+    inspector_->showMessage(h);
+  }
+  emit shownChanged();
+}
+
+void MainWindow::refreshText() {
+  if (!shown_ || shown_->methods.empty()) {
+    text_->clear();
+    return;
+  }
+  const Method& m = shown_->methods[method_];
+  QString t = q(graphText(m));
+  if (!diff_.removed.empty()) {
+    const PipelineState& s = runner_->state();
+    auto before = s.snapshotAtOrBefore(snapshot_ - 1);
+    t += tr("removed by this pass:\n");
+    for (int j : diff_.removed) t += "- " + q(nodeLine(before->methods[method_], j)) + "\n";
+  }
+  QSignalBlocker block(text_);
+  text_->setPlainText(t);
+  highlightText();
+}
+
+void MainWindow::highlightText() {
+  QList<QTextEdit::ExtraSelection> marks;
+  auto mark = [&](int line, const QColor& c) {
+    QTextEdit::ExtraSelection sel;
+    sel.cursor = QTextCursor(text_->document()->findBlockByNumber(line));
+    sel.format.setBackground(c);
+    sel.format.setProperty(QTextFormat::FullWidthSelection, true);
+    marks << sel;
+  };
+  for (size_t i = 0; i < diff_.after.size(); ++i) {
+    if (diff_.after[i] == MethodDiff::Mark::Added) mark(static_cast<int>(i) + 1, kAdded);
+    if (diff_.after[i] == MethodDiff::Mark::Modified) mark(static_cast<int>(i) + 1, kModified);
+  }
+  if (selectedNode_ >= 0) mark(selectedNode_ + 1, kSelected);
+  text_->setExtraSelections(marks);
+}
+
+void MainWindow::selectNode(int index) {
+  if (!shown_ || index < 0 || index >= static_cast<int>(shown_->methods[method_].nodes.size())) return;
+  selectedNode_ = index;
+  inspector_->showNode(shown_, method_, index);
+  {
+    QSignalBlocker block(text_);
+    QTextCursor c(text_->document()->findBlockByNumber(index + 1));
+    text_->setTextCursor(c);
+    text_->centerCursor();
+  }
+  highlightText();
+  emit shownChanged();
+}
+
+void MainWindow::selectValue(int value) {
+  if (!shown_ || value < 0) return;
+  const Method& m = shown_->methods[method_];
+  if (value >= static_cast<int>(m.values.size())) return;
+  inspector_->showValue(shown_, method_, value);
+  emit shownChanged();
+}
+
+bool MainWindow::selectNodeByName(const QString& name) {
+  if (!shown_) return false;
+  const Method& m = shown_->methods[method_];
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (q(m.nodes[i].name) == name) {
+      selectNode(static_cast<int>(i));
+      return true;
+    }
+  return false;
+}
+
+bool MainWindow::runToPass(const QString& name) {
+  const PipelineState& s = runner_->state();
+  for (size_t i = 0; i < s.records.size(); ++i)
+    if (q(s.records[i].name) == name) {
+      runner_->runTo(static_cast<int>(i));
+      return true;
+    }
+  return false;
+}
+
+bool MainWindow::findNode(const QString& text, bool backwards) {
+  findText_ = text;
+  if (!shown_ || findText_.isEmpty()) return false;
+  const Method& m = shown_->methods[method_];
+  int n = static_cast<int>(m.nodes.size());
+  for (int k = 1; k <= n; ++k) {
+    int i = ((selectedNode_ < 0 ? (backwards ? 0 : -1) : selectedNode_) + (backwards ? -k : k) + 2 * n) % n;
+    const Node& node = m.nodes[i];
+    bool hit = q(node.name).contains(findText_, Qt::CaseInsensitive) ||
+               (node.op >= 0 && q(m.operators[node.op].fullName()).contains(findText_, Qt::CaseInsensitive));
+    for (const ModuleFrame& f : node.meta.moduleStack) hit = hit || q(f.path).contains(findText_, Qt::CaseInsensitive);
+    if (hit) {
+      selectNode(i);
+      status_->setText(tr("Found \"%1\": %2").arg(findText_, q(node.name)));
+      return true;
+    }
+  }
+  status_->setText(tr("No node matches \"%1\"").arg(findText_));
+  return false;
+}
+
+void MainWindow::log(const QString& line) {
+  log_->appendPlainText(QTime::currentTime().toString("HH:mm:ss.zzz") + "  " + line);
 }
 
 void MainWindow::showSummary(const LoadedProgram& p) {
@@ -255,6 +742,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings s;
   s.setValue("window/geometry", saveGeometry());
   s.setValue("window/state", saveState());
+  s.setValue("timeline/hideUnchanged", hideUnchanged_->isChecked());
   QMainWindow::closeEvent(e);
 }
 

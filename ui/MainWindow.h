@@ -1,17 +1,29 @@
-// The studio window (first stage): open a program and see what is inside.
+// The studio window: pass timeline (left), the program after the selected
+// pass in the centre (graph, memory plan, text, summary; a tab per method),
+// inspector (right), log (bottom). Loading and lowering run on workers; the
+// GUI thread only swaps in finished results.
 #pragma once
 
 #include <QFutureWatcher>
 #include <QMainWindow>
+#include <memory>
 
+#include "engine/lowering/GraphDiff.h"
+#include "ui/PipelineRunner.h"
 #include "ui/ProgramLoader.h"
 
+class QAction;
+class QCheckBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
+class QTabBar;
+class QTabWidget;
 class QTreeWidget;
 
 namespace lstudio::ui {
+
+class Inspector;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -21,14 +33,50 @@ class MainWindow : public QMainWindow {
 
   /// Starts loading `path` (and .ptd files beside it) on a worker thread.
   void openFile(const QString& path);
+  /// Builds a sample of the zoo (engine/SampleZoo) on a worker and opens it.
+  void openSample(const QString& name);
+  /// Opens a program already in memory (tests; samples).
+  void openProgram(std::shared_ptr<const Program> program, const QString& title);
   /// The last successfully loaded program, or null.
   const LoadedProgram* current() const { return current_.ok ? &current_ : nullptr; }
   QTreeWidget* summaryTree() const { return tree_; }
   QPlainTextEdit* reportView() const { return report_; }
+  QTreeWidget* timeline() const { return timeline_; }
+  QPlainTextEdit* graphTextView() const { return text_; }
+  QPlainTextEdit* logView() const { return log_; }
+  Inspector* inspector() const { return inspector_; }
+  PipelineRunner* runner() const { return runner_; }
+  QTabWidget* views() const { return views_; }
+
+  /// The program shown: the snapshot after the selected timeline row.
+  std::shared_ptr<const Program> shownProgram() const { return shown_; }
+  int shownMethod() const { return method_; }
+  /// Timeline row shown: 0 = the input program, k = after pass k.
+  int shownSnapshot() const { return snapshot_; }
+  const MethodDiff& shownDiff() const { return diff_; }
+  /// Selects node `index` of the shown method in every view and the inspector.
+  void selectNode(int index);
+  void selectValue(int value);
+  int selectedNode() const { return selectedNode_; }
+  /// Selects a node by graph name; false when the shown method has none.
+  bool selectNodeByName(const QString& name);
+  /// Selects the next (previous) node whose name, operator or module path contains `text`.
+  bool findNode(const QString& text, bool backwards = false);
+  /// Runs the pipeline until the pass named `name` has run; false if there is no such pass.
+  bool runToPass(const QString& name);
+  /// Shows the snapshot after timeline row `row` (0 = input).
+  void showSnapshot(int row);
+  /// Nothing is loading, lowering or laying out.
+  bool idle() const;
+
+  /// Tests set this so that errors go to the status bar instead of a modal dialog.
+  void setQuietErrors(bool quiet) { quietErrors_ = quiet; }
 
  signals:
   /// Emitted on the GUI thread when a load finishes (ok or not).
   void loadFinished(bool ok, const QString& message);
+  /// The shown program or selection changed (tests, screenshots).
+  void shownChanged();
 
  protected:
   void dragEnterEvent(QDragEnterEvent* e) override;
@@ -36,22 +84,47 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  void buildActions();
   void chooseFile();
   void onLoaded();
+  void finishLoad(LoadedProgram r);
   void showSummary(const LoadedProgram& p);
   void updateRecentMenu();
+  void onPipelineState();
+  void refreshTimeline();
+  void refreshShown();
+  void refreshText();
+  void highlightText();
+  void log(const QString& line);
+  bool pipelineActive() const;
+  void updateActions();
 
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* report_ = nullptr;
+  QTreeWidget* timeline_ = nullptr;
+  QCheckBox* hideUnchanged_ = nullptr;
+  QTabBar* methodTabs_ = nullptr;
+  QTabWidget* views_ = nullptr;
+  QPlainTextEdit* text_ = nullptr;
+  QPlainTextEdit* log_ = nullptr;
+  Inspector* inspector_ = nullptr;
   QProgressBar* busy_ = nullptr;
   QLabel* status_ = nullptr;
   QMenu* recentMenu_ = nullptr;
+  QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
+          *stop_ = nullptr;
   QFutureWatcher<LoadedProgram> watcher_;
   LoadedProgram current_;
+  PipelineRunner* runner_ = nullptr;
+
+  std::shared_ptr<const Program> shown_;
+  int method_ = 0;
+  int snapshot_ = 0;
+  int shownPosition_ = -1;  ///< pipeline position last shown (new positions are followed)
+  MethodDiff diff_;
+  int selectedNode_ = -1;
+  QString findText_;
   bool quietErrors_ = false;
- public:
-  /// Tests set this so that errors go to the status bar instead of a modal dialog.
-  void setQuietErrors(bool quiet) { quietErrors_ = quiet; }
 };
 
 }  // namespace lstudio::ui

@@ -46,6 +46,27 @@ std::string spec(const TensorSpec& t) {
 
 }  // namespace
 
+std::string nodeLine(const Method& m, size_t index) {
+  const Node& n = m.nodes[index];
+  std::ostringstream o;
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    ValueId v = n.outputs[i];
+    o << (i ? ", " : "") << valueRef(m, v);
+    if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
+  }
+  if (!n.outputs.empty()) o << " = ";
+  if (n.kind == NodeKind::Kernel && n.op >= 0) o << m.operators[n.op].fullName();
+  else o << nodeKindName(n.kind);
+  o << "(";
+  for (size_t i = 0; i < n.args.size(); ++i) {
+    o << (i ? ", " : "");
+    if (i < n.argNames.size() && !n.argNames[i].empty()) o << n.argNames[i] << "=";
+    o << valueRef(m, n.args[i]);
+  }
+  o << ")";
+  return o.str();
+}
+
 std::string graphText(const Method& m) {
   std::ostringstream o;
   o << "method " << m.name << "(";
@@ -55,24 +76,7 @@ std::string graphText(const Method& m) {
     if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
   }
   o << ")\n";
-  for (const Node& n : m.nodes) {
-    o << "  ";
-    for (size_t i = 0; i < n.outputs.size(); ++i) {
-      ValueId v = n.outputs[i];
-      o << (i ? ", " : "") << valueRef(m, v);
-      if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
-    }
-    if (!n.outputs.empty()) o << " = ";
-    if (n.kind == NodeKind::Kernel && n.op >= 0) o << m.operators[n.op].fullName();
-    else o << nodeKindName(n.kind);
-    o << "(";
-    for (size_t i = 0; i < n.args.size(); ++i) {
-      o << (i ? ", " : "");
-      if (i < n.argNames.size() && !n.argNames[i].empty()) o << n.argNames[i] << "=";
-      o << valueRef(m, n.args[i]);
-    }
-    o << ")\n";
-  }
+  for (size_t i = 0; i < m.nodes.size(); ++i) o << "  " << nodeLine(m, i) << "\n";
   o << "  return (";
   for (size_t i = 0; i < m.outputs.size(); ++i) o << (i ? ", " : "") << valueRef(m, m.outputs[i]);
   o << ")\n";

@@ -11,6 +11,8 @@
 namespace lstudio {
 
 std::string graphText(const Method& m);
+/// One node as graphText prints it, without indentation or newline.
+std::string nodeLine(const Method& m, size_t node);
 /// FNV-1a of graphText over all methods plus the arena sizes: equal programs, equal prints.
 uint64_t programFingerprint(const Program& p);
 

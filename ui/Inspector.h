@@ -1,0 +1,40 @@
+// The inspector: everything known about the selected node or value, as
+// rich text — operator and schema, arguments with their specs, where each
+// result's bytes live (arena slot and lifetime once planned, constant,
+// .ptd), module path and stack trace.
+#pragma once
+
+#include <QTextBrowser>
+#include <memory>
+
+#include "engine/Ir.h"
+#include "engine/MemoryPlanAnalysis.h"
+
+namespace lstudio::ui {
+
+/// Rich text for node `node` of `m` (plan may be null before planning).
+QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan);
+/// Rich text for a value (a placeholder, constant or intermediate tensor).
+QString valueDetails(const Method& m, int value, const MemoryPlanReport* plan);
+
+class Inspector : public QTextBrowser {
+  Q_OBJECT
+ public:
+  explicit Inspector(QWidget* parent = nullptr);
+  void showNode(std::shared_ptr<const Program> p, int method, int node);
+  void showValue(std::shared_ptr<const Program> p, int method, int value);
+  void showMessage(const QString& html);
+
+ signals:
+  /// The user clicked a value link ("value:N") or a node link ("node:N").
+  void valueActivated(int value);
+  void nodeActivated(int node);
+
+ private:
+  const MemoryPlanReport* planFor(const Program& p, int method);
+  std::shared_ptr<const Program> planProgram_;
+  int planMethod_ = -1;
+  std::unique_ptr<MemoryPlanReport> plan_;
+};
+
+}  // namespace lstudio::ui

@@ -1,0 +1,134 @@
+#include "ui/PipelineRunner.h"
+
+#include <QCoreApplication>
+#include <QMetaObject>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace lstudio::ui {
+
+std::shared_ptr<const Program> PipelineState::snapshot(size_t index) const {
+  if (index == 0) return input;
+  if (index > position || index > records.size()) return nullptr;
+  return records[index - 1].after;
+}
+
+std::shared_ptr<const Program> PipelineState::snapshotAtOrBefore(size_t index) const {
+  for (size_t i = std::min(index, position) + 1; i-- > 0;)
+    if (auto s = snapshot(i)) return s;
+  return input;
+}
+
+namespace {
+
+PipelineState stateOf(const Pipeline& p, const std::shared_ptr<const Program>& input) {
+  PipelineState s;
+  s.input = input;
+  s.records = p.records();
+  s.position = p.position();
+  s.failed = p.failed();
+  s.config = p.config();
+  return s;
+}
+
+}  // namespace
+
+PipelineRunner::PipelineRunner(QObject* parent) : QObject(parent) {
+  pool_.setMaxThreadCount(1);  // one pipeline, one thread: operations run in the order posted
+  qRegisterMetaType<lstudio::PassRecord>();
+}
+
+PipelineRunner::~PipelineRunner() {
+  stop_->store(true);
+  pool_.waitForDone();
+}
+
+void PipelineRunner::start(std::shared_ptr<const Program> input, ExecutorchBackendConfig config) {
+  stop_->store(true);  // the old pipeline's run stops at its next pass
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+  ++generation_;
+  pipeline_ = std::make_shared<Pipeline>(input, config);
+  state_ = stateOf(*pipeline_, input);
+  emit stateChanged();
+}
+
+void PipelineRunner::clear() {
+  stop_->store(true);
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+  ++generation_;
+  pipeline_.reset();
+  state_ = PipelineState{};
+  emit stateChanged();
+}
+
+void PipelineRunner::post(Op op) {
+  if (!pipeline_) return;
+  auto pipeline = pipeline_;
+  auto input = state_.input;
+  quint64 gen = generation_;
+  auto stop = stop_;
+  if (pending_++ == 0) emit busyChanged(true);
+  (void)QtConcurrent::run(&pool_, [this, pipeline, input, gen, stop, op] {
+    auto publish = [&] {
+      if (!stop->load()) QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen] { deliver(s, gen, false); }, Qt::QueuedConnection);
+    };
+    if (!stop->load()) op(*pipeline, publish);
+    QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen] { deliver(s, gen, true); }, Qt::QueuedConnection);
+  });
+}
+
+void PipelineRunner::deliver(PipelineState s, quint64 generation, bool last) {
+  if (generation == generation_) {
+    size_t before = state_.position;
+    state_ = std::move(s);
+    for (size_t i = before; i < state_.position && state_.position <= state_.records.size(); ++i)
+      emit passFinished(static_cast<int>(i), state_.records[i]);
+    emit stateChanged();
+  }
+  if (last && --pending_ == 0) emit busyChanged(false);
+}
+
+void PipelineRunner::step() {
+  post([](Pipeline& p, const auto&) { p.step(); });
+}
+
+void PipelineRunner::back() {
+  post([](Pipeline& p, const auto&) { p.back(); });
+}
+
+void PipelineRunner::reset() {
+  post([](Pipeline& p, const auto&) { p.reset(); });
+}
+
+void PipelineRunner::runToEnd() {
+  auto stop = stop_;
+  post([stop](Pipeline& p, const auto& publish) {
+    while (!stop->load() && p.step()) publish();
+  });
+}
+
+void PipelineRunner::runTo(int passIndex) {
+  auto stop = stop_;
+  post([stop, passIndex](Pipeline& p, const auto& publish) {
+    if (passIndex < 0) return;
+    while (p.position() > static_cast<size_t>(passIndex) + 1) p.back();
+    while (!stop->load() && p.position() <= static_cast<size_t>(passIndex) && p.step()) publish();
+  });
+}
+
+void PipelineRunner::stop() {
+  stop_->store(true);
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+}
+
+void PipelineRunner::setConfig(ExecutorchBackendConfig config) {
+  post([config = std::move(config)](Pipeline& p, const auto&) { p.setConfig(config); });
+}
+
+void PipelineRunner::waitForIdle() {
+  while (pending_ > 0) {
+    pool_.waitForDone();
+    QCoreApplication::sendPostedEvents(this);
+  }
+}
+
+}  // namespace lstudio::ui
