@@ -388,7 +388,8 @@ class TestPlanView : public QObject {
     v.selectNode(static_cast<int>(v.planLayout()->method().nodes.size() / 2));
     v.canvas()->setStepRange(v.planLayout()->report.steps * 0.45, v.planLayout()->report.steps * 0.55);
     saveShot(v, "llama8-zoomed");
-    v.canvas()->setColorBy(ui::PlanCanvas::ColorBy::Module);
+    v.setColorByModule(true);
+    QCOMPARE(v.canvas()->colorBy(), ui::PlanCanvas::ColorBy::Module);
     v.canvas()->fit();
     saveShot(v, "llama8-modules");
   }

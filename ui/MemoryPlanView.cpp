@@ -1,6 +1,7 @@
 #include "ui/MemoryPlanView.h"
 
 #include <QComboBox>
+#include <algorithm>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -25,8 +26,10 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   auto* top = new QHBoxLayout;
   top->setContentsMargins(6, 4, 6, 0);
   laneCombo_ = new QComboBox(this);
+  laneCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   laneCombo_->setToolTip(tr("Memory arena (mem_id) to show"));
   colorCombo_ = new QComboBox(this);
+  colorCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   colorCombo_->addItems({tr("Producing op"), tr("Module")});
   colorCombo_->setToolTip(tr("What the rectangle colours stand for"));
   fitButton_ = new QPushButton(tr("Fit"), this);
@@ -67,12 +70,14 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
   table_->setWordWrap(false);
+  table_->setTextElideMode(Qt::ElideMiddle);
   sideLayout->addWidget(peakLabel_);
   sideLayout->addWidget(table_);
   split->addWidget(canvas_);
   split->addWidget(side);
   split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(1, 1);
+  split->setSizes({700, 300});
   stack_->addWidget(split);
 
   auto* layout = new QVBoxLayout(this);
@@ -175,8 +180,12 @@ void MemoryPlanView::switchLane(int lane) {
   if (canvas_->lane() != lane) canvas_->setLane(lane);
   model_->setLane(layout_, lane);
   table_->resizeColumnsToContents();
+  // Long generated names must not push the numbers out of sight.
+  table_->setColumnWidth(PeakTensorModel::Name, std::min(table_->columnWidth(PeakTensorModel::Name), 220));
   updateSummary();
 }
+
+void MemoryPlanView::setColorByModule(bool byModule) { colorCombo_->setCurrentIndex(byModule ? 1 : 0); }
 
 bool MemoryPlanView::showMemId(uint32_t memId) {
   const int lane = layout_ ? layout_->laneOf(memId) : -1;

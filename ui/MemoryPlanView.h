@@ -43,6 +43,8 @@ class MemoryPlanView : public QWidget {
   QString message() const;   ///< the text shown instead of a plan; empty when a plan shows
   /// Shows the lane of this mem_id; false when the method has none.
   bool showMemId(uint32_t memId);
+  /// Colours rectangles by producing op (false) or by module (true).
+  void setColorByModule(bool byModule);
   std::shared_ptr<const PlanLayout> planLayout() const { return layout_; }
   PlanCanvas* canvas() const { return canvas_; }
   PeakTensorModel* peakModel() const { return model_; }

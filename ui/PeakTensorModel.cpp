@@ -59,7 +59,7 @@ QVariant PeakTensorModel::data(const QModelIndex& index, int role) const {
                                      : QVariant(QString::fromStdString(formatBytes(s.size)));
     case Offset: return QString::number(s.offset);
     case Lifetime: return QStringLiteral("%1 \u2013 %2").arg(s.first).arg(s.last);
-    case Op: return r.producer >= 0 ? QString::fromStdString(layout_->nodeOp(r.producer)) : tr("(input)");
+    case Op: return QString::fromStdString(layout_->opKeys[static_cast<size_t>(r.opKey)]);
   }
   return {};
 }

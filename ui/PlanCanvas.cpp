@@ -31,6 +31,7 @@ constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 QColor keyColor(const std::string& key, int index, int* paletteUsed) {
   if (key == "input") return QColor(120, 130, 140);
   if (key == "view") return QColor(190, 190, 190);
+  if (key == "state") return QColor(160, 150, 130);
   if (*paletteUsed < kPaletteSize) return kPalette[(*paletteUsed)++];
   return QColor::fromHsvF(std::fmod(index * 0.618034, 1.0), 0.32, 0.88);
 }
@@ -50,7 +51,7 @@ struct ByteTicks {
     static const struct { double unit; const char* suffix; } units[] = {
         {1024.0 * 1024 * 1024, "GiB"}, {1024.0 * 1024, "MiB"}, {1024.0, "KiB"}, {1.0, "B"}};
     for (const auto& u : units)
-      if (range >= 2 * u.unit || u.unit == 1.0) {
+      if (range >= u.unit || u.unit == 1.0) {
         unit = u.unit;
         suffix = u.suffix;
         break;
@@ -363,7 +364,7 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
   p.rotate(-90);
   p.setPen(muted);
   p.drawText(QRectF(-a.height() / 2, -fm.height() / 2.0 - 2, a.height(), fm.height()), Qt::AlignCenter,
-             tr("offset in arena %1").arg(l.memId));
+             tr("offset in mem_id %1").arg(l.memId));
   p.restore();
 
   // Rectangles in view; an outline (a darker fill under an inset) only
@@ -502,11 +503,21 @@ void PlanCanvas::paintPlot(QPainter& p, const QRectF& a) {
     p.setBrush(QColor(78, 121, 167, 80));
     p.drawPolygon(curve);
   }
-  auto hline = [&](double v, const QColor& c, Qt::PenStyle style, const QString& label, bool above) {
+  // Labels sit on a light box so the curve never makes them unreadable;
+  // the peak label moves aside rather than cover the line labels.
+  std::vector<QRectF> taken;
+  auto label = [&](QPointF baseline, const QString& text, const QColor& c) {
+    const QRectF box(baseline.x() - 2, baseline.y() - fm.ascent() - 1, fm.horizontalAdvance(text) + 4, fm.height() + 1);
+    p.fillRect(box, QColor(255, 255, 255, 215));
+    p.setPen(c);
+    p.drawText(baseline, text);
+    taken.push_back(box);
+  };
+  auto hline = [&](double v, const QColor& c, Qt::PenStyle style, const QString& text, bool above) {
     const double y = py(v);
     p.setPen(QPen(c, 1.5, style));
     p.drawLine(QPointF(a.left(), y), QPointF(a.right(), y));
-    p.drawText(QPointF(a.left() + 6, above ? y - 4 : y + fm.ascent() + 2), label);
+    label(QPointF(a.left() + 6, above ? y - 4 : y + fm.ascent() + 2), text, c);
   };
   hline(static_cast<double>(l.arena.size), QColor(200, 40, 40), Qt::SolidLine,
         tr("arena size %1").arg(bytesText(l.arena.size)), true);
@@ -523,10 +534,22 @@ void PlanCanvas::paintPlot(QPainter& p, const QRectF& a) {
     QPolygonF marker;
     marker << QPointF(px, y) << QPointF(px - 5, y - 8) << QPointF(px + 5, y - 8);
     p.drawPolygon(marker);
-    p.setPen(QColor(190, 95, 0));
     const QString s = tr("peak at step %1").arg(l.arena.peakStep);
-    const double w = fm.horizontalAdvance(s);
-    p.drawText(QPointF(std::clamp(px - w / 2, a.left() + 2, a.right() - w - 2), std::max(a.top() + fm.ascent(), y - 11)), s);
+    const double w = fm.horizontalAdvance(s), base = std::max(a.top() + fm.ascent() + 2, y - 11);
+    auto fits = [&](double x) {
+      const QRectF box(x - 2, base - fm.ascent() - 1, w + 4, fm.height() + 1);
+      if (box.left() < a.left() || box.right() > a.right()) return false;
+      for (const QRectF& t : taken)
+        if (t.intersects(box)) return false;
+      return true;
+    };
+    double x = px - w / 2;
+    for (double candidate : {px - w / 2, px + 10, px - 10 - w})
+      if (fits(candidate)) {
+        x = candidate;
+        break;
+      }
+    label(QPointF(std::clamp(x, a.left() + 2, std::max(a.left() + 2, a.right() - w - 2)), base), s, QColor(190, 95, 0));
   }
   p.restore();
   p.setPen(QColor(200, 200, 205));

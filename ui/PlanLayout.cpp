@@ -128,7 +128,10 @@ std::shared_ptr<const PlanLayout> buildPlanLayout(std::shared_ptr<const Program>
         m.nodes[static_cast<size_t>(pt.first)].outputs.empty())
       r.producer = pt.first;
     const double area = static_cast<double>(r.size) * (r.last - r.first + 1);
-    std::string op = r.producer >= 0 ? L.nodeOp(r.producer) : isInput[v] ? "input" : "view";
+    // Unwritten tensors: method inputs, mutable state (buffers with an
+    // initial value, alive across calls), or views of another tensor.
+    const bool state = m.values[v].tensor().storage() == TensorStorage::Mutable;
+    std::string op = r.producer >= 0 ? L.nodeOp(r.producer) : isInput[v] ? "input" : state ? "state" : "view";
     r.opKey = ops.add(op, area);
     r.moduleKey = modules.add(r.producer >= 0 ? moduleKeyOf(m.nodes[static_cast<size_t>(r.producer)]) : op, area);
     auto [it, fresh] = laneIndex.emplace(pt.memId, 0);

@@ -56,8 +56,8 @@ struct PlanLayout {
   MemoryPlanReport report;
   std::vector<PlanRect> rects;
   std::vector<PlanLane> lanes;
-  /// Colour keys: the producing operator ("aten::mm", a delegate's backend,
-  /// "input", "view") and the producing module ("layers.3", "(no module)"),
+  /// Colour keys: the producing operator ("aten::mm.out", a delegate's backend,
+  /// "input", "state", "view") and the producing module ("layers.3", "(no module)"),
   /// each list ordered by the bytes*steps its tensors cover, largest first.
   std::vector<std::string> opKeys, moduleKeys;
   std::vector<int32_t> rectOfValue;  ///< value id -> index into rects, -1 when not drawn
