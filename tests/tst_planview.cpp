@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QToolTip>
 #include <QtTest>
 #include <set>
 
@@ -368,6 +369,92 @@ class TestPlanView : public QObject {
     QCOMPARE(v.planLayout()->program, llama);
     v.clear();
     QCOMPARE(v.rectangleCount(), 0);
+  }
+
+  void everyFixtureMethodDrawsOrSaysWhyNot() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    MemoryPlanView v;
+    v.resize(900, 600);
+    v.show();
+    int planned = 0;
+    for (const QString& f : fixtureFiles("pte", {"*.pte", "*.bpte"})) {
+      auto p = openProgramFile(f.toStdString());
+      if (!p) continue;  // the readers' own tests cover files that do not open
+      auto program = std::make_shared<const Program>(std::move(p.value()));
+      for (size_t i = 0; i < program->methods.size(); ++i) {
+        QVERIFY2(show(v, program, static_cast<int>(i)), qPrintable(f));
+        const MemoryPlanReport rep = analyzeMemoryPlan(program->methods[i]);
+        int referenced = 0;
+        for (const auto& t : rep.tensors) referenced += t.first >= 0;
+        if (v.message().isEmpty()) {
+          ++planned;
+          QCOMPARE(v.rectangleCount(), referenced);
+          v.canvas()->grab();
+          v.canvas()->setStepRange(0, 2);
+          v.canvas()->setByteRange(0, 64);
+          v.canvas()->grab();
+        } else {
+          QCOMPARE(v.rectangleCount(), 0);
+          QVERIFY2(program->methods[i].nonConstBufferSizes.size() <= 1 || referenced == 0, qPrintable(f));
+        }
+      }
+    }
+    QVERIFY(planned > 10);
+  }
+
+  void hoverShowsTheTensor() {
+    auto program = lowered("mlp");
+    MemoryPlanView v;
+    v.resize(1100, 700);
+    v.show();
+    QVERIFY(show(v, program));
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    ui::PlanCanvas* c = v.canvas();
+    const int32_t target = clickableRect(*v.planLayout(), *c);
+    QVERIFY(target >= 0);
+    const auto& r = v.planLayout()->rects[static_cast<size_t>(target)];
+    const QPoint at = c->widgetRect(target).center().toPoint();
+    QHelpEvent help(QEvent::ToolTip, at, c->mapToGlobal(at));
+    QApplication::sendEvent(c, &help);
+    QTRY_VERIFY(QToolTip::isVisible());
+    const QString tip = QToolTip::text();
+    const Method& m = program->methods[0];
+    QVERIFY(tip.contains(QString::fromStdString(m.values[static_cast<size_t>(r.value)].name)));
+    QVERIFY(tip.contains(QStringLiteral("offset %1").arg(r.offset)));
+    QVERIFY(tip.contains(QStringLiteral("steps %1 \u2013 %2").arg(r.first).arg(r.last)));
+    QVERIFY(tip.contains(QString::fromStdString(m.values[static_cast<size_t>(r.value)].tensor().shapeString())));
+    QVERIFY(tip.contains(QStringLiteral("(%1 B)").arg(r.size)));
+    if (r.producer >= 0) QVERIFY(tip.contains(QString::fromStdString(v.planLayout()->nodeOp(r.producer))));
+    QToolTip::hideText();
+  }
+
+  void oneLanePerMemId() {
+    // The lowered mlp with its first planned tensor moved to a second arena.
+    Program copy = *lowered("mlp");
+    Method& m = copy.methods[0];
+    ValueId moved = kNoValue;
+    for (size_t i = 0; i < m.values.size() && moved == kNoValue; ++i)
+      if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[i].payload); t && t->slot && t->nbytes().value_or(0) > 0) {
+        t->slot = PlannedSlot{2, 0};
+        m.nonConstBufferSizes.resize(3);
+        m.nonConstBufferSizes[2] = static_cast<int64_t>(*t->nbytes());
+        moved = static_cast<ValueId>(i);
+      }
+    QVERIFY(moved != kNoValue);
+    MemoryPlanView v;
+    v.resize(900, 600);
+    QVERIFY(show(v, std::make_shared<const Program>(copy)));
+    const auto& L = *v.planLayout();
+    QCOMPARE(L.lanes.size(), size_t(2));
+    QCOMPARE(L.lanes[1].memId, 2u);
+    QCOMPARE(v.canvas()->lane(), 0);
+    v.selectValue(moved);
+    QCOMPARE(v.canvas()->lane(), 1);  // selecting switches to the tensor's arena
+    QCOMPARE(v.rectangleFor(moved).top(), 0.0);
+    QCOMPARE(v.peakModel()->rowCount(), 1);  // alone in its arena, so alive at its peak
+    QVERIFY(v.showMemId(1));
+    QCOMPARE(v.canvas()->lane(), 0);
+    QVERIFY(!v.showMemId(7));
   }
 
   void screenshots() {
