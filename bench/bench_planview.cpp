@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
 
   ui::PlanCanvas canvas;
   canvas.resize(width, height);
-  canvas.setLayout(layout, 0);
+  canvas.setPlanLayout(layout, 0);
   QImage image(canvas.size(), QImage::Format_ARGB32_Premultiplied);
   const double steps = layout->report.steps;
   struct Level {

@@ -134,7 +134,7 @@ void MemoryPlanView::clear() {
 void MemoryPlanView::showMessage(const QString& text) {
   message_->setText(text);
   stack_->setCurrentIndex(0);
-  canvas_->setLayout(nullptr, 0);
+  canvas_->setPlanLayout(nullptr, 0);
   model_->setLane(nullptr, 0);
   laneCombo_->blockSignals(true);
   laneCombo_->clear();
@@ -161,7 +161,7 @@ void MemoryPlanView::showLayout(std::shared_ptr<const PlanLayout> layout) {
   for (QWidget* w : {static_cast<QWidget*>(laneCombo_), static_cast<QWidget*>(colorCombo_), static_cast<QWidget*>(fitButton_)})
     w->setEnabled(true);
   stack_->setCurrentIndex(1);
-  canvas_->setLayout(layout_, 0);
+  canvas_->setPlanLayout(layout_, 0);
   switchLane(0);
   ready_ = true;
   if (pendingValue_ >= 0) selectValue(pendingValue_);

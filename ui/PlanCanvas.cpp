@@ -82,7 +82,7 @@ PlanCanvas::PlanCanvas(QWidget* parent) : QWidget(parent) {
   setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-void PlanCanvas::setLayout(std::shared_ptr<const PlanLayout> layout, int lane) {
+void PlanCanvas::setPlanLayout(std::shared_ptr<const PlanLayout> layout, int lane) {
   layout_ = std::move(layout);
   recolor();
   selection_.clear();

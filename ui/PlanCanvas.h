@@ -20,7 +20,7 @@ class PlanCanvas : public QWidget {
 
   explicit PlanCanvas(QWidget* parent = nullptr);
 
-  void setLayout(std::shared_ptr<const PlanLayout> layout, int lane);
+  void setPlanLayout(std::shared_ptr<const PlanLayout> layout, int lane);
   void setLane(int lane);
   int lane() const { return lane_; }
   void setColorBy(ColorBy c);
