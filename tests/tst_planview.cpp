@@ -5,12 +5,15 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QToolTip>
 #include <QtTest>
 #include <set>
 
 #include "engine/MemoryPlanAnalysis.h"
 #include "engine/OpenProgram.h"
+#include "engine/Pt2Reader.h"
+#include "engine/Pt2Writer.h"
 #include "engine/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
@@ -37,6 +40,20 @@ std::shared_ptr<const Program> lowered(const std::string& name, SampleOptions o 
   Pipeline pipeline(unlowered(name, o), ExecutorchBackendConfig{});
   pipeline.runToEnd();
   if (pipeline.failed()) qFatal("lowering %s failed", name.c_str());
+  return pipeline.current();
+}
+
+/// The sample written as a torch.export archive, read back and lowered: the
+/// path a user takes with `lowering-cli sample NAME -o FILE.pt2`.
+std::shared_ptr<const Program> loweredFromArchive(const std::string& name, SampleOptions o = {}) {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath(QString::fromStdString(name) + ".pt2").toStdString();
+  if (auto s = writePt2(*unlowered(name, o), path); !s) qFatal("%s", s.error().message().c_str());
+  auto read = readExportFile(path);
+  if (!read) qFatal("%s", read.error().message().c_str());
+  Pipeline pipeline(std::make_shared<const Program>(std::move(read.value())), ExecutorchBackendConfig{});
+  pipeline.runToEnd();
+  if (pipeline.failed()) qFatal("lowering %s.pt2 failed", name.c_str());
   return pipeline.current();
 }
 
@@ -91,6 +108,7 @@ class TestPlanView : public QObject {
     SampleOptions small;
     small.layers = 2;
     QTest::addRow("lowered llama 2 layers") << lowered("llama", small);
+    QTest::addRow("lowered llama 2 layers via .pt2") << loweredFromArchive("llama", small);
     if (fixturesDir().isEmpty()) return;
     for (const char* f : {"xor.pte", "arduino_KeywordSpotting_model.pte", "djl_stress_mlp.pte", "dnf.pte"})
       QTest::addRow("%s", f) << opened(fixture(QStringLiteral("pte/") + f));
@@ -470,7 +488,7 @@ class TestPlanView : public QObject {
     }
     SampleOptions eight;
     eight.layers = 8;
-    QVERIFY(show(v, lowered("llama", eight)));
+    QVERIFY(show(v, loweredFromArchive("llama", eight)));
     saveShot(v, "llama8");
     v.selectNode(static_cast<int>(v.planLayout()->method().nodes.size() / 2));
     v.canvas()->setStepRange(v.planLayout()->report.steps * 0.45, v.planLayout()->report.steps * 0.55);
