@@ -534,7 +534,10 @@ void PlanCanvas::paintPlot(QPainter& p, const QRectF& a) {
     QPolygonF marker;
     marker << QPointF(px, y) << QPointF(px - 5, y - 8) << QPointF(px + 5, y - 8);
     p.drawPolygon(marker);
-    const QString s = tr("peak at step %1").arg(l.arena.peakStep);
+    // Off screen, the label stays at the edge and points the way.
+    const QString s = px < a.left()    ? tr("\u2190 peak at step %1").arg(l.arena.peakStep)
+                      : px > a.right() ? tr("peak at step %1 \u2192").arg(l.arena.peakStep)
+                                       : tr("peak at step %1").arg(l.arena.peakStep);
     const double w = fm.horizontalAdvance(s), base = std::max(a.top() + fm.ascent() + 2, y - 11);
     auto fits = [&](double x) {
       const QRectF box(x - 2, base - fm.ascent() - 1, w + 4, fm.height() + 1);
