@@ -381,6 +381,10 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
   int32_t lastKey = -1;
   const bool byOp = colorBy_ == ColorBy::Op;
   int painted = 0;
+  // Zoomed out, many tensors shrink to one pixel and land on the same
+  // pixels; each pixel gets one fill.
+  const int dotsW = static_cast<int>(a.width()) + 4, dotsH = static_cast<int>(a.height()) + 4;
+  dots_.assign(static_cast<size_t>(dotsW) * static_cast<size_t>(dotsH), 0);
   layout_->forEachInSteps(lane_, s0, s1, [&](int32_t i) {
     const PlanRect& r = layout_->rects[static_cast<size_t>(i)];
     const double top = sy(static_cast<double>(r.offset + r.size)), bottom = sy(static_cast<double>(r.offset));
@@ -391,6 +395,15 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
     QRectF box(QPointF(left, top), QPointF(right, bottom));
     if (box.width() < 1) box.setWidth(1);
     if (box.height() < 1) box.setTop(box.bottom() - 1);
+    ++painted;
+    if (box.width() <= 1 && box.height() <= 1) {
+      const int ix = static_cast<int>(box.left() - a.left()) + 2, iy = static_cast<int>(box.top() - a.top()) + 2;
+      if (ix >= 0 && iy >= 0 && ix < dotsW && iy < dotsH) {
+        uint8_t& dot = dots_[static_cast<size_t>(iy) * static_cast<size_t>(dotsW) + static_cast<size_t>(ix)];
+        if (dot) return;
+        dot = 1;
+      }
+    }
     const int32_t key = byOp ? r.opKey : r.moduleKey;
     if (key != lastKey) {
       colors[0] = colorOf(i);
@@ -404,7 +417,6 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
     } else {
       p.fillRect(box, colors[0]);
     }
-    ++painted;
   });
   painted_ = painted;
   const Method& m = layout_->method();

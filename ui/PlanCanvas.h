@@ -43,7 +43,8 @@ class PlanCanvas : public QWidget {
   int32_t rectAt(QPointF p) const;
   /// Where a rectangle is drawn now, in widget pixels.
   QRectF widgetRect(int32_t rect) const;
-  /// Rectangles painted by the last paintEvent.
+  /// Rectangles in view at the last paintEvent (sub-pixel ones on an
+  /// already filled pixel are counted but not filled again).
   int paintedRectangles() const { return painted_; }
   QRectF laneArea() const;
   QRectF plotArea() const;
@@ -93,6 +94,7 @@ class PlanCanvas : public QWidget {
   QPointF pressPos_, lastPos_;
   bool pressed_ = false, dragged_ = false;
   int painted_ = 0;
+  std::vector<uint8_t> dots_;  ///< pixels already filled by a sub-pixel rectangle this frame
 };
 
 }  // namespace lstudio::ui
