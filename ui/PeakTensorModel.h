@@ -1,0 +1,36 @@
+// The "tensors alive at the peak" table: the storages alive at one arena's
+// peak step, largest first (PlanLane::peakStorages keeps that order).
+#pragma once
+
+#include <QAbstractTableModel>
+#include <memory>
+
+#include "ui/PlanLayout.h"
+
+namespace lstudio::ui {
+
+class PeakTensorModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Name, Bytes, Offset, Lifetime, Op, ColumnCount };
+  /// Raw numbers (bytes, offset, first step) for sorting and tests.
+  static constexpr int RawRole = Qt::UserRole + 1;
+  /// Index into PlanLayout::rects of the row's tensor.
+  static constexpr int RectRole = Qt::UserRole + 2;
+
+  using QAbstractTableModel::QAbstractTableModel;
+  void setLane(std::shared_ptr<const PlanLayout> layout, int lane);
+  /// The row showing the storage of this rectangle, or -1.
+  int rowOfRect(int32_t rect) const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+ private:
+  std::shared_ptr<const PlanLayout> layout_;
+  int lane_ = 0;
+};
+
+}  // namespace lstudio::ui
