@@ -16,6 +16,7 @@
 #include "tests/TestSupport.h"
 #include "ui/Inspector.h"
 #include "ui/MainWindow.h"
+#include "ui/MemoryPlanView.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -195,6 +196,19 @@ class TestMainWindow : public QObject {
     QVERIFY(w.findNode("layers.1.feed_forward", true));
     QCOMPARE(w.selectedNode(), first);
     QVERIFY(!w.findNode("no_such_node_anywhere"));
+
+    // The memory-plan view follows the selection, and its clicks select nodes.
+    QTRY_VERIFY_WITH_TIMEOUT(w.planView()->isPlanReady(), 30000);
+    QVERIFY(w.planView()->rectangleCount() > 0);
+    QVERIFY(w.selectNodeByName("mm_3"));
+    QCOMPARE(w.planView()->selectedValue(), int(m.nodes[w.selectedNode()].outputs.at(0)));
+    int relu = -1;
+    for (size_t i = 0; i < m.nodes.size() && relu < 0; ++i)
+      if (m.nodes[i].name == "sigmoid") relu = int(i);
+    QVERIFY(relu >= 0);
+    emit w.planView()->nodeSelected(relu);
+    QCOMPARE(w.selectedNode(), relu);
+    QVERIFY(w.inspector()->toPlainText().contains("aten::sigmoid.out"));
 
     // Clicking a line of the text view selects that node.
     QTextCursor c(w.graphTextView()->document()->findBlockByNumber(3));

@@ -112,11 +112,13 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan) {
   for (size_t i = 0; i < n.args.size(); ++i) {
     ValueId v = n.args[i];
     bool isOut = std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
-    QString name = i < n.argNames.size() && !n.argNames[i].empty() ? q(n.argNames[i]) : QString("#%1").arg(i);
+    bool named = i < n.argNames.size() && !n.argNames[i].empty();
+    // An out variant's arguments end with the outs repeated as its returns.
+    QString name = named ? q(n.argNames[i]) : isOut ? QString("returns") : QString("#%1").arg(i);
     QString type;
     if (v >= 0 && static_cast<size_t>(v) < m.values.size())
       if (auto* t = m.values[v].tensorIf()) type = "<span class=sub>" + q(t->shapeString()) + "</span>";
-    h += "<tr><td class=k>" + name + (isOut ? " (out)" : "") + "</td><td>" + valueLink(m, v) + " " + type + "</td></tr>";
+    h += "<tr><td class=k>" + name + (isOut && named ? " (out)" : "") + "</td><td>" + valueLink(m, v) + " " + type + "</td></tr>";
   }
   h += "</table>";
   for (ValueId v : n.outputs) {
@@ -126,7 +128,7 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan) {
   if (!n.meta.moduleStack.empty()) {
     h += "<b>Module</b><table>";
     for (const ModuleFrame& f : n.meta.moduleStack)
-      h += "<tr><td>" + q(f.path) + "</td><td class=sub>" + q(f.type) + "</td></tr>";
+      h += "<tr><td>" + (f.path.empty() ? QString("(root)") : q(f.path)) + "</td><td class=sub>" + q(f.type) + "</td></tr>";
     h += "</table>";
   }
   if (n.meta.debugHandle) h += QString("<p class=sub>debug handle %1</p>").arg(*n.meta.debugHandle);

@@ -34,6 +34,7 @@
 #include "engine/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "ui/Inspector.h"
+#include "ui/MemoryPlanView.h"
 
 namespace lstudio::ui {
 namespace {
@@ -110,6 +111,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   text_->setLineWrapMode(QPlainTextEdit::NoWrap);
   text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   text_->setPlaceholderText(tr("File > Open (Ctrl+O) a .pt2 or .pte program, or drop one here."));
+  plan_ = new MemoryPlanView;
+  plan_->setObjectName("planView");
+  views_->addTab(plan_, tr("Memory Plan"));
   views_->addTab(text_, tr("Text"));
 
   tree_ = new QTreeWidget;
@@ -215,6 +219,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (node < static_cast<int>(shown_->methods[method_].nodes.size()) && node != selectedNode_) selectNode(node);
   });
   connect(inspector_, &Inspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(plan_, &MemoryPlanView::nodeSelected, this, [this](int node) {
+    if (node >= 0) selectNode(node);
+  });
+  connect(plan_, &MemoryPlanView::valueSelected, this, [this](int value) {
+    if (plan_->selectedValue() == value && selectedNode_ < 0) selectValue(value);
+  });
   connect(inspector_, &Inspector::valueActivated, this, &MainWindow::selectValue);
 
   QSettings s;
@@ -312,7 +322,9 @@ void MainWindow::updateActions() {
   stop_->setEnabled(busy);
 }
 
-bool MainWindow::idle() const { return !watcher_.isRunning() && !runner_->busy(); }
+bool MainWindow::idle() const {
+  return !watcher_.isRunning() && !runner_->busy() && (!planShown_ || plan_->isPlanReady());
+}
 
 void MainWindow::chooseFile() {
   QSettings s;
@@ -507,6 +519,12 @@ void MainWindow::refreshShown() {
   }
   if (shown_ && selectedNode_ >= static_cast<int>(shown_->methods[method_].nodes.size())) selectedNode_ = -1;
   refreshText();
+  if (shown_ != planShown_ || method_ != planMethod_) {
+    planShown_ = shown_;
+    planMethod_ = method_;
+    if (shown_) plan_->setPlan(shown_, method_);
+    else plan_->clear();
+  }
   if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
   else if (shown_ && snapshot_ > 0 && s.input && snapshot_ <= static_cast<int>(s.records.size())) {
     const PassRecord& r = s.records[snapshot_ - 1];
@@ -560,6 +578,7 @@ void MainWindow::selectNode(int index) {
   if (!shown_ || index < 0 || index >= static_cast<int>(shown_->methods[method_].nodes.size())) return;
   selectedNode_ = index;
   inspector_->showNode(shown_, method_, index);
+  if (sender() != plan_) plan_->selectNode(index);
   {
     QSignalBlocker block(text_);
     QTextCursor c(text_->document()->findBlockByNumber(index + 1));
@@ -575,6 +594,7 @@ void MainWindow::selectValue(int value) {
   const Method& m = shown_->methods[method_];
   if (value >= static_cast<int>(m.values.size())) return;
   inspector_->showValue(shown_, method_, value);
+  if (sender() != plan_) plan_->selectValue(value);
   emit shownChanged();
 }
 

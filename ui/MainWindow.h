@@ -24,6 +24,7 @@ class QTreeWidget;
 namespace lstudio::ui {
 
 class Inspector;
+class MemoryPlanView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -45,6 +46,7 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* graphTextView() const { return text_; }
   QPlainTextEdit* logView() const { return log_; }
   Inspector* inspector() const { return inspector_; }
+  MemoryPlanView* planView() const { return plan_; }
   PipelineRunner* runner() const { return runner_; }
   QTabWidget* views() const { return views_; }
 
@@ -106,6 +108,9 @@ class MainWindow : public QMainWindow {
   QTabBar* methodTabs_ = nullptr;
   QTabWidget* views_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
+  MemoryPlanView* plan_ = nullptr;
+  std::shared_ptr<const Program> planShown_;  ///< what the plan view was last given
+  int planMethod_ = -1;
   QPlainTextEdit* log_ = nullptr;
   Inspector* inspector_ = nullptr;
   QProgressBar* busy_ = nullptr;
