@@ -7,8 +7,15 @@ namespace lstudio {
 
 std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
-  return {toEdgeOps(),           removeGraphAsserts(),     specProp(),     normalizeViewCopyBase(),
-          deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
+  return {// to_edge
+          toEdgeOps(), memoryFormatOps(),
+          // to_executorch, per method, before edge_to_executorch_passes
+          quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
+          insertWriteBack(),
+          // edge_to_executorch_passes
+          legalizePortableDimOrder(), specProp(), propagateDevice(), edgeToBackendOps(), removeGraphAsserts(),
+          normalizeViewCopyBase(), deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
+          // external constants tagging goes here; planning is always last
           memoryPlanning()};
 }
 
