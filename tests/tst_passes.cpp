@@ -222,6 +222,44 @@ class TestPasses : public QObject {
     GOLDEN("passes/constant_prop.txt", run);
   }
 
+  void constantPropChainsAndRank3() {
+    // permute(view(c)) of a rank-3 constant and expand of a bias: computed, checked element by element.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {4, 3, 2});
+    TensorRef c = b.constant("c", F, {2, 12});
+    TensorRef v = b.op("aten.view.default", {c, std::vector<int64_t>{2, 3, 4}});
+    TensorRef pc = b.op("aten.permute.default", {v, std::vector<int64_t>{2, 1, 0}});  // [4, 3, 2]
+    TensorRef bias = b.parameter("bias", F, {2});
+    TensorRef e = b.op("aten.expand.default", {bias, std::vector<int64_t>{3, 2}});
+    b.output(b.op("aten.add.Tensor", {b.op("aten.add.Tensor", {x, pc}), e}));
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "chain"), passes::constantProp(), cfg);
+    const Method& before = run.before.methods[0];
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    const float* cData = nullptr;
+    const float* bData = nullptr;
+    for (const auto& in : before.signature.inputs) {
+      if (in.target == "c") cData = reinterpret_cast<const float*>(before.values[in.value].tensor().data.data);
+      if (in.target == "bias") bData = reinterpret_cast<const float*>(before.values[in.value].tensor().data.data);
+    }
+    QVERIFY(cData && bData);
+    const float* permuted = nullptr;
+    const float* expanded = nullptr;
+    for (const auto& in : m.signature.inputs) {
+      if (in.kind != InputSpec::Kind::ConstantTensor) continue;
+      const TensorSpec& t = m.values[in.value].tensor();
+      (t.sizes.size() == 3 ? permuted : expanded) = reinterpret_cast<const float*>(t.data.data);
+    }
+    QVERIFY(permuted && expanded);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 2; ++k) QCOMPARE(permuted[(i * 3 + j) * 2 + k], cData[(k * 3 + j) * 4 + i]);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 2; ++k) QCOMPARE(expanded[r * 2 + k], bData[k]);
+  }
+
   void constantPropSkipsQuantPrimitives() {
     auto q = buildSample("quantized_linear");
     QVERIFY(q.ok());

@@ -53,26 +53,58 @@ std::optional<std::vector<int64_t>> intsArg(const Method& m, const Node& n, size
   return r;
 }
 
-/// out[idx] = in[sum idx[d] * stride[d]] for a contiguous output of `sizes`.
-std::vector<uint8_t> gather(const Bytes& in, uint32_t es, const std::vector<int64_t>& sizes,
-                            const std::vector<int64_t>& stride) {
-  uint64_t count = 1;
-  for (int64_t s : sizes) count *= static_cast<uint64_t>(s);
-  std::vector<uint8_t> out(count * es);
-  std::vector<int64_t> idx(sizes.size(), 0);
-  int64_t src = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    std::memcpy(out.data() + i * es, in.data + src * es, es);
-    for (size_t d = sizes.size(); d-- > 0;) {
+template <typename T>
+void gatherTyped(uint8_t* dstBytes, const uint8_t* srcBytes, const std::vector<int64_t>& sizes,
+                 const std::vector<int64_t>& stride) {
+  T* dst = reinterpret_cast<T*>(dstBytes);
+  const T* src = reinterpret_cast<const T*>(srcBytes);
+  const size_t rank = sizes.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, sizeof(T));
+    return;
+  }
+  if (rank == 2) {  // the common case (a transposed weight): tiles keep both sides in cache
+    const int64_t rows = sizes[0], cols = sizes[1], s0 = stride[0], s1 = stride[1];
+    constexpr int64_t kTile = 32;
+    for (int64_t ib = 0; ib < rows; ib += kTile)
+      for (int64_t jb = 0; jb < cols; jb += kTile)
+        for (int64_t i = ib; i < std::min(rows, ib + kTile); ++i)
+          for (int64_t j = jb; j < std::min(cols, jb + kTile); ++j) dst[i * cols + j] = src[i * s0 + j * s1];
+    return;
+  }
+  // Odometer over the outer dimensions, a strided row at a time.
+  const int64_t inner = sizes[rank - 1], innerStride = stride[rank - 1];
+  uint64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= static_cast<uint64_t>(sizes[d]);
+  std::vector<int64_t> idx(rank - 1, 0);
+  int64_t base = 0;
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < inner; ++j) dst[r * inner + j] = src[base + j * innerStride];
+    for (size_t d = rank - 1; d-- > 0;) {
       if (++idx[d] < sizes[d]) {
-        src += stride[d];
+        base += stride[d];
         break;
       }
-      src -= stride[d] * (sizes[d] - 1);
+      base -= stride[d] * (sizes[d] - 1);
       idx[d] = 0;
     }
   }
-  return out;
+}
+
+/// dst[idx] = src[sum idx[d] * stride[d]] for a contiguous `dst` of `sizes`.
+void gather(uint8_t* dst, const uint8_t* src, uint32_t es, const std::vector<int64_t>& sizes,
+            const std::vector<int64_t>& stride) {
+  switch (es) {
+    case 1: return gatherTyped<uint8_t>(dst, src, sizes, stride);
+    case 2: return gatherTyped<uint16_t>(dst, src, sizes, stride);
+    case 4: return gatherTyped<uint32_t>(dst, src, sizes, stride);
+    default: {
+      struct E8 { uint64_t v; };
+      struct E16 { uint64_t a, b; };
+      if (es == 8) return gatherTyped<E8>(dst, src, sizes, stride);
+      if (es == 16) return gatherTyped<E16>(dst, src, sizes, stride);
+    }
+  }
 }
 
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
@@ -81,13 +113,28 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
   return s;
 }
 
-struct Folded {
-  std::vector<uint8_t> owned;  ///< new bytes, or empty when `shared` holds them
+/// Where a folded value's bytes are: existing bytes (shared, never copied), or
+/// new bytes number `owned` computed when the pass ends.
+struct FoldRef {
   Bytes shared;
+  int owned = -1;
 };
 
-/// The value of a layout operator on constant input `in`; nullopt when the studio cannot compute it.
-std::optional<Folded> evaluate(const Method& m, const Node& n, const TensorSpec& in, const TensorSpec& out) {
+/// New bytes: a strided gather from another constant.
+struct NewBytes {
+  FoldRef source;
+  uint32_t elementSize = 0;
+  std::vector<int64_t> sizes, stride;
+  uint64_t size = 0;
+};
+
+/// How a layout operator computes its result from input `in`: the same bytes
+/// (nullopt stride) or a gather; nullopt when the studio cannot compute it.
+struct Plan {
+  bool same = false;
+  std::vector<int64_t> stride;
+};
+std::optional<Plan> evaluate(const Method& m, const Node& n, const TensorSpec& in, const TensorSpec& out) {
   const std::string& op = m.operators[n.op].name;
   if (!contiguous(in) || !contiguous(out) || in.dtype != out.dtype) return std::nullopt;
   static const std::set<std::string> sameBytes = {
@@ -96,9 +143,10 @@ std::optional<Folded> evaluate(const Method& m, const Node& n, const TensorSpec&
       "dim_order_ops::_clone_dim_order", "dim_order_ops::_to_dim_order_copy", "aten::lift_fresh_copy"};
   if (sameBytes.count(op)) {
     if (in.nbytes() != out.nbytes()) return std::nullopt;
-    return Folded{{}, in.data};
+    return Plan{true, {}};
   }
   const uint32_t es = elementSize(in.dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) return std::nullopt;
   std::vector<int64_t> inStride = contiguousStrides(in.sizes);
   const size_t rank = in.sizes.size();
   std::vector<int64_t> perm(rank);
@@ -108,7 +156,7 @@ std::optional<Folded> evaluate(const Method& m, const Node& n, const TensorSpec&
     if (!dims || dims->size() != rank) return std::nullopt;
     perm = *dims;
   } else if (op == "aten::transpose_copy" || op == "aten::t_copy") {
-    int64_t a = rank < 2 ? 0 : 0, b = rank < 2 ? 0 : 1;
+    int64_t a = 0, b = rank < 2 ? 0 : 1;
     if (op == "aten::transpose_copy") {
       auto x = intArg(m, n, 1), y = intArg(m, n, 2);
       if (!x || !y) return std::nullopt;
@@ -127,17 +175,18 @@ std::optional<Folded> evaluate(const Method& m, const Node& n, const TensorSpec&
       if (in.sizes[d] == out.sizes[od]) stride[od] = inStride[d];
       else if (in.sizes[d] != 1) return std::nullopt;
     }
-    return Folded{gather(in.data, es, out.sizes, stride), {}};
+    return Plan{false, stride};
   } else {
     return std::nullopt;
   }
+  if (out.sizes.size() != rank) return std::nullopt;
   std::vector<int64_t> stride(rank);
   for (size_t d = 0; d < rank; ++d) {
     int64_t p = perm[d] < 0 ? perm[d] + static_cast<int64_t>(rank) : perm[d];
     if (p < 0 || p >= static_cast<int64_t>(rank) || in.sizes[p] != out.sizes[d]) return std::nullopt;
     stride[d] = inStride[p];
   }
-  return Folded{gather(in.data, es, out.sizes, stride), {}};
+  return Plan{false, stride};
 }
 
 class ConstantProp : public Pass {
@@ -149,12 +198,13 @@ class ConstantProp : public Pass {
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.doQuantFusionAndConstProp; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    struct Pending {
+    std::vector<NewBytes> made;  // computed into one owned allocation when the pass ends
+    struct Placed {
       size_t method;
       ValueId value;
-      Folded bytes;
+      int owned;
     };
-    std::vector<Pending> pending;  // new bytes, laid out once below
+    std::vector<Placed> placed;
     for (size_t mi = 0; mi < p.methods.size(); ++mi) {
       Method& m = p.methods[mi];
       std::vector<bool> isConst(m.values.size(), false);
@@ -177,7 +227,7 @@ class ConstantProp : public Pass {
           return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return i < 0 || isConst[i]; });
         return true;
       };
-      std::map<ValueId, Folded> folded;
+      std::map<ValueId, FoldRef> folded;
       std::vector<bool> foldedNode(m.nodes.size(), false);
       std::vector<ValueId> order;  // folded values in node order
       for (size_t i = 0; i < m.nodes.size(); ++i) {
@@ -188,14 +238,17 @@ class ConstantProp : public Pass {
         const TensorSpec* in = m.values[n.args[0]].tensorIf();
         const TensorSpec* res = m.values[n.outputs[0]].tensorIf();
         if (!in || !res) continue;
-        TensorSpec inNow = *in;
-        if (auto f = folded.find(n.args[0]); f != folded.end() && !f->second.owned.empty())
-          inNow.data = Bytes{f->second.owned.data(), f->second.owned.size(), 0};
-        auto v = evaluate(m, n, inNow, *res);
-        if (!v) continue;
-        if (v->owned.empty() && folded.count(n.args[0]) && !folded[n.args[0]].owned.empty())
-          v->owned = folded[n.args[0]].owned;  // a view of new bytes shares them by value
-        folded[n.outputs[0]] = std::move(*v);
+        auto plan = evaluate(m, n, *in, *res);
+        if (!plan) continue;
+        FoldRef source;
+        if (auto f = folded.find(n.args[0]); f != folded.end()) source = f->second;
+        else source.shared = in->data;
+        FoldRef result = source;  // same bytes: no copy, not even of new bytes
+        if (!plan->same) {
+          made.push_back(NewBytes{source, elementSize(in->dtype), res->sizes, plan->stride, res->nbytes().value_or(0)});
+          result = FoldRef{{}, static_cast<int>(made.size() - 1)};
+        }
+        folded[n.outputs[0]] = result;
         foldedNode[i] = true;
         isConst[n.outputs[0]] = true;
         order.push_back(n.outputs[0]);
@@ -226,9 +279,9 @@ class ConstantProp : public Pass {
         t.slot.reset();
         t.strides = contiguousStrides(t.sizes);
         m.values[*it].name = fqn;
-        Folded& f = folded[*it];
-        if (f.owned.empty()) t.data = f.shared;
-        else pending.push_back(Pending{mi, *it, std::move(f)});
+        const FoldRef& f = folded[*it];
+        if (f.owned < 0) t.data = f.shared;
+        else placed.push_back(Placed{mi, *it, f.owned});
         added.push_back(InputSpec{InputSpec::Kind::ConstantTensor, *it, fqn, true});
       }
       // Constant inputs only folded nodes read leave the program.
@@ -278,21 +331,25 @@ class ConstantProp : public Pass {
                                        std::to_string(removedInputs) + " constant inputs dropped"});
       }
     }
-    if (!pending.empty()) {
-      // One owned allocation for every new constant, 64-byte aligned each.
+    if (!made.empty()) {
+      // One owned allocation for every new constant (64-byte aligned each),
+      // filled in node order so a gather may read an earlier result.
       uint64_t total = 0;
       std::vector<uint64_t> offsets;
-      for (const Pending& f : pending) {
+      for (const NewBytes& nb : made) {
         offsets.push_back(total);
-        total += (f.bytes.owned.size() + 63) / 64 * 64;
+        total += (nb.size + 63) / 64 * 64;
       }
       auto file = MappedFile::generated(p.path + " (folded constants)", total, [&](uint8_t* base) {
-        for (size_t i = 0; i < pending.size(); ++i)
-          std::memcpy(base + offsets[i], pending[i].bytes.owned.data(), pending[i].bytes.owned.size());
+        for (size_t i = 0; i < made.size(); ++i) {
+          const FoldRef& s = made[i].source;
+          const uint8_t* src = s.owned >= 0 ? base + offsets[s.owned] : s.shared.data;
+          gather(base + offsets[i], src, made[i].elementSize, made[i].sizes, made[i].stride);
+        }
       });
-      for (size_t i = 0; i < pending.size(); ++i)
-        p.methods[pending[i].method].values[pending[i].value].tensor().data =
-            Bytes{file->data() + offsets[i], pending[i].bytes.owned.size(), offsets[i]};
+      for (const Placed& x : placed)
+        p.methods[x.method].values[x.value].tensor().data =
+            Bytes{file->data() + offsets[x.owned], made[x.owned].size, offsets[x.owned]};
       p.derivedData.push_back(std::move(file));
     }
     return out;
