@@ -154,6 +154,29 @@ class TestPipeline : public QObject {
     }
   }
 
+  void trainedWeightsArePlanned() {
+    // weights_to_outputs_pass flags weights with a gradient; ExecuTorch's planner
+    // then plans them (weight_has_gradient), other constants stay in the program.
+    Pipeline p(sample("training"), ExecutorchBackendConfig{});
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    size_t planned = 0, constants = 0;
+    for (const auto& in : m.signature.inputs) {
+      const TensorSpec& t = m.values[in.value].tensor();
+      if (in.kind == InputSpec::Kind::Parameter) {
+        QVERIFY2(t.slot.has_value(), in.target.c_str());
+        ++planned;
+      } else if (in.kind == InputSpec::Kind::ConstantTensor) {
+        QVERIFY(!t.slot.has_value());
+        ++constants;
+      }
+    }
+    QCOMPARE(planned, size_t(4));
+    QCOMPARE(constants, size_t(1));
+    QVERIFY(analyzeMemoryPlan(m).overlapFree());
+  }
+
   void llamaCacheIsWrittenBackOrInPlace() {
     SampleOptions o;
     o.layers = 2;

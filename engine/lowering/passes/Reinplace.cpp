@@ -7,7 +7,7 @@
 // mutates it, and it must already have the result's shape and dtype. The
 // in-place overload is the one named <op>_ whose arguments match with self
 // written. Uses of the old result read the mutated input afterwards.
-#include <set>
+#include <map>
 
 #include "engine/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
@@ -43,8 +43,8 @@ class Reinplace : public Pass {
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
     // Candidates: index_put.default, plus the extra ops (any spelling of a target).
-    std::set<const OpSchema*> candidates;
-    if (const OpSchema* s = reg.find("aten::index_put", "")) candidates.insert(s);
+    std::map<const OpSchema*, const OpSchema*> candidates;  // functional -> in-place (null: none)
+    if (const OpSchema* s = reg.find("aten::index_put", "")) candidates[s] = inplaceOf(*s);
     for (const std::string& extra : c.reinplaceExtraOps) {
       const OpSchema* s = reg.findByTarget(extra);
       if (!s) {
@@ -53,7 +53,7 @@ class Reinplace : public Pass {
                                    "reinplace_extra_ops: unknown operator '" + extra + "'"});
         continue;
       }
-      candidates.insert(s);
+      candidates[s] = inplaceOf(*s);
     }
     if (out.failed) return out;
     for (Method& m : p.methods) {
@@ -65,7 +65,8 @@ class Reinplace : public Pass {
         Node& n = m.nodes[i];
         const OperatorRef* op = operatorOf(m, n);
         const OpSchema* fn = op ? reg.find(op->name, op->overload) : nullptr;
-        const OpSchema* ip = fn && candidates.count(fn) ? inplaceOf(*fn) : nullptr;
+        auto found = fn ? candidates.find(fn) : candidates.end();
+        const OpSchema* ip = found != candidates.end() ? found->second : nullptr;
         bool safe = ip && !n.args.empty() && n.outputs.size() == 1 && n.args[0] >= 0;
         if (safe) {
           ValueId self = n.args[0];
