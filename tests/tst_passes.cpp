@@ -299,6 +299,9 @@ class TestPasses : public QObject {
   }
 
   // ---- WeightsToOutputsPass ----
+  // As ExecuTorch: appended in placeholder order, kind TOKEN, no target. The
+  // weight_has_gradient flag is not stored: MemoryPlanningPass recognises a
+  // parameter returned as a TOKEN output instead (see tst_pipeline).
   void weightsToOutputsOnTraining() {
     auto t = buildSample("training");
     QVERIFY(t.ok());
@@ -344,6 +347,10 @@ class TestPasses : public QObject {
   }
 
   // ---- InsertWriteBackForBuffersPass ----
+  // Differs from ExecuTorch: copy_ defines no new value; the output is the
+  // buffer itself (ExecuTorch returns copy_'s result, an alias of it). The
+  // in-place lineage check is "the output already is the buffer", which is
+  // what a chain of in-place ops back to it becomes in the IR.
   void insertWriteBack() {
     Run run = runPass(cacheUpdate(false), passes::insertWriteBack());
     QVERIFY(run.outcome.changed);
@@ -362,6 +369,9 @@ class TestPasses : public QObject {
   }
 
   // ---- MemoryFormatOpsPass and LegalizePortableDimOrderPass ----
+  // MemoryFormatOpsPass belongs to to_edge in ExecuTorch; imported .pt2 graphs
+  // are not edge yet, so the studio runs it right after ToEdgeOps. Both passes
+  // read dim orders from the tensor specs (ExecuTorch from fake tensors).
   void memoryFormatOps() {
     GraphBuilder b;
     TensorRef x = b.input("x", F, {1, 2, 3, 3});
@@ -412,7 +422,10 @@ class TestPasses : public QObject {
   }
 
   // ---- PropagateDevicePass, EdgeToBackendOpsPass ----
-  // The IR has no device field: every tensor is CPU; another device is a warning.
+  // The IR has no device field: every tensor is CPU; another device is a
+  // warning (ExecuTorch would record it and insert copies). EdgeToBackendOps:
+  // only the symbolic-int renames are visible; ExecuTorch's swap of op
+  // objects for backend-dialect twins has no counterpart in the IR.
   void propagateDevice() {
     Program p = cacheUpdate(false);
     Run cpu = runPass(p, passes::propagateDevice());

@@ -233,7 +233,7 @@ class ConstantProp : public Pass {
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         const OperatorRef* op = operatorOf(m, n);
-        if (!op || skipped(*op) || n.outputs.size() != 1 || n.args.empty()) continue;
+        if (!op || skipped(*op) || n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0) continue;
         if (!std::all_of(n.args.begin(), n.args.end(), constArg)) continue;
         const TensorSpec* in = m.values[n.args[0]].tensorIf();
         const TensorSpec* res = m.values[n.outputs[0]].tensorIf();

@@ -35,7 +35,7 @@ class InsertWriteBack : public Pass {
                                      m.name + ": mutated '" + spec.target + "' is not an input of the method"});
           continue;
         }
-        if (spec.value == target) continue;  // written in place already: nothing to copy
+        if (spec.value == target || spec.value < 0) continue;  // written in place already: nothing to copy
         if (!copy) continue;
         Node n;
         n.name = copies ? "copy__default_" + std::to_string(copies) : std::string("copy__default");

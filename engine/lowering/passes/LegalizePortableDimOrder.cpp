@@ -26,7 +26,7 @@ class LegalizePortableDimOrder : public Pass {
         bool target = calls(m, n, "aten::_adaptive_avg_pool2d") || calls(m, n, "aten::avg_pool2d") ||
                       calls(m, n, "aten::expand_copy") || calls(m, n, "aten::mean", "dim") ||
                       calls(m, n, "aten::sum", "dim_IntList");
-        if (!target || n.args.empty()) continue;
+        if (!target || n.args.empty() || n.args[0] < 0) continue;
         const TensorSpec* in = m.values[n.args[0]].tensorIf();
         if (!in) continue;
         std::vector<int64_t> order;

@@ -34,7 +34,7 @@ class MemoryFormatOps : public Pass {
         const Mapping* map = nullptr;
         for (const Mapping& x : kMap)
           if (calls(m, n, x.from, x.fromOverload)) map = &x;
-        if (!map || n.args.empty()) continue;
+        if (!map || n.args.empty() || n.args[0] < 0) continue;
         const OpSchema* from = reg.find(map->from, map->fromOverload);
         const OpSchema* to = reg.find(map->to, "");
         if (!from || !to) continue;

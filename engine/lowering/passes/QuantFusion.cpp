@@ -138,7 +138,7 @@ class QuantFusion : public Pass {
         int cat = single(q.args[0], "aten::cat");
         if (cat >= 0) {
           const Node& c = m.nodes[cat];
-          auto* list = c.args.empty() ? nullptr : std::get_if<TensorList>(&m.values[c.args[0]].payload);
+          auto* list = c.args.empty() || c.args[0] < 0 ? nullptr : std::get_if<TensorList>(&m.values[c.args[0]].payload);
           bool ok = list && !list->items.empty();
           std::vector<ValueId> ints;
           for (size_t k = 0; ok && k < list->items.size(); ++k) {

@@ -32,7 +32,7 @@ class RemoveAutoFunctionalized : public Pass {
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         Node& n = m.nodes[i];
         if (!isWrapper(m, n)) continue;
-        const std::string* target = n.args.empty() ? nullptr : std::get_if<std::string>(&m.values[n.args[0]].payload);
+        const std::string* target = n.args.empty() || n.args[0] < 0 ? nullptr : std::get_if<std::string>(&m.values[n.args[0]].payload);
         const OpSchema* s = target ? reg.findByTarget(*target) : nullptr;
         if (!s) {
           out.failed = true;

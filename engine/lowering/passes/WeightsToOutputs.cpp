@@ -22,7 +22,7 @@ class WeightsToOutputs : public Pass {
       size_t added = 0;
       // In placeholder order, as the graph lists them.
       for (const InputSpec& in : m.signature.inputs) {
-        if (in.kind != InputSpec::Kind::Parameter || std::find(grads.begin(), grads.end(), in.target) == grads.end())
+        if (in.value < 0 || in.kind != InputSpec::Kind::Parameter || std::find(grads.begin(), grads.end(), in.target) == grads.end())
           continue;
         m.outputs.push_back(in.value);
         m.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::Token, in.value, ""});
