@@ -260,6 +260,26 @@ class TestPasses : public QObject {
       for (int k = 0; k < 2; ++k) QCOMPARE(expanded[r * 2 + k], bData[k]);
   }
 
+  void constantPropClonesReturnedConstants() {
+    // A parameter returned as is comes back through a clone (ExecuTorch's
+    // _update_output_node_and_specs), so the output is a planned tensor.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2});
+    TensorRef w = b.parameter("w", F, {2});
+    b.output(b.op("aten.add.Tensor", {x, w}));
+    b.output(w);
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "ret"), passes::constantProp(), cfg);
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    QCOMPARE(m.operators[m.nodes[1].op].name, std::string("aten::clone"));
+    QCOMPARE(m.outputs[1], m.nodes[1].outputs[0]);
+    QCOMPARE(m.signature.outputs[1].value, m.outputs[1]);
+    QVERIFY(m.values[m.outputs[1]].tensor().data.empty());
+  }
+
   void constantPropSkipsQuantPrimitives() {
     auto q = buildSample("quantized_linear");
     QVERIFY(q.ok());
