@@ -315,6 +315,8 @@ struct Program {
   std::shared_ptr<const MappedFile> backing;
   /// Data files whose bytes external tensors reference.
   std::vector<std::shared_ptr<const MappedFile>> externalFiles;
+  /// Bytes made by lowering passes (folded constants), owned like `backing`.
+  std::vector<std::shared_ptr<const MappedFile>> derivedData;
 
   const Method* method(const std::string& name) const;
 };

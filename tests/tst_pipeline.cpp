@@ -100,12 +100,17 @@ class TestPipeline : public QObject {
     QTest::addColumn<bool>("removeViewCopy");
     QTest::addColumn<bool>("allocInputs");
     QTest::addColumn<QString>("algorithm");
+    QTest::addColumn<bool>("quantFusion");
+    QTest::addColumn<bool>("reinplace");
     for (const auto& s : sampleList()) {
       QString n = QString::fromStdString(s.name);
-      QTest::newRow(qPrintable(n + " default")) << n << true << true << "";
-      QTest::newRow(qPrintable(n + " view_copy kept")) << n << false << true << "";
-      QTest::newRow(qPrintable(n + " inputs not planned")) << n << true << false << "";
-      QTest::newRow(qPrintable(n + " naive")) << n << true << true << "naive";
+      QTest::newRow(qPrintable(n + " default")) << n << true << true << "" << false << false;
+      QTest::newRow(qPrintable(n + " view_copy kept")) << n << false << true << "" << false << false;
+      QTest::newRow(qPrintable(n + " inputs not planned")) << n << true << false << "" << false << false;
+      QTest::newRow(qPrintable(n + " naive")) << n << true << true << "naive" << false << false;
+      QTest::newRow(qPrintable(n + " quant fusion and const prop")) << n << true << true << "" << true << false;
+      QTest::newRow(qPrintable(n + " reinplace")) << n << true << true << "" << false << true;
+      QTest::newRow(qPrintable(n + " every switch")) << n << false << false << "naive" << true << true;
     }
   }
   void everySampleLowers() {
@@ -113,26 +118,96 @@ class TestPipeline : public QObject {
     QFETCH(bool, removeViewCopy);
     QFETCH(bool, allocInputs);
     QFETCH(QString, algorithm);
+    QFETCH(bool, quantFusion);
+    QFETCH(bool, reinplace);
     ExecutorchBackendConfig c;
     c.removeViewCopy = removeViewCopy;
     c.memoryPlanning.allocGraphInput = allocInputs;
     if (!algorithm.isEmpty()) c.memoryPlanning.algorithms = {algorithm.toStdString()};
+    c.doQuantFusionAndConstProp = quantFusion;
+    c.runReinplacePass = reinplace;
     Pipeline p(sample(name.toStdString()), c);
     p.runToEnd();
+    if (quantFusion && name == "training") {  // refused, as to_executorch refuses it
+      QVERIFY(p.failed());
+      QCOMPARE(p.records()[p.position() - 1].name, std::string("QuantFusionPass"));
+      return;
+    }
     if (p.failed()) {
       const auto& r = p.records()[p.position() - 1];
       QFAIL(qPrintable(QString::fromStdString(r.name + ": " + (r.diagnostics.empty() ? "" : r.diagnostics[0].message))));
     }
+    QCOMPARE(verifyProgram(*p.current()), std::string());
     for (const Method& m : p.current()->methods) {
       QVERIFY(!m.nonConstBufferSizes.empty());
       for (const Node& n : m.nodes)
-        if (n.kind == NodeKind::Kernel) QVERIFY2(m.operators[n.op].overload.find("out") != std::string::npos,
-                                                 m.operators[n.op].fullName().c_str());
+        if (n.kind == NodeKind::Kernel) {
+          // Out variants, or in-place ops (copy_, index_put_) that write their input.
+          const std::string& o = m.operators[n.op].overload;
+          const std::string& op = m.operators[n.op].name;
+          QVERIFY2(o.find("out") != std::string::npos || op.back() == '_', m.operators[n.op].fullName().c_str());
+        }
       if (!allocInputs)
         for (ValueId v : m.inputs)
           if (m.values[v].tensor().data.empty()) QVERIFY(!m.values[v].tensor().slot);
       if (!removeViewCopy) QCOMPARE(record(p, "ReplaceViewCopyWithViewPass").state, PassRecord::State::Skipped);
+      QCOMPARE(record(p, "QuantFusionPass").state == PassRecord::State::Skipped, !quantFusion);
+      QCOMPARE(record(p, "ReinplacePass").state == PassRecord::State::Skipped, !reinplace);
     }
+  }
+
+  void trainedWeightsArePlanned() {
+    // weights_to_outputs_pass flags weights with a gradient; ExecuTorch's planner
+    // then plans them (weight_has_gradient), other constants stay in the program.
+    Pipeline p(sample("training"), ExecutorchBackendConfig{});
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    size_t planned = 0, constants = 0;
+    for (const auto& in : m.signature.inputs) {
+      const TensorSpec& t = m.values[in.value].tensor();
+      if (in.kind == InputSpec::Kind::Parameter) {
+        QVERIFY2(t.slot.has_value(), in.target.c_str());
+        ++planned;
+      } else if (in.kind == InputSpec::Kind::ConstantTensor) {
+        QVERIFY(!t.slot.has_value());
+        ++constants;
+      }
+    }
+    QCOMPARE(planned, size_t(4));
+    QCOMPARE(constants, size_t(1));
+    QVERIFY(analyzeMemoryPlan(m).overlapFree());
+  }
+
+  void llamaCacheIsWrittenBackOrInPlace() {
+    SampleOptions o;
+    o.layers = 2;
+    auto built = buildSample("llama", o);
+    QVERIFY(built.ok());
+    auto input = std::make_shared<const Program>(std::move(built.value()));
+    auto count = [](const Method& m, const std::string& op) {
+      int k = 0;
+      for (const Node& n : m.nodes) k += m.operators[n.op].name == op;
+      return k;
+    };
+    // Default: index_put stays functional and copy_ writes each cache back (2 caches x 2 layers).
+    Pipeline p(input, ExecutorchBackendConfig{});
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    QCOMPARE(count(p.current()->methods[0], "aten::copy_"), 4);
+    QCOMPARE(count(p.current()->methods[0], "aten::index_put_"), 0);
+    QCOMPARE(record(p, "InsertWriteBackForBuffersPass").state, PassRecord::State::Changed);
+    // run_reinplace_pass: the caches are updated in place, nothing to write back.
+    ExecutorchBackendConfig c;
+    c.runReinplacePass = true;
+    Pipeline q(input, c);
+    q.runToEnd();
+    QVERIFY(!q.failed());
+    QCOMPARE(count(q.current()->methods[0], "aten::index_put_"), 4);
+    QCOMPARE(count(q.current()->methods[0], "aten::copy_"), 0);
+    QCOMPARE(record(q, "InsertWriteBackForBuffersPass").state, PassRecord::State::Unchanged);
+    // In place needs less memory: the new cache is not a second tensor.
+    QVERIFY(q.current()->methods[0].nonConstBufferSizes[1] < p.current()->methods[0].nonConstBufferSizes[1]);
   }
 
   void missingOutVariantNamesTheNode() {

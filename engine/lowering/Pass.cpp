@@ -7,9 +7,16 @@ namespace lstudio {
 
 std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
-  return {toEdgeOps(),           removeGraphAsserts(),     specProp(),     normalizeViewCopyBase(),
-          deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
-          externalConstants(),   memoryPlanning()};
+  return {// to_edge
+          toEdgeOps(), memoryFormatOps(),
+          // to_executorch, per method, before edge_to_executorch_passes
+          quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
+          insertWriteBack(),
+          // edge_to_executorch_passes
+          legalizePortableDimOrder(), specProp(), propagateDevice(), edgeToBackendOps(), removeGraphAsserts(),
+          normalizeViewCopyBase(), deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
+          // constants tagged for .ptd files (external_constants, external_mutable_weights); planning is always last
+          externalConstants(), memoryPlanning()};
 }
 
 size_t eliminateDeadCode(Method& m) {

@@ -1,7 +1,8 @@
 // MemoryPlanningPass (always last): every non-constant tensor gets a slot
 // (mem_id 1, offset) from the configured algorithms (the smallest total
 // kept), with lifetimes in node order, graph inputs and outputs planned or
-// not per alloc_graph_input/output, mutable buffers alive throughout, views
+// not per alloc_graph_input/output, mutable buffers and trained weights
+// (weights with a gradient, returned by WeightsToOutputsPass) alive throughout, views
 // in their base's bytes. Arena sizes go to non_const_buffer_sizes.
 #include <algorithm>
 #include <map>
@@ -50,6 +51,11 @@ class MemoryPlanning : public Pass {
       std::vector<bool> isInput(m.values.size(), false), isOutput(m.values.size(), false), isMutable(m.values.size(), false);
       for (ValueId v : m.inputs) isInput[v] = true, touch(v, 0);
       for (ValueId v : m.outputs) isOutput[root(v)] = true, touch(v, lastStep);
+      std::vector<bool> trained(m.values.size(), false);
+      for (const auto& o : m.signature.outputs)
+        if (o.kind == OutputSpec::Kind::Token && o.value >= 0)  // a trained weight (WeightsToOutputsPass)
+          for (const auto& in : m.signature.inputs)
+            if (in.kind == InputSpec::Kind::Parameter && in.value == o.value) trained[in.value] = true;
       for (const auto& o : m.signature.outputs)
         if (o.kind == OutputSpec::Kind::BufferMutation)
           for (const auto& in : m.signature.inputs)
@@ -60,12 +66,12 @@ class MemoryPlanning : public Pass {
       for (auto& [v, span] : life) {
         const TensorSpec& t = m.values[v].tensor();
         bool constant = !t.data.empty() || t.external;
-        if (constant && !(isMutable[v] && mc.allocMutableBuffers)) continue;  // constants live in the program
+        if (constant && !(isMutable[v] && mc.allocMutableBuffers) && !trained[v]) continue;  // constants live in the program
         if (isInput[v] && !isMutable[v] && !mc.allocGraphInput) continue;
         if (isOutput[v] && !mc.allocGraphOutput) continue;
         if (t.dynamism == ShapeDynamism::DynamicUnbound) continue;
         auto [first, last] = span;
-        if (isMutable[v]) first = 0, last = lastStep;  // state persists across calls
+        if (isMutable[v] || trained[v]) first = 0, last = lastStep;  // state persists across calls
         problem.tensors.push_back(PlanTensor{alignUp(t.nbytes().value_or(0), mc.alignment), first, last, 1});
         planned.push_back(v);
       }

@@ -8,6 +8,16 @@
 namespace lstudio::passes {
 
 std::shared_ptr<const Pass> toEdgeOps();
+std::shared_ptr<const Pass> memoryFormatOps();
+std::shared_ptr<const Pass> quantFusion();
+std::shared_ptr<const Pass> constantProp();
+std::shared_ptr<const Pass> reinplace();
+std::shared_ptr<const Pass> weightsToOutputs();
+std::shared_ptr<const Pass> removeAutoFunctionalized();
+std::shared_ptr<const Pass> insertWriteBack();
+std::shared_ptr<const Pass> legalizePortableDimOrder();
+std::shared_ptr<const Pass> propagateDevice();
+std::shared_ptr<const Pass> edgeToBackendOps();
 std::shared_ptr<const Pass> removeGraphAsserts();
 std::shared_ptr<const Pass> specProp();
 std::shared_ptr<const Pass> normalizeViewCopyBase();

@@ -31,6 +31,7 @@ class ToOutVar : public Pass {
         if (n.kind != NodeKind::Kernel || n.op < 0) continue;
         const OpSchema* fn = reg.find(m.operators[n.op].name, m.operators[n.op].overload);
         if (fn && fn->isOutVariant()) continue;  // already lowered
+        if (fn && (fn->isInplace() || reg.hasPrimKernel(*fn))) continue;  // in-place and prim ops run as they are
         const OpSchema* ov = fn ? reg.outVariant(*fn) : nullptr;
         if (!ov) {
           if (c.ignoreToOutVarFailure) continue;

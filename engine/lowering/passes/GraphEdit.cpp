@@ -1,0 +1,136 @@
+#include "engine/lowering/passes/GraphEdit.h"
+
+namespace lstudio::passes {
+
+ValueId addValue(Method& m, Value v) {
+  m.values.push_back(std::move(v));
+  return static_cast<ValueId>(m.values.size() - 1);
+}
+
+ValueId addInt(Method& m, int64_t x) { return addValue(m, Value{x, {}}); }
+
+ValueId addIntList(Method& m, const std::vector<int64_t>& xs) {
+  IntList l;
+  for (int64_t x : xs) l.items.push_back(addInt(m, x));
+  return addValue(m, Value{std::move(l), {}});
+}
+
+int32_t operatorIndex(Method& m, const OpSchema& s) {
+  OperatorRef ref{s.ns + "::" + s.name, s.overload.empty() ? "default" : s.overload};
+  for (size_t k = 0; k < m.operators.size(); ++k)
+    if (m.operators[k].name == ref.name && m.operators[k].overload == ref.overload) return static_cast<int32_t>(k);
+  m.operators.push_back(ref);
+  return static_cast<int32_t>(m.operators.size() - 1);
+}
+
+void setOperator(Method& m, Node& n, const OpSchema& s) {
+  n.kind = NodeKind::Kernel;
+  n.op = operatorIndex(m, s);
+  n.target = "torch.ops." + s.ns + "." + s.name + "." + (s.overload.empty() ? "default" : s.overload);
+}
+
+const OperatorRef* operatorOf(const Method& m, const Node& n) {
+  if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) return nullptr;
+  return &m.operators[n.op];
+}
+
+bool calls(const Method& m, const Node& n, const std::string& name, const std::string& overload) {
+  const OperatorRef* op = operatorOf(m, n);
+  if (!op || op->name != name) return false;
+  auto norm = [](const std::string& o) { return o.empty() ? std::string("default") : o; };
+  return norm(op->overload) == norm(overload);
+}
+
+namespace {
+template <typename F>
+void forEachRead(Method& m, F&& f) {
+  for (Node& n : m.nodes)
+    for (ValueId& v : n.args) {
+      if (v < 0) continue;
+      if (auto* tl = std::get_if<TensorList>(&m.values[v].payload))
+        for (ValueId& x : tl->items) f(x);
+      else if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
+        for (ValueId& x : ol->items) f(x);
+      f(v);
+    }
+}
+}  // namespace
+
+size_t replaceUses(Method& m, ValueId from, ValueId to) {
+  size_t count = 0;
+  auto swap = [&](ValueId& v) {
+    if (v == from) v = to, ++count;
+  };
+  forEachRead(m, swap);
+  for (ValueId& v : m.outputs) swap(v);
+  for (OutputSpec& o : m.signature.outputs) swap(o.value);
+  return count;
+}
+
+int producerOf(const Method& m, ValueId v) {
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    for (ValueId o : m.nodes[i].outputs)
+      if (o == v) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<ValueId> readsOf(const Method& m, const Node& n) {
+  std::vector<ValueId> r;
+  for (ValueId v : n.args) {
+    if (v < 0) continue;
+    r.push_back(v);
+    if (auto* tl = std::get_if<TensorList>(&m.values[v].payload)) r.insert(r.end(), tl->items.begin(), tl->items.end());
+    else if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
+      for (ValueId x : ol->items)
+        if (x >= 0) r.push_back(x);
+  }
+  return r;
+}
+
+std::vector<int> useCounts(const Method& m) {
+  std::vector<int> uses(m.values.size(), 0);
+  for (const Node& n : m.nodes)
+    for (ValueId v : readsOf(m, n)) ++uses[v];
+  for (ValueId v : m.outputs)
+    if (v >= 0) ++uses[v];
+  return uses;
+}
+
+const InputSpec* inputSpecOf(const Method& m, ValueId v) {
+  for (const InputSpec& s : m.signature.inputs)
+    if (s.value == v) return &s;
+  return nullptr;
+}
+
+bool isMutatedInput(const Method& m, ValueId v) {
+  const InputSpec* in = inputSpecOf(m, v);
+  if (!in) return false;
+  for (const OutputSpec& o : m.signature.outputs) {
+    if (o.kind == OutputSpec::Kind::BufferMutation && in->kind == InputSpec::Kind::Buffer && o.target == in->target)
+      return true;
+    if (o.kind == OutputSpec::Kind::UserInputMutation && in->kind == InputSpec::Kind::User &&
+        o.target == m.values[v].name)
+      return true;
+  }
+  return false;
+}
+
+std::optional<double> numberOf(const Method& m, ValueId v) {
+  if (v < 0) return std::nullopt;
+  const Value& x = m.values[v];
+  if (x.symbolic) return std::nullopt;
+  if (auto* i = std::get_if<int64_t>(&x.payload)) return static_cast<double>(*i);
+  if (auto* d = std::get_if<double>(&x.payload)) return *d;
+  if (auto* b = std::get_if<bool>(&x.payload)) return *b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+bool hasBackwardSignature(const Method& m) {
+  for (const OutputSpec& o : m.signature.outputs)
+    if (o.kind == OutputSpec::Kind::Loss || o.kind == OutputSpec::Kind::GradientToParameter ||
+        o.kind == OutputSpec::Kind::GradientToUserInput)
+      return true;
+  return false;
+}
+
+}  // namespace lstudio::passes

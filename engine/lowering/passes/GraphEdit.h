@@ -1,0 +1,41 @@
+// Small graph edits the passes share: new values, operator table entries,
+// rewiring uses, and what the signature says a value is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/Ir.h"
+#include "engine/OpSchema.h"
+
+namespace lstudio::passes {
+
+ValueId addValue(Method& m, Value v);
+ValueId addInt(Method& m, int64_t x);
+ValueId addIntList(Method& m, const std::vector<int64_t>& xs);
+/// The operator table index of `schema`, added when missing.
+int32_t operatorIndex(Method& m, const OpSchema& schema);
+/// Points `n` at `schema` (operator index and the target spelling).
+void setOperator(Method& m, Node& n, const OpSchema& schema);
+/// "aten::index_put" + "default" of a kernel node, or empty strings.
+const OperatorRef* operatorOf(const Method& m, const Node& n);
+bool calls(const Method& m, const Node& n, const std::string& name, const std::string& overload = "default");
+/// Every read of `from` (node arguments, inside lists, method outputs and
+/// signature outputs) reads `to` instead. Returns how many were rewired.
+size_t replaceUses(Method& m, ValueId from, ValueId to);
+/// Index of the node that writes `v`, or -1.
+int producerOf(const Method& m, ValueId v);
+/// The values a node reads, lists expanded (tensor items only once).
+std::vector<ValueId> readsOf(const Method& m, const Node& n);
+/// Number of reads of each value by nodes and method outputs.
+std::vector<int> useCounts(const Method& m);
+/// The input spec of a graph input value, or null.
+const InputSpec* inputSpecOf(const Method& m, ValueId v);
+/// True for buffers (and user inputs) the signature says the method mutates.
+bool isMutatedInput(const Method& m, ValueId v);
+/// The value of an Int/Double/Bool argument, or nullopt.
+std::optional<double> numberOf(const Method& m, ValueId v);
+/// Nodes of a training program (a loss or gradient output): ExecuTorch's backward signature.
+bool hasBackwardSignature(const Method& m);
+
+}  // namespace lstudio::passes

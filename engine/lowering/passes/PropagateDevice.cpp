@@ -1,0 +1,39 @@
+// PropagateDevicePass: ExecuTorch records on each TensorSpec the device a
+// delegate's "target_device" compile spec names, and inserts host/device
+// copies around it. The studio plans for CPU only and its IR records no
+// device: every tensor is on CPU, which is ExecuTorch's default too. A
+// delegate asking for another device is reported (a warning: the program
+// still lowers, planned for CPU memory).
+#include <cctype>
+
+#include "engine/lowering/passes/Passes.h"
+
+namespace lstudio::passes {
+namespace {
+
+class PropagateDevice : public Pass {
+ public:
+  std::string name() const override { return "PropagateDevicePass"; }
+  std::string description() const override { return "device of every tensor: CPU (the IR records no other)"; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    PassOutcome out;
+    for (const Method& m : p.methods)
+      for (const Delegate& d : m.delegates)
+        for (const CompileSpec& s : d.compileSpecs) {
+          if (s.key != "target_device") continue;
+          std::string device(s.value.begin(), s.value.end());
+          for (char& ch : device) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          if (device.rfind("cpu", 0) == 0) continue;
+          out.diagnostics.push_back({Diagnostic::Severity::Warning, -1,
+                                     m.name + ": delegate " + d.backendId + " targets device '" + device +
+                                         "'; the studio plans every tensor in CPU memory"});
+        }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Pass> propagateDevice() { return std::make_shared<PropagateDevice>(); }
+
+}  // namespace lstudio::passes

@@ -1,0 +1,533 @@
+// The to_executorch passes one by one on small GraphBuilder graphs: the graph
+// before and after each pass as golden text, plus checks on computed results.
+// Each test says where the studio deliberately differs from ExecuTorch's Python.
+#include <QtTest>
+
+#include <cstring>
+
+#include "engine/GraphBuilder.h"
+#include "engine/SampleZoo.h"
+#include "engine/lowering/GraphText.h"
+#include "engine/lowering/Pipeline.h"
+#include "engine/lowering/passes/Passes.h"
+#include "tests/TestSupport.h"
+
+using namespace lstudio;
+
+namespace {
+
+constexpr const char* kQ = "quantized_decomposed.quantize_per_tensor.default";
+constexpr const char* kDq = "quantized_decomposed.dequantize_per_tensor.default";
+constexpr ScalarType F = ScalarType::Float;
+constexpr ScalarType U8 = ScalarType::Byte;
+constexpr ScalarType I8 = ScalarType::Char;
+
+Program finish(GraphBuilder& b, const std::string& name) {
+  auto p = b.finish(name);
+  if (!p) qFatal("%s", p.error().message().c_str());
+  return std::move(p.value());
+}
+
+struct Run {
+  Program before, after;
+  PassOutcome outcome;
+};
+
+/// Runs `prep` passes, then `pass` (directly, no pipeline), keeping both programs.
+Run runPass(Program p, const std::shared_ptr<const Pass>& pass, const ExecutorchBackendConfig& c = {},
+            const std::vector<std::shared_ptr<const Pass>>& prep = {passes::toEdgeOps()}) {
+  for (const auto& x : prep) x->run(p, c);
+  Run r{p, p, {}};
+  r.outcome = pass->run(r.after, c);
+  return r;
+}
+
+QByteArray beforeAfter(const Run& r) {
+  std::string s = "# before\n";
+  for (const Method& m : r.before.methods) s += graphText(m);
+  s += "# after\n";
+  for (const Method& m : r.after.methods) s += graphText(m);
+  for (const auto& d : r.outcome.diagnostics) s += "# " + d.message + "\n";
+  return QByteArray::fromStdString(s);
+}
+
+#define GOLDEN(name, run)                                           \
+  do {                                                              \
+    QString why;                                                    \
+    QVERIFY2(test::matchesGolden(name, beforeAfter(run), &why), qPrintable(why)); \
+  } while (0)
+
+bool hasOp(const Method& m, const std::string& name) {
+  for (const Node& n : m.nodes)
+    if (n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == name) return true;
+  return false;
+}
+
+/// A mutable buffer updated by index_put and returned as a buffer mutation (a one-layer KV cache).
+Program cacheUpdate(bool readCacheAfter) {
+  GraphBuilder b;
+  TensorRef pos = b.input("input_pos", ScalarType::Long, {1});
+  TensorRef v = b.input("v", F, {1, 3});
+  TensorRef cache = b.buffer("cache", F, {4, 3}, WeightInit{WeightInit::Kind::Zeros});
+  TensorRef updated = b.op("aten.index_put.default", {cache, std::vector<TensorRef>{pos}, v});
+  TensorRef y = b.op("aten.add.Tensor", {updated, readCacheAfter ? cache : updated});
+  b.bufferMutation(updated, "cache");
+  b.output(y);
+  return finish(b, "cache");
+}
+
+}  // namespace
+
+class TestPasses : public QObject {
+  Q_OBJECT
+ private slots:
+  // ---- QuantFusionPass ----
+  // Differs from ExecuTorch: patterns are matched structurally (fx's subgraph
+  // rewriter matches any graph); reshape (_reshape_alias_copy), add.scalar and
+  // the embedding patterns are not reproduced; quantized cat requires the cat
+  // result to have no other reader (ExecuTorch rewires them all).
+  void quantFusionAddAndRelu() {
+    GraphBuilder b;
+    TensorRef xq = b.input("xq", U8, {2, 3});
+    TensorRef yq = b.input("yq", U8, {2, 3});
+    TensorRef x = b.op(kDq, {xq, 0.5, int64_t(3), int64_t(0), int64_t(255), U8});
+    TensorRef y = b.op(kDq, {yq, 0.25, int64_t(7), int64_t(0), int64_t(255), U8});
+    TensorRef s = b.op("aten.add.Tensor", {x, y});
+    b.output(b.op(kQ, {s, 0.75, int64_t(1), int64_t(0), int64_t(255), U8}));
+    TensorRef x2 = b.op(kDq, {xq, 0.5, int64_t(3), int64_t(0), int64_t(255), U8});
+    TensorRef y2 = b.op(kDq, {yq, 0.25, int64_t(7), int64_t(0), int64_t(255), U8});
+    TensorRef r = b.op("aten.relu.default", {b.op("aten.add.Tensor", {x2, y2})});
+    b.output(b.op(kQ, {r, 0.75, int64_t(1), int64_t(0), int64_t(255), U8}));
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "qadd"), passes::quantFusion(), c);
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QVERIFY(hasOp(m, "quantized_decomposed::add"));
+    QVERIFY(hasOp(m, "quantized_decomposed::add_relu"));
+    QVERIFY(!hasOp(m, "quantized_decomposed::dequantize_per_tensor"));
+    QCOMPARE(m.nodes.size(), size_t(2));
+    QCOMPARE(m.values[m.outputs[0]].tensor().dtype, U8);  // the integer result is the quantize's
+    GOLDEN("passes/quant_fusion_add.txt", run);
+  }
+
+  void quantFusionCatAndSliceKeepIntegers() {
+    GraphBuilder b;
+    TensorRef aq = b.input("aq", I8, {2, 3});
+    TensorRef bq = b.input("bq", I8, {2, 3});
+    auto dq = [&](TensorRef t) { return b.op(kDq, {t, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8}); };
+    TensorRef cat = b.op("aten.cat.default", {std::vector<TensorRef>{dq(aq), dq(bq)}, int64_t(0)});
+    b.output(b.op(kQ, {cat, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8}));
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "qcat"), passes::quantFusion(), c);
+    const Method& m = run.after.methods[0];
+    QVERIFY(!hasOp(m, "quantized_decomposed::quantize_per_tensor"));
+    QVERIFY(!hasOp(m, "quantized_decomposed::dequantize_per_tensor"));
+    QCOMPARE(m.values[m.outputs[0]].tensor().dtype, I8);
+    QCOMPARE(m.values[m.outputs[0]].tensor().sizes, (std::vector<int64_t>{4, 3}));
+    GOLDEN("passes/quant_fusion_cat.txt", run);
+  }
+
+  void quantFusionLeavesOtherPatterns() {
+    // int8 add: ExecuTorch's add pattern is traced with torch.uint8, so it does not match.
+    GraphBuilder b;
+    TensorRef xq = b.input("xq", I8, {2, 3});
+    TensorRef x = b.op(kDq, {xq, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8});
+    TensorRef s = b.op("aten.add.Tensor", {x, x});
+    b.output(b.op(kQ, {s, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8}));
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "qadd8"), passes::quantFusion(), c);
+    QVERIFY(!run.outcome.changed);
+    QCOMPARE(graphText(run.after.methods[0]), graphText(run.before.methods[0]));
+    // The quantized MLP: ExecuTorch has no linear/addmm pattern; everything stays.
+    auto q = buildSample("quantized_linear");
+    QVERIFY(q.ok());
+    Run ql = runPass(std::move(q.value()), passes::quantFusion(), c);
+    QVERIFY(!ql.outcome.failed);
+    QCOMPARE(graphText(ql.after.methods[0]), graphText(ql.before.methods[0]));
+  }
+
+  void trainingRefusesQuantFusion() {
+    auto t = buildSample("training");
+    QVERIFY(t.ok());
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Pipeline p(std::make_shared<const Program>(std::move(t.value())), c);
+    p.runToEnd();
+    QVERIFY(p.failed());
+    const PassRecord& r = p.records()[p.position() - 1];
+    QCOMPARE(r.name, std::string("QuantFusionPass"));
+    QVERIFY(!r.diagnostics.empty());
+    QVERIFY2(r.diagnostics[0].message.find("backward signature") != std::string::npos, r.diagnostics[0].message.c_str());
+    QVERIFY(r.diagnostics[0].message.find("do_quant_fusion_and_const_prop") != std::string::npos);
+    c.doQuantFusionAndConstProp = false;
+    p.setConfig(c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+  }
+
+  // ---- ConstantPropPass ----
+  // Differs from ExecuTorch: only layout operators are evaluated (permute,
+  // transpose, t, expand into new bytes; view-like ops and clones share the
+  // input's bytes); ExecuTorch runs any operator through torch.
+  void constantPropFoldsPermuteOfAWeight() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {4, 3});
+    TensorRef w = b.parameter("fc.weight", F, {2, 3});
+    TensorRef wt = b.op("aten.permute.default", {w, std::vector<int64_t>{1, 0}});
+    TensorRef bias = b.parameter("fc.bias", F, {2});
+    TensorRef bv = b.op("aten.view.default", {bias, std::vector<int64_t>{1, 2}});
+    TensorRef y = b.op("aten.mm.default", {x, wt});
+    b.output(b.op("aten.add.Tensor", {y, bv}));
+    Program p = finish(b, "fold");
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Run run = runPass(p, passes::constantProp(), c);
+    QVERIFY(run.outcome.changed);
+    const Method& before = run.before.methods[0];
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));  // mm and add
+    // The weights left the signature; two lifted constants came before the user input.
+    QCOMPARE(m.signature.inputs.size(), size_t(3));
+    QCOMPARE(m.signature.inputs[0].kind, InputSpec::Kind::ConstantTensor);
+    QCOMPARE(m.signature.inputs[1].kind, InputSpec::Kind::ConstantTensor);
+    QCOMPARE(m.signature.inputs[2].kind, InputSpec::Kind::User);
+    const TensorSpec* wOld = nullptr;
+    const TensorSpec* bOld = nullptr;
+    for (const auto& in : before.signature.inputs) {
+      if (in.target == "fc.weight") wOld = &before.values[in.value].tensor();
+      if (in.target == "fc.bias") bOld = &before.values[in.value].tensor();
+    }
+    QVERIFY(wOld && bOld);
+    const TensorSpec* wNew = nullptr;
+    const TensorSpec* bNew = nullptr;
+    for (const auto& in : m.signature.inputs) {
+      if (in.kind != InputSpec::Kind::ConstantTensor) continue;
+      const TensorSpec& t = m.values[in.value].tensor();
+      (t.sizes == std::vector<int64_t>{3, 2} ? wNew : bNew) = &t;
+    }
+    QVERIFY(wNew && bNew);
+    // The transposed weight holds w[j][i] at [i][j], in bytes the program owns.
+    const float* a = reinterpret_cast<const float*>(wOld->data.data);
+    const float* t = reinterpret_cast<const float*>(wNew->data.data);
+    QCOMPARE(wNew->data.size, uint64_t(24));
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 2; ++j) QCOMPARE(t[i * 2 + j], a[j * 3 + i]);
+    QCOMPARE(run.after.derivedData.size(), size_t(1));
+    QVERIFY(wNew->data.data >= run.after.derivedData[0]->data());
+    // The viewed bias is not copied: same bytes as the parameter.
+    QCOMPARE(bNew->data.data, bOld->data.data);
+    GOLDEN("passes/constant_prop.txt", run);
+  }
+
+  void constantPropChainsAndRank3() {
+    // permute(view(c)) of a rank-3 constant and expand of a bias: computed, checked element by element.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {4, 3, 2});
+    TensorRef c = b.constant("c", F, {2, 12});
+    TensorRef v = b.op("aten.view.default", {c, std::vector<int64_t>{2, 3, 4}});
+    TensorRef pc = b.op("aten.permute.default", {v, std::vector<int64_t>{2, 1, 0}});  // [4, 3, 2]
+    TensorRef bias = b.parameter("bias", F, {2});
+    TensorRef e = b.op("aten.expand.default", {bias, std::vector<int64_t>{3, 2}});
+    b.output(b.op("aten.add.Tensor", {b.op("aten.add.Tensor", {x, pc}), e}));
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "chain"), passes::constantProp(), cfg);
+    const Method& before = run.before.methods[0];
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    const float* cData = nullptr;
+    const float* bData = nullptr;
+    for (const auto& in : before.signature.inputs) {
+      if (in.target == "c") cData = reinterpret_cast<const float*>(before.values[in.value].tensor().data.data);
+      if (in.target == "bias") bData = reinterpret_cast<const float*>(before.values[in.value].tensor().data.data);
+    }
+    QVERIFY(cData && bData);
+    const float* permuted = nullptr;
+    const float* expanded = nullptr;
+    for (const auto& in : m.signature.inputs) {
+      if (in.kind != InputSpec::Kind::ConstantTensor) continue;
+      const TensorSpec& t = m.values[in.value].tensor();
+      (t.sizes.size() == 3 ? permuted : expanded) = reinterpret_cast<const float*>(t.data.data);
+    }
+    QVERIFY(permuted && expanded);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 2; ++k) QCOMPARE(permuted[(i * 3 + j) * 2 + k], cData[(k * 3 + j) * 4 + i]);
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 2; ++k) QCOMPARE(expanded[r * 2 + k], bData[k]);
+  }
+
+  void constantPropClonesReturnedConstants() {
+    // A parameter returned as is comes back through a clone (ExecuTorch's
+    // _update_output_node_and_specs), so the output is a planned tensor.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2});
+    TensorRef w = b.parameter("w", F, {2});
+    b.output(b.op("aten.add.Tensor", {x, w}));
+    b.output(w);
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "ret"), passes::constantProp(), cfg);
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    QCOMPARE(m.operators[m.nodes[1].op].name, std::string("aten::clone"));
+    QCOMPARE(m.outputs[1], m.nodes[1].outputs[0]);
+    QCOMPARE(m.signature.outputs[1].value, m.outputs[1]);
+    QVERIFY(m.values[m.outputs[1]].tensor().data.empty());
+  }
+
+  void constantPropSkipsQuantPrimitives() {
+    auto q = buildSample("quantized_linear");
+    QVERIFY(q.ok());
+    ExecutorchBackendConfig c;
+    c.doQuantFusionAndConstProp = true;
+    Run run = runPass(std::move(q.value()), passes::constantProp(), c);
+    // dequantize of a frozen weight is never folded, so its permute stays too.
+    QVERIFY(!run.outcome.changed);
+    QVERIFY(hasOp(run.after.methods[0], "aten::permute_copy"));
+  }
+
+  // ---- ReinplacePass ----
+  // Same rules as ExecuTorch's reinplace_pass; the in-place op's result is
+  // the mutated input itself in the IR (readers are rewired to it).
+  void reinplaceIndexPut() {
+    ExecutorchBackendConfig c;
+    c.runReinplacePass = true;
+    Run run = runPass(cacheUpdate(false), passes::reinplace(), c);
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QVERIFY(hasOp(m, "aten::index_put_"));
+    ValueId cache = kNoValue;
+    for (const auto& in : m.signature.inputs)
+      if (in.target == "cache") cache = in.value;
+    for (const auto& o : m.signature.outputs)
+      if (o.kind == OutputSpec::Kind::BufferMutation) QCOMPARE(o.value, cache);
+    GOLDEN("passes/reinplace.txt", run);
+    // The cache is read after the update: not safe, nothing changes.
+    Run unsafe = runPass(cacheUpdate(true), passes::reinplace(), c);
+    QVERIFY(!unsafe.outcome.changed);
+    QVERIFY(hasOp(unsafe.after.methods[0], "aten::index_put"));
+    // reinplace_extra_ops with an unknown op is an error naming it.
+    c.reinplaceExtraOps = {"aten.no_such_op.default"};
+    Run bad = runPass(cacheUpdate(false), passes::reinplace(), c);
+    QVERIFY(bad.outcome.failed);
+    QVERIFY(bad.outcome.diagnostics[0].message.find("no_such_op") != std::string::npos);
+  }
+
+  // ---- WeightsToOutputsPass ----
+  // As ExecuTorch: appended in placeholder order, kind TOKEN, no target. The
+  // weight_has_gradient flag is not stored: MemoryPlanningPass recognises a
+  // parameter returned as a TOKEN output instead (see tst_pipeline).
+  void weightsToOutputsOnTraining() {
+    auto t = buildSample("training");
+    QVERIFY(t.ok());
+    Run run = runPass(std::move(t.value()), passes::weightsToOutputs());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.outputs.size(), run.before.methods[0].outputs.size() + 4);
+    size_t tokens = 0;
+    for (const auto& o : m.signature.outputs)
+      if (o.kind == OutputSpec::Kind::Token) {
+        const InputSpec* in = nullptr;
+        for (const auto& i : m.signature.inputs)
+          if (i.value == o.value) in = &i;
+        QVERIFY(in && in->kind == InputSpec::Kind::Parameter);
+        ++tokens;
+      }
+    QCOMPARE(tokens, size_t(4));
+    GOLDEN("passes/weights_to_outputs.txt", run);
+    Run mlp = runPass(buildSample("mlp").value(), passes::weightsToOutputs());
+    QVERIFY(!mlp.outcome.changed);
+  }
+
+  // ---- UnsafeRemoveAutoFunctionalizedPass ----
+  // No sample or real .pt2 has the wrapper (the importer keeps operator
+  // arguments as text), so this graph is made by hand.
+  void removeAutoFunctionalized() {
+    Program p = cacheUpdate(false);
+    Method& m = p.methods[0];
+    for (Node& n : m.nodes)
+      if (m.operators[n.op].name == "aten::index_put") {
+        m.operators.push_back(OperatorRef{"higher_order::auto_functionalized", "default"});
+        n.op = static_cast<int32_t>(m.operators.size() - 1);
+        n.target = "torch.ops.higher_order.auto_functionalized";
+        m.values.push_back(Value{std::string("aten::index_put_.default"), {}});
+        n.args.insert(n.args.begin(), static_cast<ValueId>(m.values.size() - 1));
+        n.argNames.clear();
+      }
+    Run run = runPass(p, passes::removeAutoFunctionalized(), {}, {});
+    QVERIFY(!run.outcome.failed);
+    QVERIFY(run.outcome.changed);
+    QVERIFY(hasOp(run.after.methods[0], "aten::index_put_"));
+    GOLDEN("passes/remove_auto_functionalized.txt", run);
+  }
+
+  // ---- InsertWriteBackForBuffersPass ----
+  // Differs from ExecuTorch: copy_ defines no new value; the output is the
+  // buffer itself (ExecuTorch returns copy_'s result, an alias of it). The
+  // in-place lineage check is "the output already is the buffer", which is
+  // what a chain of in-place ops back to it becomes in the IR.
+  void insertWriteBack() {
+    Run run = runPass(cacheUpdate(false), passes::insertWriteBack());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QVERIFY(hasOp(m, "aten::copy_"));
+    QCOMPARE(m.nodes.back().args[0], m.signature.inputs[0].kind == InputSpec::Kind::Buffer
+                                         ? m.signature.inputs[0].value
+                                         : m.signature.inputs.back().value);
+    GOLDEN("passes/insert_write_back.txt", run);
+    // After reinplace the buffer is written in place: no copy.
+    ExecutorchBackendConfig c;
+    c.runReinplacePass = true;
+    Run again = runPass(cacheUpdate(false), passes::insertWriteBack(), c, {passes::toEdgeOps(), passes::reinplace()});
+    QVERIFY(!again.outcome.changed);
+    QVERIFY(!hasOp(again.after.methods[0], "aten::copy_"));
+  }
+
+  // ---- MemoryFormatOpsPass and LegalizePortableDimOrderPass ----
+  // MemoryFormatOpsPass belongs to to_edge in ExecuTorch; imported .pt2 graphs
+  // are not edge yet, so the studio runs it right after ToEdgeOps. Both passes
+  // read dim orders from the tensor specs (ExecuTorch from fake tensors).
+  void memoryFormatOps() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {1, 2, 3, 3});
+    TensorRef c = b.op("aten.clone.default", {x, int64_t(2)});  // channels_last
+    b.output(c);
+    b.output(b.op("aten.clone.default", {x}));  // preserve: the input's order
+    Program p = finish(b, "fmt");
+    // _to_copy(x, dtype=half), added by hand (the builder infers no shape for it).
+    Method& m0 = p.methods[0];
+    m0.operators.push_back(OperatorRef{"aten::_to_copy", "default"});
+    Value half = m0.values[x.id];
+    half.name = "_to_copy";
+    half.tensor().dtype = ScalarType::Half;
+    m0.values.push_back(half);
+    m0.values.push_back(Value{int64_t(static_cast<int>(ScalarType::Half)), {}});
+    Node n;
+    n.name = "_to_copy";
+    n.op = static_cast<int32_t>(m0.operators.size() - 1);
+    n.args = {x.id, static_cast<ValueId>(m0.values.size() - 1)};
+    n.argNames = {"self", "dtype"};
+    n.outputs = {static_cast<ValueId>(m0.values.size() - 2)};
+    m0.nodes.push_back(n);
+    m0.outputs.push_back(n.outputs[0]);
+    Run run = runPass(p, passes::memoryFormatOps());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QVERIFY(hasOp(m, "dim_order_ops::_clone_dim_order"));
+    QVERIFY(hasOp(m, "dim_order_ops::_to_dim_order_copy"));
+    QVERIFY(!hasOp(m, "aten::clone"));
+    GOLDEN("passes/memory_format_ops.txt", run);
+  }
+
+  void legalizePortableDimOrder() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {1, 2, 3, 3});
+    b.output(b.op("aten.mean.dim", {x, std::vector<int64_t>{-1}, true}));
+    Program p = finish(b, "legal");
+    p.methods[0].values[p.methods[0].inputs[0]].tensor().dimOrder = {0, 2, 3, 1};  // channels last
+    Run run = runPass(p, passes::legalizePortableDimOrder());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QCOMPARE(m.nodes.size(), size_t(2));
+    QCOMPARE(m.operators[m.nodes[0].op].name, std::string("dim_order_ops::_to_dim_order_copy"));
+    QCOMPARE(m.values[m.nodes[1].args[0]].tensor().dimOrder, (std::vector<uint8_t>{0, 1, 2, 3}));
+    GOLDEN("passes/legalize_dim_order.txt", run);
+    Run contiguous = runPass(finish(b, "legal"), passes::legalizePortableDimOrder());
+    QVERIFY(!contiguous.outcome.changed);
+  }
+
+  // ---- PropagateDevicePass, EdgeToBackendOpsPass ----
+  // The IR has no device field: every tensor is CPU; another device is a
+  // warning (ExecuTorch would record it and insert copies). EdgeToBackendOps:
+  // only the symbolic-int renames are visible; ExecuTorch's swap of op
+  // objects for backend-dialect twins has no counterpart in the IR.
+  void propagateDevice() {
+    Program p = cacheUpdate(false);
+    Run cpu = runPass(p, passes::propagateDevice());
+    QVERIFY(!cpu.outcome.changed && cpu.outcome.diagnostics.empty());
+    Delegate d;
+    d.backendId = "CudaBackend";
+    d.compileSpecs.push_back(CompileSpec{"target_device", {'c', 'u', 'd', 'a', ':', '0'}});
+    p.methods[0].delegates.push_back(d);
+    Run cuda = runPass(p, passes::propagateDevice());
+    QVERIFY(!cuda.outcome.failed);
+    QCOMPARE(cuda.outcome.diagnostics.size(), size_t(1));
+    QVERIFY(cuda.outcome.diagnostics[0].message.find("cuda:0") != std::string::npos);
+  }
+
+  void edgeToBackendOps() {
+    Program p = cacheUpdate(false);
+    Method& m = p.methods[0];
+    m.operators.push_back(OperatorRef{"_operator::mul", "default"});
+    m.values.push_back(Value{int64_t(4), "s0", true});
+    ValueId s0 = static_cast<ValueId>(m.values.size() - 1);
+    m.values.push_back(Value{int64_t(2), {}});
+    Node n;
+    n.name = "mul";
+    n.target = "_operator.mul";
+    n.op = static_cast<int32_t>(m.operators.size() - 1);
+    n.args = {s0, static_cast<ValueId>(m.values.size() - 1)};
+    m.nodes.insert(m.nodes.begin(), n);
+    Run run = runPass(p, passes::edgeToBackendOps(), {}, {});
+    QVERIFY(run.outcome.changed);
+    QVERIFY(hasOp(run.after.methods[0], "executorch_prim::mul"));
+    QVERIFY(!hasOp(run.after.methods[0], "_operator::mul"));
+    GOLDEN("passes/edge_to_backend_ops.txt", run);
+  }
+
+  // ---- ToOutVarPass on an operator without out variant ----
+  void missingOutVariantNamesNodeAndOp() {
+    auto built = buildSample("mlp");
+    QVERIFY(built.ok());
+    Program p = std::move(built.value());
+    Method& m = p.methods[0];
+    int relu = -1;
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      if (relu < 0 && m.operators[m.nodes[i].op].name == "aten::relu") relu = static_cast<int>(i);
+    QVERIFY(relu >= 0);
+    m.operators.push_back(OperatorRef{"my_ns::fused_relu", "default"});
+    m.nodes[relu].op = static_cast<int32_t>(m.operators.size() - 1);
+    m.nodes[relu].target = "torch.ops.my_ns.fused_relu.default";
+    Pipeline pipe(std::make_shared<const Program>(p), ExecutorchBackendConfig{});
+    pipe.runToEnd();
+    QVERIFY(pipe.failed());
+    const PassRecord& r = pipe.records()[pipe.position() - 1];
+    QCOMPARE(r.name, std::string("ToOutVarPass"));
+    QVERIFY(!r.diagnostics.empty());
+    const std::string& msg = r.diagnostics[0].message;
+    QVERIFY2(msg.find("node '" + m.nodes[relu].name + "'") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("my_ns.fused_relu") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("mlp.py:14") != std::string::npos, msg.c_str());  // the source line
+    // The node index points at the failing node in the program before the pass.
+    const Method& last = pipe.current()->methods[0];
+    QVERIFY(r.diagnostics[0].node >= 0 && static_cast<size_t>(r.diagnostics[0].node) < last.nodes.size());
+    QCOMPARE(last.nodes[r.diagnostics[0].node].name, m.nodes[relu].name);
+  }
+
+  // ---- order and gating ----
+  void passOrderIsExecuTorchs() {
+    std::vector<std::string> names;
+    for (const auto& p : defaultPasses()) names.push_back(p->name());
+    const std::vector<std::string> expected = {
+        "ToEdgeOps", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
+        "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
+        "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
+        "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",
+        "ReplaceViewCopyWithViewPass", "SymShapeEvalPass", "ToOutVarPass", "ExternalConstantsPass", "MemoryPlanningPass"};
+    QCOMPARE(names, expected);
+    ExecutorchBackendConfig c;
+    QVERIFY(!passes::quantFusion()->enabled(c));
+    QVERIFY(!passes::constantProp()->enabled(c));
+    QVERIFY(!passes::reinplace()->enabled(c));
+    c.reinplaceExtraOps = {"aten::index_copy"};
+    QVERIFY(passes::reinplace()->enabled(c));  // reinplace_extra_ops alone turns it on, as in to_executorch
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPasses)
+#include "tst_passes.moc"
