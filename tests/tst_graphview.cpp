@@ -118,6 +118,7 @@ class TestGraphView : public QObject {
     auto p = sample("mlp");
     GraphView v;
     v.setGraph(p, 0);
+    QVERIFY(settle(v));
     std::map<ui::VisualKind, int> kinds;
     for (const auto& n : v.model()->nodes) ++kinds[n.kind];
     QCOMPARE(kinds[ui::VisualKind::View], 3);     // the permutes of the weights
@@ -125,7 +126,6 @@ class TestGraphView : public QObject {
     QCOMPARE(kinds[ui::VisualKind::Parameter], 6);
     QCOMPARE(kinds[ui::VisualKind::Input], 1);
     QCOMPARE(kinds[ui::VisualKind::Output], 1);
-    QVERIFY(settle(v));
   }
 
   void bigGraphStartsCollapsed() {
@@ -200,6 +200,17 @@ class TestGraphView : public QObject {
     QVERIFY(settle(v));
     QCOMPARE(v.selectedNode(), target);
     QVERIFY(!v.selectNodeByName("no_such_node"));
+
+    // Asked for before the model is even built: applied when it is.
+    GraphView w;
+    w.show();
+    w.setGraph(p, 0);
+    w.selectNode(target);
+    QCOMPARE(w.selectedNode(), target);
+    QVERIFY(settle(w));
+    QCOMPARE(w.selectedNode(), target);
+    QVERIFY(!w.isGroupCollapsed("layers.6"));
+    QVERIFY(w.canvas()->viewport()->rect().contains(w.viewportPosOfMethodNode(target)));
   }
 
   void findNextAndPrevious() {

@@ -92,6 +92,7 @@ LayoutResult runLayout(const LayoutRequest& req) {
     if (e.from < 0 || e.to < 0 || static_cast<size_t>(e.from) >= nodes.size() || static_cast<size_t>(e.to) >= nodes.size())
       continue;
     edges[i] = agedge(g, nodes[e.from], nodes[e.to], nullptr, 1);
+    if (e.sameRank) set(edges[i], "minlen", "0");
   }
 
   if (gvLayout(gvc, g, "dot") != 0) {

@@ -24,6 +24,9 @@ struct LayoutRequest {
   };
   struct Edge {
     int from = -1, to = -1;  ///< indices into items
+    /// May stay on the consumer's rank (minlen 0): weights sit beside their
+    /// user instead of reaching up into the rank of the previous module.
+    bool sameRank = false;
   };
   std::vector<Item> items;
   std::vector<Cluster> clusters;  ///< parents before children

@@ -404,35 +404,64 @@ void GraphView::clear() {
   methodIndex_ = -1;
   marks_.clear();
   collapsed_.clear();
-  selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = -1;
+  selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
   minimap_->hide();
 }
 
 void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
-  QElapsedTimer t;
-  t.start();
   clear();
   if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return;
+  clock_.start();
   program_ = std::move(program);
   methodIndex_ = methodIndex;
-  const Method& m = program_->methods[methodIndex];
-  model_ = std::make_shared<const GraphModel>(GraphModel::build(m));
   marks_ = std::move(marks);
-  if (marks_.size() != m.nodes.size()) marks_.clear();
-  groupMarks_.assign(model_->groups.size(), 0);
-  for (size_t i = 0; i < marks_.size(); ++i)
-    if (marks_[i] != NodeMark::None)
-      for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent)
-        groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : 2);
-  collapsed_ = initialCollapsed(*model_);
+  if (marks_.size() != program_->methods[methodIndex].nodes.size()) marks_.clear();
   firstLayout_ = true;
-  requestLayout();
+  // Folding 10,000 nodes into a model takes tens of milliseconds: not on the GUI thread.
+  struct Prepared {
+    std::shared_ptr<const GraphModel> model;
+    std::vector<char> collapsed;
+  };
+  const uint64_t serial = ++serial_;
+  *latest_ = serial;
+  pending_ = true;
+  showBusy(tr("Reading the graph…"));
+  auto* watcher = new QFutureWatcher<Prepared>(this);
+  connect(watcher, &QFutureWatcher<Prepared>::finished, this, [this, watcher, serial] {
+    watcher->deleteLater();
+    if (serial != serial_) return;
+    Prepared p = watcher->result();
+    model_ = p.model;
+    collapsed_ = std::move(p.collapsed);
+    groupMarks_.assign(model_->groups.size(), 0);
+    for (size_t i = 0; i < marks_.size(); ++i)
+      if (marks_[i] != NodeMark::None)
+        for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent)
+          groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : 2);
+    if (pendingSelect_ >= 0) {
+      int graphNode = model_->nodeOfMethodNode[pendingSelect_];
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
+      selectedGraphNode_ = findPos_ = pendingCenter_ = graphNode;
+      pendingSelect_ = -1;
+    }
+    requestLayout();
+  });
+  watcher->setFuture(QtConcurrent::run([program = program_, methodIndex] {
+    auto model = std::make_shared<const GraphModel>(GraphModel::build(program->methods[methodIndex]));
+    return Prepared{model, initialCollapsed(*model)};
+  }));
+}
+
+void GraphView::showBusy(const QString& text) {
+  busy_->setText(text);
+  busy_->adjustSize();
+  busy_->show();
+  busy_->raise();
 }
 
 void GraphView::requestLayout() {
   if (!model_) return;
-  QElapsedTimer timer;
-  timer.start();
+  if (!firstLayout_) clock_.start();
   auto vis = std::make_shared<const VisibleGraph>(visibleGraph(*model_, collapsed_));
   const int n = int(model_->nodes.size());
   LayoutRequest req;
@@ -471,22 +500,22 @@ void GraphView::requestLayout() {
     req.items.push_back(it);
   }
   for (const auto& e : vis->edges)
-    if (!e.bundled) req.edges.push_back({requestIndex[e.from], requestIndex[e.to]});
+    if (!e.bundled) {
+      VisualKind k = e.from < n ? model_->nodes[e.from].kind : VisualKind::Compute;
+      req.edges.push_back({requestIndex[e.from], requestIndex[e.to], k == VisualKind::Parameter || k == VisualKind::Constant});
+    }
 
   const uint64_t serial = ++serial_;
   std::shared_ptr<std::atomic<uint64_t>> latest = latest_;
   *latest = serial;
   pending_ = true;
-  busy_->setText(tr("Laying out %1 items…").arg(req.items.size()));
-  busy_->adjustSize();
-  busy_->show();
-  busy_->raise();
+  showBusy(tr("Laying out %1 items…").arg(req.items.size()));
   auto* watcher = new QFutureWatcher<LayoutResult>(this);
-  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, serial, vis, timer] {
+  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, serial, vis] {
     watcher->deleteLater();
     if (serial != serial_) return;  // the user moved on
     shown_ = vis;
-    applyLayout(serial, watcher->result(), timer.elapsed());
+    applyLayout(serial, watcher->result(), clock_.elapsed());
   });
   watcher->setFuture(QtConcurrent::run(layoutPool(), [req = std::move(req), latest, serial] {
     if (latest->load() != serial) return LayoutResult{};  // stale before it started: skip Graphviz
@@ -673,7 +702,11 @@ void GraphView::revealNode(int graphNode) {
 }
 
 void GraphView::selectNode(int nodeIndex) {
-  if (!model_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= model_->nodeOfMethodNode.size()) return;
+  if (!program_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= program_->methods[methodIndex_].nodes.size()) return;
+  if (!model_) {
+    pendingSelect_ = nodeIndex;  // the model is still being built: select when it arrives
+    return;
+  }
   revealNode(model_->nodeOfMethodNode[nodeIndex]);
 }
 
@@ -683,10 +716,17 @@ void GraphView::selectValue(int valueId) {
 }
 
 bool GraphView::selectNodeByName(const QString& name) {
-  if (!model_) return false;
+  if (!program_) return false;
   const std::string s = name.toStdString();
+  const Method& m = program_->methods[methodIndex_];
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (m.nodes[i].name == s) {
+      selectNode(int(i));
+      return true;
+    }
+  if (!model_) return false;
   for (size_t i = 0; i < model_->nodes.size(); ++i)
-    if (model_->nodes[i].name == s) {
+    if (model_->nodes[i].node < 0 && model_->nodes[i].name == s) {
       revealNode(int(i));
       return true;
     }
@@ -694,7 +734,8 @@ bool GraphView::selectNodeByName(const QString& name) {
 }
 
 int GraphView::selectedNode() const {
-  if (!model_ || selectedGraphNode_ < 0) return -1;
+  if (!model_) return pendingSelect_;
+  if (selectedGraphNode_ < 0) return -1;
   return model_->nodes[selectedGraphNode_].node;
 }
 

@@ -5,6 +5,7 @@
 // transformer shows at once and each layer is laid out when opened.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 #include <atomic>
 #include <cstdint>
@@ -86,6 +87,7 @@ class GraphView : public QWidget {
   void revealNode(int graphNode);  // expands groups above it
   void updateHighlight();
   void placeMinimap();
+  void showBusy(const QString& text);
   void refreshMinimap();
   int itemForNode(int graphNode) const;
   bool matches(int graphNode, const QString& text) const;
@@ -118,6 +120,8 @@ class GraphView : public QWidget {
   int selectedGraphNode_ = -1;
   int pendingCenter_ = -1;  ///< graph node to center once its layout arrives
   int findPos_ = -1;
+  int pendingSelect_ = -1;  ///< method node to select once the model is built
+  QElapsedTimer clock_;     ///< since setGraph (first layout) or the newest layout request
 };
 
 }  // namespace lstudio::ui
