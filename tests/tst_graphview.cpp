@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "engine/OpenProgram.h"
 #include "engine/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
@@ -114,6 +115,43 @@ class TestGraphView : public QObject {
     }
   }
 
+  // Every method of every real program: each node gets its own box once its
+  // groups are open, delegates become groups, nothing crashes on odd graphs.
+  void realPrograms() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QStringList files = fixtureFiles("pte", {"*.pte"}) + fixtureFiles("pt2", {"*.pt2"}) +
+                        fixtureFiles("other", {"*.bpte", "*.bin"});
+    QVERIFY(!files.isEmpty());
+    int delegates = 0;
+    for (const QString& f : files) {
+      auto opened = openProgramFile(f.toStdString());
+      if (!opened.ok()) continue;  // the readers' tests cover broken files
+      auto p = std::make_shared<const Program>(std::move(opened.value()));
+      for (size_t mi = 0; mi < p->methods.size(); ++mi) {
+        const Method& m = p->methods[mi];
+        GraphView v;
+        v.resize(800, 600);
+        v.show();
+        v.setGraph(p, int(mi));
+        QVERIFY2(settle(v), qPrintable(f));
+        for (const auto& g : v.model()->groups) {
+          delegates += g.delegate;
+          v.setGroupCollapsed(QString::fromStdString(g.path), false);
+        }
+        QVERIFY2(settle(v), qPrintable(f));
+        QVERIFY2(v.visibleItemCount() >= int(m.nodes.size() + 1), qPrintable(f));
+        QCOMPARE(v.visibleGroupBoxCount(), 0);
+        int kinds[8] = {};
+        for (const auto& n : v.model()->nodes) ++kinds[int(n.kind)];
+        int delegateNodes = 0;
+        for (const Node& n : m.nodes) delegateNodes += n.kind == NodeKind::Delegate;
+        QCOMPARE(kinds[int(ui::VisualKind::Delegate)], delegateNodes);
+        QCOMPARE(kinds[int(ui::VisualKind::Output)], 1);
+      }
+    }
+    qInfo("%d delegate groups", delegates);
+  }
+
   void kindsFollowTheOps() {
     auto p = sample("mlp");
     GraphView v;
@@ -159,12 +197,43 @@ class TestGraphView : public QObject {
     QVERIFY(!v.viewportPosOfMethodNode(attention).isNull());
     QVERIFY(v.viewportPosOfMethodNode(nodeInModule(m, "layers.4.")).isNull() ||
             v.isGroupCollapsed("layers.4"));
+    QVERIFY(v.setGroupCollapsed("layers.3.attention.SDPA", false));
+    QVERIFY(settle(v));
     shoot(v, "llama-layer3");
 
     QVERIFY(v.setGroupCollapsed("layers.3", true));
     QVERIFY(settle(v));
     QCOMPARE(v.visibleItemCount(), before);
     QVERIFY(!v.setGroupCollapsed("no.such.module", false));
+  }
+
+  // A big program without module information (.pte files have none) is
+  // folded into runs of consecutive nodes so that it still opens at once.
+  void flatProgramsFoldByExecutionOrder() {
+    auto p = sample("llama", 4);
+    Program flat = *p;
+    for (Node& n : flat.methods[0].nodes) n.meta.moduleStack.clear();
+    const size_t count = flat.methods[0].nodes.size();
+    QVERIFY(count > 300);
+    auto shared = std::make_shared<const Program>(std::move(flat));
+    GraphView v;
+    v.resize(900, 700);
+    v.show();
+    v.setGraph(shared, 0);
+    QVERIFY(settle(v));
+    const auto& model = *v.model();
+    QCOMPARE(model.groups.size(), (count + 149) / 150);
+    for (size_t i = 0; i < count; ++i) {
+      const auto& n = model.nodes[model.nodeOfMethodNode[i]];
+      QVERIFY(n.group >= 0);
+      QCOMPARE(model.groups[n.group].path, "nodes " + std::to_string(i / 150 * 150));
+    }
+    // All folded, except that a view of a handful of boxes opens its largest one.
+    QVERIFY(v.visibleGroupBoxCount() >= int(model.groups.size()) - 1);
+    QVERIFY(v.visibleItemCount() < 200);
+    QVERIFY(v.setGroupCollapsed("nodes 150", false));
+    QVERIFY(settle(v));
+    QVERIFY(!v.viewportPosOfMethodNode(200).isNull());
   }
 
   void selectNodeOpensItsGroup() {
@@ -324,10 +393,13 @@ class TestGraphView : public QObject {
     marks[1] = ui::NodeMark::Added;
     marks[4] = ui::NodeMark::Modified;
     GraphView v;
+    v.resize(900, 650);
     v.show();
     v.setGraph(p, 0, marks);
     QVERIFY(settle(v));
     QCOMPARE(v.markedItemCount(), 2);
+    v.selectNode(4);
+    shoot(v, "mlp-marks");
     v.setGraph(p, 0, std::vector<ui::NodeMark>(3, ui::NodeMark::Added));  // wrong size: ignored
     QVERIFY(settle(v));
     QCOMPARE(v.markedItemCount(), 0);

@@ -345,10 +345,13 @@ GraphModel GraphModel::build(const Method& m) {
 
 std::string GraphModel::displayTitle(int i) const {
   const GraphNode& n = nodes[i];
-  if (n.node >= 0 || n.group < 0) return n.title;
-  const std::string& p = groups[n.group].path;
-  if (n.title.size() > p.size() + 1 && n.title.compare(0, p.size(), p) == 0 && n.title[p.size()] == '.')
-    return n.title.substr(p.size() + 1);
+  if (n.node >= 0) return n.title;
+  // Drop the path of the innermost enclosing group the name starts with.
+  for (int g = n.group; g >= 0; g = groups[g].parent) {
+    const std::string& p = groups[g].path;
+    if (n.title.size() > p.size() + 1 && n.title.compare(0, p.size(), p) == 0 && n.title[p.size()] == '.')
+      return n.title.substr(p.size() + 1);
+  }
   return n.title;
 }
 

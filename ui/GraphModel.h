@@ -54,7 +54,7 @@ struct GraphModel {
   std::vector<int> nodeOfValue;       ///< ValueId -> producing GraphNode, or -1
 
   static GraphModel build(const Method& m);
-  /// The title to draw: a weight inside its module's group drops the module path.
+  /// The title to draw: a weight inside a module's group drops that module's path.
   std::string displayTitle(int n) const;
   /// True when node `n` lies inside group `g` (at any depth).
   bool inGroup(int n, int g) const;

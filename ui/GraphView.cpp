@@ -161,7 +161,6 @@ class GraphClusterItem : public QGraphicsItem {
     const double lod = levelOfDetail(option, p);
     p->setRenderHint(QPainter::Antialiasing, lod > 0.2);
     QColor fill = delegate_ ? QColor(0xF5, 0xF1, 0xFC) : (depth_ % 2 ? QColor(0xF0, 0xF3, 0xF7) : QColor(0xF8, 0xF9, 0xFB));
-    if (marked_) fill = fill.darker(101);
     p->setPen(QPen(delegate_ ? QColor(0xA8, 0x96, 0xD6) : QColor(0xB8, 0xC3, 0xCE), 1));
     p->setBrush(fill);
     p->drawRoundedRect(rect_, 8, 8);
@@ -174,7 +173,6 @@ class GraphClusterItem : public QGraphicsItem {
     t.setHeight(QFontMetricsF(f).height() + 2);
     p->drawText(t, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(f).elidedText(title_, Qt::ElideRight, t.width()));
   }
-  bool marked_ = false;
 
  private:
   int group_;
@@ -880,7 +878,8 @@ void GraphView::refreshMinimap() {
   // Only useful when part of the graph is out of sight.
   QRectF sr = scene_->sceneRect().adjusted(25, 25, -25, -25);
   bool whole = sr.isEmpty() || view_->mapToScene(view_->viewport()->rect()).boundingRect().contains(sr);
-  minimap_->setVisible(shown_ && !whole);
+  bool room = width() > 2.5 * minimap_->width() && height() > 2.5 * minimap_->height();
+  minimap_->setVisible(shown_ && !whole && room);
   if (minimap_->isVisible()) {
     placeMinimap();
     minimap_->update();
