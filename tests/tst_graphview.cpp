@@ -306,6 +306,10 @@ class TestGraphView : public QObject {
     QCOMPARE(v.selectedNode(), addmm[2]);
     QVERIFY(v.find("addmm", true));
     QCOMPARE(v.selectedNode(), addmm[1]);
+    QTest::keyClick(v.canvas(), Qt::Key_F3);  // F3 repeats the last text: "addmm"
+    QCOMPARE(v.selectedNode(), addmm[2]);
+    QTest::keyClick(v.canvas(), Qt::Key_F3, Qt::ShiftModifier);
+    QCOMPARE(v.selectedNode(), addmm[1]);
     QVERIFY(!v.find("conv2d"));
     QCOMPARE(v.selectedNode(), addmm[1]);
   }

@@ -290,6 +290,7 @@ class GraphCanvas : public QGraphicsView {
       case Qt::Key_Return:
       case Qt::Key_Enter:
       case Qt::Key_Escape:
+      case Qt::Key_F3:
         e->ignore();  // handled by GraphView
         return;
       default: QGraphicsView::keyPressEvent(e);
@@ -745,6 +746,7 @@ bool GraphView::matches(int i, const QString& text) const {
 }
 
 bool GraphView::find(const QString& text, bool backwards) {
+  lastFind_ = text;
   if (!model_ || text.isEmpty()) return false;
   const int n = int(model_->nodes.size());
   int start = findPos_ >= 0 ? findPos_ : (backwards ? 0 : n - 1);
@@ -901,6 +903,7 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
       }
       break;
     case Qt::Key_Escape: setSelectedItem(-1, false); break;
+    case Qt::Key_F3: find(lastFind_, e->modifiers() & Qt::ShiftModifier); break;
     default: QWidget::keyPressEvent(e); return;
   }
   e->accept();

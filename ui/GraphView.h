@@ -44,6 +44,7 @@ class GraphView : public QWidget {
   bool selectNodeByName(const QString& name);     // for synchronized before/after views
   int selectedNode() const;                       // -1 when none / a placeholder is selected
   bool find(const QString& text, bool backwards = false);  // next/previous match; false when none
+                                                  // (keys: F3 / Shift+F3 repeat the last text)
   void fitToView();
   void zoomBy(double factor);
   bool layoutPending() const;                     // tests wait on this
@@ -120,6 +121,7 @@ class GraphView : public QWidget {
   int selectedGraphNode_ = -1;
   int pendingCenter_ = -1;  ///< graph node to center once its layout arrives
   int findPos_ = -1;
+  QString lastFind_;
   int pendingSelect_ = -1;  ///< method node to select once the model is built
   QElapsedTimer clock_;     ///< since setGraph (first layout) or the newest layout request
 };
