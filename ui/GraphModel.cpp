@@ -1,0 +1,437 @@
+#include "ui/GraphModel.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace lstudio::ui {
+namespace {
+
+// Ops that only reinterpret or reshape their input (no new values computed).
+bool isViewOp(std::string_view op) {
+  static const std::set<std::string_view> views = {
+      "view", "view_copy", "_unsafe_view", "reshape", "_reshape_alias", "_reshape_alias_copy", "permute",
+      "permute_copy", "expand", "expand_copy", "t", "t_copy", "transpose", "transpose_copy", "squeeze",
+      "squeeze_copy", "unsqueeze", "unsqueeze_copy", "slice", "slice_copy", "select", "select_copy", "alias",
+      "alias_copy", "as_strided", "as_strided_copy", "unbind", "unbind_copy", "split", "split_copy",
+      "split_with_sizes", "split_with_sizes_copy", "narrow", "narrow_copy", "flatten", "unflatten",
+      "detach", "detach_copy", "view_as_real", "view_as_complex", "diagonal_copy", "unfold_copy"};
+  return views.count(op) > 0;
+}
+
+// Ops whose job is moving or managing bytes rather than computing.
+bool isMemoryOp(std::string_view op) {
+  static const std::set<std::string_view> memory = {
+      "copy", "copy_", "alloc", "free", "clone", "_to_copy", "_to_dim_order_copy", "_clone_dim_order",
+      "contiguous", "empty", "empty_like", "zeros", "zeros_like", "full", "full_like", "move", "update_cache"};
+  return memory.count(op) > 0;
+}
+
+std::string baseName(const std::string& op) {  // "aten::addmm" -> "addmm", "memory.alloc" -> "alloc"
+  size_t c = op.rfind("::");
+  std::string s = c == std::string::npos ? op : op.substr(c + 2);
+  size_t d = s.rfind('.');
+  return d == std::string::npos ? s : s.substr(d + 1);
+}
+
+std::string shortType(const std::string& type) {
+  size_t d = type.rfind('.');
+  return d == std::string::npos ? type : type.substr(d + 1);
+}
+
+// Tensor values an argument stands for (lists expand to their items).
+void tensorsOf(const Method& m, ValueId v, std::vector<ValueId>& out) {
+  if (v < 0 || static_cast<size_t>(v) >= m.values.size()) return;
+  const Value& x = m.values[v];
+  if (x.isTensor()) out.push_back(v);
+  else if (auto* l = std::get_if<TensorList>(&x.payload))
+    for (ValueId i : l->items) tensorsOf(m, i, out);
+  else if (auto* o = std::get_if<OptionalTensorList>(&x.payload))
+    for (ValueId i : o->items) tensorsOf(m, i, out);
+}
+
+std::string shapeOf(const Method& m, const std::vector<ValueId>& outs) {
+  std::vector<ValueId> ts;
+  for (ValueId v : outs) tensorsOf(m, v, ts);
+  if (ts.empty()) return {};
+  std::string s = m.values[ts[0]].tensor().shapeString();
+  if (ts.size() > 1) s += "  +" + std::to_string(ts.size() - 1);
+  return s;
+}
+
+}  // namespace
+
+const char* visualKindName(VisualKind k) {
+  switch (k) {
+    case VisualKind::Compute: return "compute";
+    case VisualKind::View: return "view";
+    case VisualKind::Memory: return "memory";
+    case VisualKind::Delegate: return "delegate";
+    case VisualKind::Input: return "input";
+    case VisualKind::Parameter: return "parameter";
+    case VisualKind::Constant: return "constant";
+    case VisualKind::Output: return "output";
+  }
+  return "?";
+}
+
+std::string GraphGroup::shortPath(const GraphModel& m) const {
+  if (parent < 0) return path;
+  const std::string& p = m.groups[parent].path;
+  return path.size() > p.size() + 1 && path.compare(0, p.size(), p) == 0 && path[p.size()] == '.' ? path.substr(p.size() + 1) : path;
+}
+
+std::string GraphGroup::label() const {
+  std::string s = path;
+  s += " (";
+  if (!type.empty()) s += type + ", ";
+  s += std::to_string(nodeCount) + (nodeCount == 1 ? " node)" : " nodes)");
+  return s;
+}
+
+GraphModel GraphModel::build(const Method& m) {
+  GraphModel g;
+  g.nodeOfValue.assign(m.values.size(), -1);
+  g.nodeOfMethodNode.assign(m.nodes.size(), -1);
+  std::map<std::string, int> groupOfPath;
+
+  auto groupFor = [&](const std::vector<ModuleFrame>& stack) {
+    int parent = -1;
+    std::string key;
+    for (const ModuleFrame& f : stack) {
+      if (f.path.empty()) continue;  // the root module wraps everything
+      key += "/" + f.path;
+      auto it = groupOfPath.find(key);
+      if (it == groupOfPath.end()) {
+        GraphGroup grp;
+        grp.path = f.path;
+        grp.type = shortType(f.type);
+        grp.parent = parent;
+        g.groups.push_back(grp);
+        it = groupOfPath.emplace(key, int(g.groups.size()) - 1).first;
+      }
+      parent = it->second;
+    }
+    return parent;
+  };
+
+  // Placeholders for the method inputs, kinds from the export signature or
+  // (for .pte programs, which have none) from where the bytes live.
+  std::unordered_map<ValueId, const InputSpec*> specOf;
+  for (const InputSpec& in : m.signature.inputs) specOf[in.value] = &in;
+  auto placeholder = [&](ValueId v, bool isInput) {
+    GraphNode n;
+    n.value = v;
+    const Value& x = m.values[v];
+    n.name = x.name.empty() ? "%" + std::to_string(v) : x.name;
+    n.title = n.name;
+    auto it = specOf.find(v);
+    const TensorSpec* t = x.tensorIf();
+    if (it != specOf.end()) {
+      switch (it->second->kind) {
+        case InputSpec::Kind::Parameter:
+        case InputSpec::Kind::Buffer: n.kind = VisualKind::Parameter; break;
+        case InputSpec::Kind::ConstantTensor: n.kind = VisualKind::Constant; break;
+        default: n.kind = VisualKind::Input;
+      }
+      if (!it->second->target.empty()) n.title = it->second->target;
+    } else if (t) {
+      switch (t->storage()) {
+        case TensorStorage::Constant:
+        case TensorStorage::External: n.kind = VisualKind::Constant; break;
+        case TensorStorage::Mutable: n.kind = VisualKind::Parameter; break;
+        default: n.kind = isInput ? VisualKind::Input : VisualKind::Constant;
+      }
+      if (!t->fqn.empty()) n.title = t->fqn;
+    } else {
+      n.kind = VisualKind::Input;
+    }
+    if (t) n.subtitle = t->shapeString();
+    g.nodes.push_back(std::move(n));
+    g.nodeOfValue[v] = int(g.nodes.size()) - 1;
+    return int(g.nodes.size()) - 1;
+  };
+  for (ValueId v : m.inputs)
+    if (v >= 0 && static_cast<size_t>(v) < m.values.size() && g.nodeOfValue[v] < 0) placeholder(v, true);
+
+  std::set<std::pair<int, int>> seen;
+  auto addEdge = [&](int from, int to, ValueId v, bool side = false) {
+    if (from < 0 || to < 0 || from == to || !seen.insert({from, to}).second) return;
+    g.edges.push_back({from, to, v, side});
+  };
+
+  std::vector<ValueId> ins, outs;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const Node& node = m.nodes[i];
+    GraphNode n;
+    n.node = int(i);
+    n.name = node.name;
+    n.target = node.target;
+    std::vector<ValueId> written = node.outputs;
+    // .pte kernels whose outputs could not be told: the last argument is the return.
+    if (written.empty() && node.kind == NodeKind::Kernel && !node.args.empty()) written.push_back(node.args.back());
+    if (node.kind == NodeKind::Move && node.args.size() > 1) written = {node.args[1]};
+    std::string op;
+    switch (node.kind) {
+      case NodeKind::Kernel: {
+        OperatorRef ref = node.op >= 0 && static_cast<size_t>(node.op) < m.operators.size()
+                              ? m.operators[node.op]
+                              : operatorFromTarget(node.target);
+        op = baseName(ref.name);
+        n.title = ref.overload.empty() || ref.overload == "default" ? op : op + "." + ref.overload;
+        bool viewResult = false;
+        outs.clear();
+        for (ValueId v : written) tensorsOf(m, v, outs);
+        for (ValueId v : outs) viewResult |= m.values[v].tensor().viewOf != kNoValue;
+        n.kind = isViewOp(op) || viewResult ? VisualKind::View
+                 : isMemoryOp(op)           ? VisualKind::Memory
+                                            : VisualKind::Compute;
+        break;
+      }
+      case NodeKind::Delegate: {
+        n.kind = VisualKind::Delegate;
+        const Delegate* d = node.delegate >= 0 && static_cast<size_t>(node.delegate) < m.delegates.size()
+                                ? &m.delegates[node.delegate]
+                                : nullptr;
+        n.title = "delegate " + (d ? d->backendId : std::string("?"));
+        break;
+      }
+      case NodeKind::Move: n.kind = VisualKind::Memory; n.title = "move"; break;
+      case NodeKind::Free: n.kind = VisualKind::Memory; n.title = "free"; break;
+      case NodeKind::JumpFalse: n.kind = VisualKind::Memory; n.title = "jump_false"; break;
+    }
+    n.subtitle = shapeOf(m, written);
+    n.group = groupFor(node.meta.moduleStack);
+    if (node.kind == NodeKind::Delegate) {
+      GraphGroup d;
+      d.path = "delegate " + std::to_string(node.delegate);
+      d.type = n.title.substr(9);
+      d.parent = n.group;
+      d.delegate = true;
+      g.groups.push_back(d);
+      n.group = int(g.groups.size()) - 1;
+    }
+    g.nodes.push_back(std::move(n));
+    int me = int(g.nodes.size()) - 1;
+    g.nodeOfMethodNode[i] = me;
+
+    std::set<ValueId> writes;
+    outs.clear();
+    for (ValueId v : written) tensorsOf(m, v, outs);
+    writes.insert(outs.begin(), outs.end());
+    for (ValueId a : node.args) {
+      ins.clear();
+      tensorsOf(m, a, ins);
+      for (ValueId v : ins) {
+        int from = g.nodeOfValue[v];
+        if (writes.count(v)) {
+          addEdge(from, me, v);  // written again (an out= buffer from alloc): keep where it came from
+          continue;
+        }
+        if (from < 0) from = placeholder(v, false);  // constants the program embeds
+        addEdge(from, me, v);
+      }
+    }
+    for (ValueId v : writes) g.nodeOfValue[v] = me;
+  }
+
+  GraphNode out;
+  out.kind = VisualKind::Output;
+  out.title = "output";
+  out.name = "output";
+  out.subtitle = std::to_string(m.outputs.size()) + (m.outputs.size() == 1 ? " value" : " values");
+  g.nodes.push_back(out);
+  int outIdx = int(g.nodes.size()) - 1;
+  std::set<ValueId> userOutputs;
+  for (const OutputSpec& o : m.signature.outputs)
+    if (o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss) userOutputs.insert(o.value);
+  for (ValueId v : m.outputs) {
+    ins.clear();
+    tensorsOf(m, v, ins);
+    bool side = !m.signature.outputs.empty() && !userOutputs.count(v);
+    for (ValueId t : ins) addEdge(g.nodeOfValue[t], outIdx, t, side);
+  }
+
+  // Flat programs (a .pte has no module stack) still need folding on big
+  // graphs: runs of consecutive top-level nodes become synthetic groups.
+  constexpr size_t kChunk = 150;
+  size_t topLevel = 0;
+  for (const GraphNode& n : g.nodes) topLevel += n.node >= 0 && n.group < 0;
+  if (topLevel > 2 * kChunk) {
+    int current = -1;
+    size_t inChunk = 0;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
+      bool top = n.group < 0 || (g.groups[n.group].delegate && g.groups[n.group].parent < 0);
+      if (!top) continue;
+      if (current < 0 || inChunk == kChunk) {
+        GraphGroup c;
+        c.path = "nodes " + std::to_string(i);
+        c.type = "execution order";
+        g.groups.push_back(c);
+        current = int(g.groups.size()) - 1;
+        inChunk = 0;
+      }
+      if (n.group < 0) n.group = current;
+      else g.groups[n.group].parent = current;  // a delegate's group moves in whole
+      ++inChunk;
+    }
+    // Parents must precede children: reorder so chunk groups come first.
+    std::vector<int> order;
+    std::vector<char> placed(g.groups.size(), 0);
+    std::vector<std::vector<int>> kids(g.groups.size());
+    for (size_t i = 0; i < g.groups.size(); ++i)
+      if (g.groups[i].parent >= 0) kids[g.groups[i].parent].push_back(int(i));
+    for (size_t i = 0; i < g.groups.size(); ++i)
+      if (g.groups[i].parent < 0) {
+        order.push_back(int(i));
+        for (size_t k = order.size() - 1; k < order.size(); ++k)
+          for (int c : kids[order[k]]) order.push_back(c);
+      }
+    std::vector<int> newIndex(g.groups.size());
+    for (size_t i = 0; i < order.size(); ++i) newIndex[order[i]] = int(i);
+    std::vector<GraphGroup> sorted(g.groups.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      sorted[i] = g.groups[order[i]];
+      if (sorted[i].parent >= 0) sorted[i].parent = newIndex[sorted[i].parent];
+    }
+    g.groups = std::move(sorted);
+    for (GraphNode& n : g.nodes)
+      if (n.group >= 0) n.group = newIndex[n.group];
+  }
+
+  // Weights and constants live with their users: the innermost group that
+  // holds every consumer, so a collapsed layer carries its own parameters.
+  std::vector<std::vector<int>> consumers(g.nodes.size());
+  for (const GraphEdge& e : g.edges) consumers[e.from].push_back(e.to);
+  auto chain = [&](int grp) {
+    std::vector<int> c;
+    for (; grp >= 0; grp = g.groups[grp].parent) c.push_back(grp);
+    std::reverse(c.begin(), c.end());
+    return c;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[i];
+    if (n.node >= 0 || (n.kind != VisualKind::Parameter && n.kind != VisualKind::Constant) || consumers[i].empty()) continue;
+    std::vector<int> common = chain(g.nodes[consumers[i][0]].group);
+    for (size_t k = 1; k < consumers[i].size() && !common.empty(); ++k) {
+      std::vector<int> other = chain(g.nodes[consumers[i][k]].group);
+      size_t j = 0;
+      while (j < common.size() && j < other.size() && common[j] == other[j]) ++j;
+      common.resize(j);
+    }
+    n.group = common.empty() ? -1 : common.back();
+  }
+  // Unused weights (BatchNorm's num_batches_tracked) go to the module their name says.
+  std::map<std::string, int> byPath;
+  for (size_t i = 0; i < g.groups.size(); ++i) byPath.emplace(g.groups[i].path, int(i));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[i];
+    if (n.node >= 0 || (n.kind != VisualKind::Parameter && n.kind != VisualKind::Constant) || !consumers[i].empty()) continue;
+    for (size_t dot = n.title.rfind('.'); dot != std::string::npos && dot > 0; dot = n.title.rfind('.', dot - 1)) {
+      auto it = byPath.find(n.title.substr(0, dot));
+      if (it != byPath.end()) {
+        n.group = it->second;
+        break;
+      }
+    }
+  }
+
+  for (const GraphNode& n : g.nodes)
+    for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ++g.groups[grp].nodeCount;
+  return g;
+}
+
+std::string GraphModel::displayTitle(int i) const {
+  const GraphNode& n = nodes[i];
+  if (n.node >= 0) return n.title;
+  // Drop the path of the innermost enclosing group the name starts with.
+  for (int g = n.group; g >= 0; g = groups[g].parent) {
+    const std::string& p = groups[g].path;
+    if (n.title.size() > p.size() + 1 && n.title.compare(0, p.size(), p) == 0 && n.title[p.size()] == '.')
+      return n.title.substr(p.size() + 1);
+  }
+  return n.title;
+}
+
+bool GraphModel::inGroup(int n, int grp) const {
+  for (int x = nodes[n].group; x >= 0; x = groups[x].parent)
+    if (x == grp) return true;
+  return false;
+}
+
+int VisibleGraph::itemGroup(const GraphModel& m, int item) const {
+  int n = int(m.nodes.size());
+  return item < n ? m.nodes[item].group : m.groups[item - n].parent;
+}
+
+VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapsed, size_t fanout) {
+  VisibleGraph v;
+  const int n = int(m.nodes.size());
+  // The outermost collapsed group at or above each group, or -1.
+  std::vector<int> fold(m.groups.size(), -1);
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    int p = m.groups[g].parent;
+    fold[g] = p >= 0 && fold[p] >= 0 ? fold[p] : (g < collapsed.size() && collapsed[g] ? int(g) : -1);
+  }
+  v.itemOfNode.resize(m.nodes.size());
+  std::vector<char> shown(m.nodes.size() + m.groups.size(), 0);
+  std::vector<char> clusterUsed(m.groups.size(), 0);
+  for (int i = 0; i < n; ++i) {
+    int grp = m.nodes[i].group;
+    int item = grp >= 0 && fold[grp] >= 0 ? n + fold[grp] : i;
+    v.itemOfNode[i] = item;
+    if (!shown[item]) {
+      shown[item] = 1;
+      v.items.push_back(item);
+      for (int c = v.itemGroup(m, item); c >= 0 && !clusterUsed[c]; c = m.groups[c].parent) clusterUsed[c] = 1;
+    }
+  }
+  for (size_t g = 0; g < m.groups.size(); ++g)
+    if (clusterUsed[g]) v.clusters.push_back(int(g));
+  std::map<std::pair<int, int>, size_t> merged;
+  std::vector<char> side;
+  for (const GraphEdge& e : m.edges) {
+    int a = v.itemOfNode[e.from], b = v.itemOfNode[e.to];
+    if (a == b) continue;
+    auto [it, fresh] = merged.emplace(std::make_pair(a, b), v.edges.size());
+    if (fresh) {
+      v.edges.push_back({a, b, e.value, 1, false});
+      side.push_back(e.sideEffect);
+    } else {
+      ++v.edges[it->second].count;
+      side[it->second] &= e.sideEffect;
+    }
+  }
+  // Long fans drown the layout in crossing lines (and make dot slow): leave them out.
+  std::unordered_map<int, size_t> out, sideIn;
+  for (size_t i = 0; i < v.edges.size(); ++i) {
+    ++out[v.edges[i].from];
+    if (side[i]) ++sideIn[v.edges[i].to];
+  }
+  for (size_t i = 0; i < v.edges.size(); ++i)
+    v.edges[i].bundled = out[v.edges[i].from] > fanout || (side[i] && sideIn[v.edges[i].to] > fanout);
+  return v;
+}
+
+std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph) {
+  std::vector<char> c(m.groups.size(), 0);
+  if (m.nodes.size() <= bigGraph) return c;
+  std::fill(c.begin(), c.end(), 1);
+  // Open wrappers while the view would still be tiny (e.g. one root module).
+  for (;;) {
+    VisibleGraph v = visibleGraph(m, c);
+    if (v.items.size() >= 8) break;
+    int best = -1;
+    for (int item : v.items) {
+      int g = item - int(m.nodes.size());
+      if (g >= 0 && (best < 0 || m.groups[g].nodeCount > m.groups[best].nodeCount)) best = g;
+    }
+    if (best < 0) break;
+    c[best] = 0;
+  }
+  return c;
+}
+
+}  // namespace lstudio::ui

@@ -1,0 +1,912 @@
+#include "ui/GraphView.h"
+
+#include <QElapsedTimer>
+#include <QFontMetricsF>
+#include <QFutureWatcher>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QGraphicsSceneHoverEvent>
+#include <QGraphicsView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPathStroker>
+#include <QScrollBar>
+#include <QStyleOptionGraphicsItem>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "ui/GraphLayout.h"
+
+namespace lstudio::ui {
+namespace {
+
+// Below these scales text and arrowheads are not drawn (level of detail).
+constexpr double kTextScale = 0.45;
+constexpr double kArrowScale = 0.25;
+constexpr double kNodeHeight = 36, kGroupHeight = 44;
+
+struct Palette {
+  QColor fill, border;
+};
+
+Palette paletteFor(VisualKind k) {
+  switch (k) {
+    case VisualKind::Compute: return {QColor(0xE3, 0xEE, 0xFB), QColor(0x3B, 0x78, 0xC4)};
+    case VisualKind::View: return {QColor(0xE2, 0xF3, 0xF0), QColor(0x2E, 0x8B, 0x7A)};
+    case VisualKind::Memory: return {QColor(0xFD, 0xF0, 0xDC), QColor(0xC7, 0x7C, 0x12)};
+    case VisualKind::Delegate: return {QColor(0xEC, 0xE6, 0xF8), QColor(0x67, 0x4E, 0xB3)};
+    case VisualKind::Input: return {QColor(0xE6, 0xF4, 0xE4), QColor(0x3E, 0x8E, 0x41)};
+    case VisualKind::Parameter: return {QColor(0xEE, 0xF1, 0xF4), QColor(0x78, 0x87, 0x96)};
+    case VisualKind::Constant: return {QColor(0xF6, 0xF6, 0xF6), QColor(0x9A, 0x9A, 0x9A)};
+    case VisualKind::Output: return {QColor(0x45, 0x55, 0x63), QColor(0x2B, 0x36, 0x40)};
+  }
+  return {Qt::white, Qt::black};
+}
+
+const QColor kSelect(0xD8, 0x1B, 0x60);
+const QColor kAdded(0x2E, 0x9D, 0x3A);
+const QColor kModified(0xE6, 0x7E, 0x00);
+const QColor kEdge(0x8A, 0x99, 0xA8);
+
+QFont titleFont() {
+  QFont f;
+  f.setPointSizeF(8.5);
+  return f;
+}
+QFont groupFont() {
+  QFont f = titleFont();
+  f.setBold(true);
+  return f;
+}
+QFont subtitleFont() {
+  QFont f;
+  f.setPointSizeF(7.5);
+  return f;
+}
+
+double levelOfDetail(const QStyleOptionGraphicsItem* option, QPainter* painter) {
+  return option->levelOfDetailFromTransform(painter->worldTransform());
+}
+
+}  // namespace
+
+// One box: a node, a placeholder, the outputs marker, or a collapsed group.
+class GraphItem : public QGraphicsItem {
+ public:
+  GraphItem(int id, QRectF rect, Palette palette, QString title, QString subtitle, bool group, bool dashed)
+      : id_(id), rect_(rect), palette_(palette), title_(std::move(title)), subtitle_(std::move(subtitle)),
+        group_(group), dashed_(dashed) {
+    setZValue(group ? 1 : 2);
+  }
+  int id() const { return id_; }
+  bool isGroup() const { return group_; }
+  void setSelected(bool s) {
+    if (s != selected_) { selected_ = s; update(); }
+  }
+  void setMark(NodeMark m) { mark_ = m; }
+  NodeMark mark() const { return mark_; }
+  QRectF boundingRect() const override { return rect_.adjusted(-4, -4, group_ ? 8 : 4, group_ ? 8 : 4); }
+
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
+    const double lod = levelOfDetail(option, p);
+    p->setRenderHint(QPainter::Antialiasing, lod > 0.2);
+    const double radius = group_ ? 6 : 4;
+    if (group_) {  // a stack of cards: something folded inside
+      p->setPen(QPen(palette_.border.lighter(130), 1));
+      p->setBrush(QColor(0xF2, 0xF4, 0xF7));
+      p->drawRoundedRect(rect_.translated(5, 5), radius, radius);
+    }
+    QPen pen(selected_ ? kSelect : mark_ == NodeMark::Added ? kAdded : mark_ == NodeMark::Modified ? kModified : palette_.border);
+    pen.setWidthF(selected_ || mark_ != NodeMark::None ? 2.4 : 1.1);
+    if (dashed_ && !selected_ && mark_ == NodeMark::None) pen.setStyle(Qt::DashLine);
+    p->setPen(pen);
+    p->setBrush(palette_.fill);
+    p->drawRoundedRect(rect_, radius, radius);
+    if (mark_ != NodeMark::None && lod > kArrowScale) {
+      QRectF badge(rect_.right() - 7, rect_.top() - 7, 14, 14);
+      p->setPen(Qt::NoPen);
+      p->setBrush(mark_ == NodeMark::Added ? kAdded : kModified);
+      p->drawEllipse(badge);
+      if (lod > kTextScale) {
+        p->setPen(Qt::white);
+        QFont f = groupFont();
+        p->setFont(f);
+        p->drawText(badge, Qt::AlignCenter, mark_ == NodeMark::Added ? "+" : "~");
+      }
+    }
+    if (lod < kTextScale) return;
+    const bool dark = palette_.fill.lightness() < 128;
+    QRectF text = rect_.adjusted(8, 3, -8, -3);
+    QFont tf = group_ ? groupFont() : titleFont(), sf = subtitleFont();
+    QFontMetricsF tm(tf), sm(sf);
+    const double total = tm.height() + (subtitle_.isEmpty() ? 0 : sm.height());
+    double y = text.center().y() - total / 2;
+    p->setFont(tf);
+    p->setPen(dark ? Qt::white : QColor(0x1D, 0x26, 0x2F));
+    p->drawText(QRectF(text.left(), y, text.width(), tm.height()), Qt::AlignCenter,
+                tm.elidedText(title_, Qt::ElideMiddle, text.width()));
+    if (!subtitle_.isEmpty()) {
+      p->setFont(sf);
+      p->setPen(dark ? QColor(0xDD, 0xE3, 0xE8) : QColor(0x5A, 0x67, 0x73));
+      p->drawText(QRectF(text.left(), y + tm.height(), text.width(), sm.height()), Qt::AlignCenter,
+                  sm.elidedText(subtitle_, Qt::ElideRight, text.width()));
+    }
+  }
+
+ private:
+  int id_;
+  QRectF rect_;
+  Palette palette_;
+  QString title_, subtitle_;
+  bool group_, dashed_;
+  bool selected_ = false;
+  NodeMark mark_ = NodeMark::None;
+};
+
+// An expanded group: a frame with its title; double-click folds it.
+class GraphClusterItem : public QGraphicsItem {
+ public:
+  GraphClusterItem(int group, QRectF rect, QString title, int depth, bool delegate)
+      : group_(group), rect_(rect), title_(std::move(title)), depth_(depth), delegate_(delegate) {
+    setZValue(-100 + depth);
+  }
+  int group() const { return group_; }
+  QRectF boundingRect() const override { return rect_.adjusted(-1, -1, 1, 1); }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
+    const double lod = levelOfDetail(option, p);
+    p->setRenderHint(QPainter::Antialiasing, lod > 0.2);
+    QColor fill = delegate_ ? QColor(0xF5, 0xF1, 0xFC) : (depth_ % 2 ? QColor(0xF0, 0xF3, 0xF7) : QColor(0xF8, 0xF9, 0xFB));
+    p->setPen(QPen(delegate_ ? QColor(0xA8, 0x96, 0xD6) : QColor(0xB8, 0xC3, 0xCE), 1));
+    p->setBrush(fill);
+    p->drawRoundedRect(rect_, 8, 8);
+    if (lod < kTextScale) return;
+    QFont f = groupFont();
+    f.setPointSizeF(8);
+    p->setFont(f);
+    p->setPen(QColor(0x4A, 0x58, 0x66));
+    QRectF t = rect_.adjusted(10, 4, -10, 0);
+    t.setHeight(QFontMetricsF(f).height() + 2);
+    p->drawText(t, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(f).elidedText(title_, Qt::ElideRight, t.width()));
+  }
+
+ private:
+  int group_;
+  QRectF rect_;
+  QString title_;
+  int depth_;
+  bool delegate_;
+};
+
+// A producer -> consumer edge; hover shows what flows along it.
+class GraphEdgeItem : public QGraphicsItem {
+ public:
+  GraphEdgeItem(int from, int to, QPainterPath path, QPolygonF arrow, bool bundled)
+      : from_(from), to_(to), path_(std::move(path)), arrow_(std::move(arrow)), bundled_(bundled) {
+    setAcceptHoverEvents(true);
+    setVisible(!bundled);
+    QPainterPathStroker s;
+    s.setWidth(7);
+    shape_ = s.createStroke(path_);
+    shape_.addPolygon(arrow_);
+    bounds_ = shape_.boundingRect();
+  }
+  int from() const { return from_; }
+  int to() const { return to_; }
+  bool bundled() const { return bundled_; }
+  void setHighlighted(bool h) {
+    if (bundled_) setVisible(h);
+    if (h != highlighted_) { highlighted_ = h; setZValue(h ? 3 : 0); update(); }
+  }
+  QRectF boundingRect() const override { return bounds_; }
+  QPainterPath shape() const override { return shape_; }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
+    const double lod = levelOfDetail(option, p);
+    p->setRenderHint(QPainter::Antialiasing, lod > 0.2);
+    QColor c = highlighted_ || hovered_ ? kSelect : kEdge;
+    QPen pen(c, highlighted_ || hovered_ ? 2.2 : 1.2);
+    if (lod < kArrowScale) pen.setCosmetic(true), pen.setWidthF(1);
+    p->setPen(pen);
+    p->setBrush(Qt::NoBrush);
+    p->drawPath(path_);
+    if (lod >= kArrowScale && !arrow_.isEmpty()) {
+      p->setPen(Qt::NoPen);
+      p->setBrush(c);
+      p->drawPolygon(arrow_);
+    }
+  }
+
+ protected:
+  void hoverEnterEvent(QGraphicsSceneHoverEvent*) override { hovered_ = true; update(); }
+  void hoverLeaveEvent(QGraphicsSceneHoverEvent*) override { hovered_ = false; update(); }
+
+ private:
+  int from_, to_;
+  QPainterPath path_, shape_;
+  QPolygonF arrow_;
+  QRectF bounds_;
+  bool bundled_;
+  bool highlighted_ = false, hovered_ = false;
+};
+
+// The main drawing surface: wheel zoom, drag pan, clicks go to the view.
+class GraphCanvas : public QGraphicsView {
+ public:
+  GraphCanvas(GraphView* owner, QGraphicsScene* scene) : QGraphicsView(scene, owner), owner_(owner) {
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setOptimizationFlags(QGraphicsView::DontSavePainterState);
+    setBackgroundBrush(QColor(0xFD, 0xFD, 0xFE));
+    setFocusPolicy(Qt::StrongFocus);
+    setFrameShape(QFrame::NoFrame);
+  }
+  void zoomBy(double factor) {
+    double s = transform().m11() * factor;
+    if (s < 0.02 || s > 4) factor = std::clamp(s, 0.02, 4.0) / transform().m11();
+    scale(factor, factor);
+  }
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override {
+    if (e->angleDelta().y() == 0) return QGraphicsView::wheelEvent(e);
+    zoomBy(std::pow(1.0015, e->angleDelta().y()));
+    e->accept();
+  }
+  template <typename T>
+  T* itemUnder(const QPoint& pos) const {
+    for (QGraphicsItem* it : items(pos))
+      if (auto* x = dynamic_cast<T*>(it)) return x;
+    return nullptr;
+  }
+  void mousePressEvent(QMouseEvent* e) override {
+    if (e->button() == Qt::LeftButton)
+      if (auto* it = itemUnder<GraphItem>(e->position().toPoint())) {
+        owner_->clickedItem(it->id(), false);
+        e->accept();
+        return;
+      }
+    QGraphicsView::mousePressEvent(e);
+  }
+  void mouseDoubleClickEvent(QMouseEvent* e) override {
+    QPoint pos = e->position().toPoint();
+    if (auto* it = itemUnder<GraphItem>(pos)) {
+      owner_->clickedItem(it->id(), true);
+    } else if (auto* c = itemUnder<GraphClusterItem>(pos)) {
+      owner_->setGroupCollapsed(QString::fromStdString(owner_->model()->groups[c->group()].path), true);
+    }
+    e->accept();
+  }
+  void keyPressEvent(QKeyEvent* e) override {
+    switch (e->key()) {
+      case Qt::Key_Plus:
+      case Qt::Key_Equal:
+      case Qt::Key_Minus:
+      case Qt::Key_Return:
+      case Qt::Key_Enter:
+      case Qt::Key_Escape:
+      case Qt::Key_F3:
+        e->ignore();  // handled by GraphView
+        return;
+      default: QGraphicsView::keyPressEvent(e);
+    }
+  }
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  GraphView* owner_;
+};
+
+// A small overview of the whole graph with the visible part framed; click or drag to move there.
+class GraphMinimap : public QWidget {
+ public:
+  GraphMinimap(GraphView* owner) : QWidget(owner), owner_(owner) {
+    setFixedSize(180, 130);
+    setCursor(Qt::PointingHandCursor);
+    setToolTip(QObject::tr("Overview: click or drag to move the view"));
+  }
+  void rebuild() {
+    QRectF sr = owner_->scene_->sceneRect();
+    image_ = QImage(size() * devicePixelRatioF(), QImage::Format_ARGB32_Premultiplied);
+    image_.setDevicePixelRatio(devicePixelRatioF());
+    image_.fill(QColor(255, 255, 255, 235));
+    if (!sr.isEmpty()) {
+      QPainter p(&image_);
+      p.setRenderHint(QPainter::Antialiasing);
+      target_ = fitted(sr);
+      owner_->scene_->render(&p, target_, sr, Qt::KeepAspectRatio);
+    }
+    update();
+  }
+
+ protected:
+  QRectF fitted(const QRectF& sr) const {
+    QRectF area = QRectF(rect()).adjusted(4, 4, -4, -4);
+    double s = std::min(area.width() / sr.width(), area.height() / sr.height());
+    QSizeF size(sr.width() * s, sr.height() * s);
+    return QRectF(area.center() - QPointF(size.width() / 2, size.height() / 2), size);
+  }
+  QPointF toScene(QPointF p) const {
+    QRectF sr = owner_->scene_->sceneRect();
+    if (target_.isEmpty()) return sr.center();
+    return {sr.left() + (p.x() - target_.left()) / target_.width() * sr.width(),
+            sr.top() + (p.y() - target_.top()) / target_.height() * sr.height()};
+  }
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.drawImage(QPointF(0, 0), image_);
+    p.setPen(QColor(0xB0, 0xBA, 0xC4));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5));
+    QRectF sr = owner_->scene_->sceneRect();
+    if (sr.isEmpty() || target_.isEmpty()) return;
+    QRectF vis = owner_->view_->mapToScene(owner_->view_->viewport()->rect()).boundingRect().intersected(sr);
+    double sx = target_.width() / sr.width(), sy = target_.height() / sr.height();
+    QRectF r(target_.left() + (vis.left() - sr.left()) * sx, target_.top() + (vis.top() - sr.top()) * sy,
+             vis.width() * sx, vis.height() * sy);
+    p.setPen(QPen(kSelect, 1.5));
+    p.setBrush(QColor(0xD8, 0x1B, 0x60, 18));
+    p.drawRect(r);
+  }
+  void mousePressEvent(QMouseEvent* e) override { owner_->view_->centerOn(toScene(e->position())); }
+  void mouseMoveEvent(QMouseEvent* e) override {
+    if (e->buttons() & Qt::LeftButton) owner_->view_->centerOn(toScene(e->position()));
+  }
+
+ private:
+  GraphView* owner_;
+  QImage image_;
+  QRectF target_;
+};
+
+void GraphCanvas::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  owner_->refreshMinimap();
+}
+
+GraphView::GraphView(QWidget* parent) : QWidget(parent) {
+  scene_ = new QGraphicsScene(this);
+  scene_->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+  view_ = new GraphCanvas(this, scene_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+  minimap_ = new GraphMinimap(this);
+  minimap_->hide();
+  busy_ = new QLabel(tr("Laying out…"), this);
+  busy_->setStyleSheet("QLabel { background: rgba(255,255,255,220); color: #445; padding: 4px 8px; border: 1px solid #cbd2d9; border-radius: 4px; }");
+  busy_->hide();
+  busy_->move(8, 8);
+  setFocusProxy(view_);
+}
+
+GraphView::~GraphView() { *latest_ = UINT64_MAX; }
+
+void GraphView::clear() {
+  ++serial_;
+  *latest_ = serial_;
+  pending_ = false;
+  busy_->hide();
+  scene_->clear();
+  scene_->setSceneRect(QRectF());
+  items_.clear();
+  clusters_.clear();
+  edges_.clear();
+  shown_.reset();
+  model_.reset();
+  program_.reset();
+  methodIndex_ = -1;
+  marks_.clear();
+  collapsed_.clear();
+  selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
+  minimap_->hide();
+}
+
+void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
+  clear();
+  if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return;
+  clock_.start();
+  program_ = std::move(program);
+  methodIndex_ = methodIndex;
+  marks_ = std::move(marks);
+  if (marks_.size() != program_->methods[methodIndex].nodes.size()) marks_.clear();
+  firstLayout_ = true;
+  // Folding 10,000 nodes into a model takes tens of milliseconds: not on the GUI thread.
+  struct Prepared {
+    std::shared_ptr<const GraphModel> model;
+    std::vector<char> collapsed;
+  };
+  const uint64_t serial = ++serial_;
+  *latest_ = serial;
+  pending_ = true;
+  showBusy(tr("Reading the graph…"));
+  auto* watcher = new QFutureWatcher<Prepared>(this);
+  connect(watcher, &QFutureWatcher<Prepared>::finished, this, [this, watcher, serial] {
+    watcher->deleteLater();
+    if (serial != serial_) return;
+    Prepared p = watcher->result();
+    model_ = p.model;
+    collapsed_ = std::move(p.collapsed);
+    groupMarks_.assign(model_->groups.size(), 0);
+    for (size_t i = 0; i < marks_.size(); ++i)
+      if (marks_[i] != NodeMark::None)
+        for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent)
+          groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : 2);
+    if (pendingSelect_ >= 0) {
+      int graphNode = model_->nodeOfMethodNode[pendingSelect_];
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
+      selectedGraphNode_ = findPos_ = pendingCenter_ = graphNode;
+      pendingSelect_ = -1;
+    }
+    requestLayout();
+  });
+  watcher->setFuture(QtConcurrent::run([program = program_, methodIndex] {
+    auto model = std::make_shared<const GraphModel>(GraphModel::build(program->methods[methodIndex]));
+    return Prepared{model, initialCollapsed(*model)};
+  }));
+}
+
+void GraphView::showBusy(const QString& text) {
+  busy_->setText(text);
+  busy_->adjustSize();
+  busy_->show();
+  busy_->raise();
+}
+
+void GraphView::requestLayout() {
+  if (!model_) return;
+  if (!firstLayout_) clock_.start();
+  auto vis = std::make_shared<const VisibleGraph>(visibleGraph(*model_, collapsed_));
+  const int n = int(model_->nodes.size());
+  LayoutRequest req;
+  std::vector<int> clusterIndex(model_->groups.size(), -1);
+  for (int g : vis->clusters) {
+    const GraphGroup& grp = model_->groups[g];
+    LayoutRequest::Cluster c;
+    c.id = g;
+    c.parent = grp.parent >= 0 ? clusterIndex[grp.parent] : -1;
+    c.label = grp.shortPath(*model_) + "   " + grp.type;
+    c.fontSize = 10;
+    clusterIndex[g] = int(req.clusters.size());
+    req.clusters.push_back(std::move(c));
+  }
+  QFontMetricsF tm(titleFont()), gm(groupFont()), sm(subtitleFont());
+  std::unordered_map<int, int> requestIndex;
+  for (int item : vis->items) {
+    LayoutRequest::Item it;
+    it.id = item;
+    if (item < n) {
+      const GraphNode& gn = model_->nodes[item];
+      double w = std::max(tm.horizontalAdvance(QString::fromStdString(model_->displayTitle(item))),
+                          sm.horizontalAdvance(QString::fromStdString(gn.subtitle)));
+      it.width = std::clamp(w + 20, 72.0, 230.0);
+      it.height = kNodeHeight;
+    } else {
+      const GraphGroup& grp = model_->groups[item - n];
+      double w = std::max(gm.horizontalAdvance(QString::fromStdString(grp.shortPath(*model_))),
+                          sm.horizontalAdvance(QString::fromStdString(grp.type + ", 0000 nodes")));
+      it.width = std::clamp(w + 28, 110.0, 280.0);
+      it.height = kGroupHeight;
+    }
+    int g = vis->itemGroup(*model_, item);
+    it.cluster = g >= 0 ? clusterIndex[g] : -1;
+    requestIndex[item] = int(req.items.size());
+    req.items.push_back(it);
+  }
+  for (const auto& e : vis->edges)
+    if (!e.bundled) {
+      VisualKind k = e.from < n ? model_->nodes[e.from].kind : VisualKind::Compute;
+      req.edges.push_back({requestIndex[e.from], requestIndex[e.to], k == VisualKind::Parameter || k == VisualKind::Constant});
+    }
+
+  const uint64_t serial = ++serial_;
+  std::shared_ptr<std::atomic<uint64_t>> latest = latest_;
+  *latest = serial;
+  pending_ = true;
+  showBusy(tr("Laying out %1 items…").arg(req.items.size()));
+  auto* watcher = new QFutureWatcher<LayoutResult>(this);
+  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, serial, vis] {
+    watcher->deleteLater();
+    if (serial != serial_) return;  // the user moved on
+    shown_ = vis;
+    applyLayout(serial, watcher->result(), clock_.elapsed());
+  });
+  watcher->setFuture(QtConcurrent::run(layoutPool(), [req = std::move(req), latest, serial] {
+    if (latest->load() != serial) return LayoutResult{};  // stale before it started: skip Graphviz
+    return runLayout(req);
+  }));
+}
+
+void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
+  pending_ = false;
+  if (!r.ok) {
+    busy_->setText(tr("Layout failed: %1").arg(QString::fromStdString(r.error)));
+    busy_->adjustSize();
+    return;
+  }
+  busy_->hide();
+  const QPointF oldCenter = view_->mapToScene(view_->viewport()->rect().center());
+  scene_->clear();
+  const VisibleGraph& vis = *shown_;
+  const int n = int(model_->nodes.size());
+  const Method& m = program_->methods[methodIndex_];
+  items_.assign(model_->nodes.size() + model_->groups.size(), nullptr);
+  clusters_.assign(model_->groups.size(), nullptr);
+  edges_.clear();
+
+  for (size_t i = 0; i < vis.clusters.size() && i < r.clusters.size(); ++i) {
+    int g = vis.clusters[i];
+    const GraphGroup& grp = model_->groups[g];
+    int depth = 0;
+    for (int p = grp.parent; p >= 0; p = model_->groups[p].parent) ++depth;
+    const auto& b = r.clusters[i];
+    auto* c = new GraphClusterItem(g, QRectF(b.x, b.y, b.width, b.height),
+                                   QString::fromStdString(grp.shortPath(*model_) + "   " + grp.type), depth, grp.delegate);
+    c->setToolTip(tr("%1 — double-click to collapse").arg(QString::fromStdString(grp.label())));
+    scene_->addItem(c);
+    clusters_[g] = c;
+  }
+  for (size_t i = 0; i < vis.items.size() && i < r.items.size(); ++i) {
+    int id = vis.items[i];
+    const auto& b = r.items[i];
+    QRectF rect(b.x, b.y, b.width, b.height);
+    GraphItem* it;
+    if (id < n) {
+      const GraphNode& gn = model_->nodes[id];
+      it = new GraphItem(id, rect, paletteFor(gn.kind), QString::fromStdString(model_->displayTitle(id)),
+                         QString::fromStdString(gn.subtitle), false, gn.kind == VisualKind::Constant);
+      if (gn.node >= 0 && !marks_.empty()) it->setMark(marks_[gn.node]);
+      QString tip = QString("<b>%1</b><br>%2").arg(QString::fromStdString(gn.title).toHtmlEscaped(),
+                                                   QString::fromStdString(gn.subtitle).toHtmlEscaped());
+      if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
+      tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
+      if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
+      it->setToolTip(tip);
+    } else {
+      const GraphGroup& grp = model_->groups[id - n];
+      Palette pal{QColor(0xFF, 0xFF, 0xFF), grp.delegate ? paletteFor(VisualKind::Delegate).border : QColor(0x5B, 0x6B, 0x7A)};
+      // Inside an open parent the box names only its own part of the path.
+      it = new GraphItem(id, rect, pal, QString::fromStdString(grp.shortPath(*model_)),
+                         QString::fromStdString((grp.type.empty() ? "" : grp.type + ", ") + std::to_string(grp.nodeCount) + " nodes"),
+                         true, false);
+      if (groupMarks_[id - n]) it->setMark(groupMarks_[id - n] == 1 ? NodeMark::Added : NodeMark::Modified);
+      it->setToolTip(tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label())));
+    }
+    scene_->addItem(it);
+    items_[id] = it;
+  }
+  size_t laid = 0;
+  for (const auto& e : vis.edges) {
+    QPainterPath path;
+    QPolygonF arrow;
+    auto arrowTo = [&](QPointF base, QPointF tip) {
+      QPointF d = tip - base, nrm(-d.y() * 0.45, d.x() * 0.45);
+      arrow << tip << base + nrm << base - nrm;
+    };
+    if (e.bundled) {  // a straight line, shown while an end is selected
+      if (!items_[e.from] || !items_[e.to]) continue;
+      QRectF a = items_[e.from]->sceneBoundingRect(), b = items_[e.to]->sceneBoundingRect();
+      QPointF from(a.center().x(), a.bottom() - 4), to(b.center().x(), b.top() + 4);
+      QLineF line(from, to);
+      if (line.length() < 12) continue;
+      QPointF base = line.pointAt(1 - 9 / line.length());
+      path.moveTo(from);
+      path.lineTo(base);
+      arrowTo(base, to);
+    } else {
+      if (laid >= r.edgePoints.size()) break;
+      const size_t i = laid++;
+      const auto& pts = r.edgePoints[i];
+      if (pts.size() < 2) continue;
+      path.moveTo(pts[0], pts[1]);
+      size_t curveEnd = r.arrow[i] ? pts.size() - 2 : pts.size();
+      for (size_t k = 2; k + 5 < curveEnd; k += 6)
+        path.cubicTo(QPointF(pts[k], pts[k + 1]), QPointF(pts[k + 2], pts[k + 3]), QPointF(pts[k + 4], pts[k + 5]));
+      if (r.arrow[i]) arrowTo(QPointF(pts[curveEnd - 2], pts[curveEnd - 1]), QPointF(pts[curveEnd], pts[curveEnd + 1]));
+    }
+    auto* item = new GraphEdgeItem(e.from, e.to, path, arrow, e.bundled);
+    QString tip;
+    if (e.value >= 0 && static_cast<size_t>(e.value) < m.values.size()) {
+      const Value& v = m.values[e.value];
+      tip = QString("%%1: %2").arg(QString::fromStdString(v.name.empty() ? std::to_string(e.value) : v.name),
+                                   v.isTensor() ? QString::fromStdString(v.tensor().shapeString()) : QString(valueKindName(v.kind())));
+    }
+    if (e.count > 1) tip += tr("\n(and %1 more values)").arg(e.count - 1);
+    if (e.bundled) tip += tr("\n(one of many uses: drawn while selected)");
+    item->setToolTip(tip);
+    scene_->addItem(item);
+    edges_.push_back(item);
+  }
+  scene_->setSceneRect(QRectF(-30, -30, r.width + 60, r.height + 60));
+
+  if (selectedGraphNode_ >= 0) selectedItem_ = vis.itemOfNode[selectedGraphNode_];
+  else if (selectedItem_ >= 0 && !items_[selectedItem_]) selectedItem_ = -1;
+  updateHighlight();
+
+  if (pendingCenter_ >= 0 && items_[vis.itemOfNode[pendingCenter_]]) {
+    view_->centerOn(items_[vis.itemOfNode[pendingCenter_]]);
+  } else if (firstLayout_) {
+    // Fit when that stays readable; otherwise start at the top (the inputs).
+    view_->resetTransform();
+    QRectF sr = scene_->sceneRect();
+    QSizeF vp = view_->viewport()->size();
+    double fit = std::min(vp.width() / sr.width(), vp.height() / sr.height());
+    double s = std::clamp(fit, 0.85, 1.0);
+    view_->scale(s, s);
+    view_->centerOn(sr.center().x(), sr.top() + vp.height() / s / 2);
+  } else if (focusGroup_ >= 0 && focusGroup_ < int(clusters_.size()) && (clusters_[focusGroup_] || items_[n + focusGroup_])) {
+    QGraphicsItem* f = clusters_[focusGroup_] ? static_cast<QGraphicsItem*>(clusters_[focusGroup_]) : items_[n + focusGroup_];
+    QRectF b = f->sceneBoundingRect();
+    QRectF vis2 = view_->mapToScene(view_->viewport()->rect()).boundingRect();
+    if (b.height() > vis2.height()) view_->centerOn(b.center().x(), b.top() + vis2.height() / 2 - 20);
+    else view_->centerOn(b.center());
+  } else {
+    view_->centerOn(oldCenter);
+  }
+  firstLayout_ = false;
+  pendingCenter_ = -1;
+  focusGroup_ = -1;
+  minimap_->rebuild();
+  refreshMinimap();
+  emit layoutFinished(elapsedMs);
+}
+
+void GraphView::updateHighlight() {
+  for (GraphItem* it : items_)
+    if (it) it->setSelected(it->id() == selectedItem_);
+  for (GraphEdgeItem* e : edges_) e->setHighlighted(selectedItem_ >= 0 && (e->from() == selectedItem_ || e->to() == selectedItem_));
+}
+
+void GraphView::setSelectedItem(int item, bool center) {
+  selectedItem_ = item;
+  const int n = model_ ? int(model_->nodes.size()) : 0;
+  selectedGraphNode_ = item >= 0 && item < n ? item : -1;
+  updateHighlight();
+  if (center && item >= 0 && item < int(items_.size()) && items_[item]) view_->centerOn(items_[item]);
+}
+
+void GraphView::clickedItem(int item, bool doubleClick) {
+  if (!model_) return;
+  const int n = int(model_->nodes.size());
+  if (doubleClick && item >= n) {
+    focusGroup_ = item - n;
+    collapsed_[item - n] = 0;
+    requestLayout();
+    return;
+  }
+  setSelectedItem(item, false);
+  if (item < n) {
+    const GraphNode& gn = model_->nodes[item];
+    if (gn.node >= 0) emit nodeSelected(gn.node);
+    else if (gn.value >= 0) emit valueSelected(gn.value);
+  }
+}
+
+void GraphView::revealNode(int graphNode) {
+  if (!model_ || graphNode < 0 || graphNode >= int(model_->nodes.size())) return;
+  selectedGraphNode_ = graphNode;
+  findPos_ = graphNode;
+  if (shown_ && !pending_ && shown_->itemOfNode[graphNode] == graphNode && items_[graphNode]) {
+    setSelectedItem(graphNode, true);
+    return;
+  }
+  for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
+  pendingCenter_ = graphNode;
+  requestLayout();
+}
+
+void GraphView::selectNode(int nodeIndex) {
+  if (!program_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= program_->methods[methodIndex_].nodes.size()) return;
+  if (!model_) {
+    pendingSelect_ = nodeIndex;  // the model is still being built: select when it arrives
+    return;
+  }
+  revealNode(model_->nodeOfMethodNode[nodeIndex]);
+}
+
+void GraphView::selectValue(int valueId) {
+  if (!model_ || valueId < 0 || static_cast<size_t>(valueId) >= model_->nodeOfValue.size()) return;
+  revealNode(model_->nodeOfValue[valueId]);
+}
+
+bool GraphView::selectNodeByName(const QString& name) {
+  if (!program_) return false;
+  const std::string s = name.toStdString();
+  const Method& m = program_->methods[methodIndex_];
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (m.nodes[i].name == s) {
+      selectNode(int(i));
+      return true;
+    }
+  if (!model_) return false;
+  for (size_t i = 0; i < model_->nodes.size(); ++i)
+    if (model_->nodes[i].node < 0 && model_->nodes[i].name == s) {
+      revealNode(int(i));
+      return true;
+    }
+  return false;
+}
+
+int GraphView::selectedNode() const {
+  if (!model_) return pendingSelect_;
+  if (selectedGraphNode_ < 0) return -1;
+  return model_->nodes[selectedGraphNode_].node;
+}
+
+bool GraphView::matches(int i, const QString& text) const {
+  const GraphNode& gn = model_->nodes[i];
+  auto has = [&](const std::string& s) { return !s.empty() && QString::fromStdString(s).contains(text, Qt::CaseInsensitive); };
+  if (has(gn.name) || has(gn.title) || has(gn.target)) return true;
+  return gn.group >= 0 && has(model_->groups[gn.group].path);
+}
+
+bool GraphView::find(const QString& text, bool backwards) {
+  lastFind_ = text;
+  if (!model_ || text.isEmpty()) return false;
+  const int n = int(model_->nodes.size());
+  int start = findPos_ >= 0 ? findPos_ : (backwards ? 0 : n - 1);
+  for (int k = 1; k <= n; ++k) {
+    int i = ((start + (backwards ? -k : k)) % n + n) % n;
+    if (matches(i, text)) {
+      revealNode(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
+  if (!model_) return false;
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) {
+      if (bool(collapsed_[g]) == collapsed) return true;
+      collapsed_[g] = collapsed;
+      focusGroup_ = int(g);
+      requestLayout();
+      return true;
+    }
+  return false;
+}
+
+bool GraphView::isGroupCollapsed(const QString& path) const {
+  if (!model_) return false;
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) return collapsed_[g];
+  return false;
+}
+
+void GraphView::toggleSelectedGroup() {
+  if (!model_ || selectedItem_ < 0) return;
+  const int n = int(model_->nodes.size());
+  int g = selectedItem_ >= n ? selectedItem_ - n : -1;
+  if (g >= 0) {
+    clickedItem(selectedItem_, true);
+  } else if ((g = model_->nodes[selectedItem_].group) >= 0) {
+    collapsed_[g] = 1;
+    focusGroup_ = g;
+    requestLayout();
+  }
+}
+
+void GraphView::fitToView() {
+  QRectF sr = scene_->sceneRect();
+  if (sr.isEmpty()) return;
+  view_->fitInView(sr, Qt::KeepAspectRatio);
+  if (view_->transform().m11() > 1.5) {
+    view_->resetTransform();
+    view_->scale(1.5, 1.5);
+    view_->centerOn(sr.center());
+  }
+  refreshMinimap();
+}
+
+void GraphView::zoomBy(double factor) {
+  view_->zoomBy(factor);
+  refreshMinimap();
+}
+
+double GraphView::zoom() const { return view_->transform().m11(); }
+bool GraphView::layoutPending() const { return pending_; }
+
+int GraphView::visibleItemCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it != nullptr;
+  return c;
+}
+int GraphView::visibleEdgeCount() const { return int(edges_.size()); }
+int GraphView::visibleGroupBoxCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it && it->isGroup();
+  return c;
+}
+int GraphView::markedItemCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it && it->mark() != NodeMark::None;
+  return c;
+}
+
+int GraphView::itemForNode(int graphNode) const {
+  if (!shown_ || graphNode < 0 || static_cast<size_t>(graphNode) >= shown_->itemOfNode.size()) return -1;
+  return shown_->itemOfNode[graphNode];
+}
+
+QPoint GraphView::viewportPosOfNode(int graphNode) const {
+  int item = itemForNode(graphNode);
+  if (item < 0 || !items_[item]) return {};
+  return view_->mapFromScene(items_[item]->sceneBoundingRect().center());
+}
+
+QPoint GraphView::viewportPosOfMethodNode(int nodeIndex) const {
+  if (!model_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= model_->nodeOfMethodNode.size()) return {};
+  return viewportPosOfNode(model_->nodeOfMethodNode[nodeIndex]);
+}
+
+QPoint GraphView::viewportPosOfGroup(const QString& path) const {
+  if (!model_) return {};
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) {
+      size_t item = model_->nodes.size() + g;
+      if (item < items_.size() && items_[item]) return view_->mapFromScene(items_[item]->sceneBoundingRect().center());
+      if (clusters_[g]) return view_->mapFromScene(clusters_[g]->sceneBoundingRect().topLeft() + QPointF(20, 8));
+    }
+  return {};
+}
+
+QGraphicsView* GraphView::canvas() const { return view_; }
+QWidget* GraphView::minimap() const { return minimap_; }
+
+void GraphView::placeMinimap() {
+  const int margin = 10;
+  int sb = view_->verticalScrollBar()->isVisible() ? view_->verticalScrollBar()->width() : 0;
+  int hb = view_->horizontalScrollBar()->isVisible() ? view_->horizontalScrollBar()->height() : 0;
+  minimap_->move(width() - minimap_->width() - margin - sb, height() - minimap_->height() - margin - hb);
+  minimap_->raise();
+}
+
+void GraphView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  refreshMinimap();
+}
+
+void GraphView::refreshMinimap() {
+  // Only useful when part of the graph is out of sight.
+  QRectF sr = scene_->sceneRect().adjusted(25, 25, -25, -25);
+  bool whole = sr.isEmpty() || view_->mapToScene(view_->viewport()->rect()).boundingRect().contains(sr);
+  bool room = width() > 2.5 * minimap_->width() && height() > 2.5 * minimap_->height();
+  minimap_->setVisible(shown_ && !whole && room);
+  if (minimap_->isVisible()) {
+    placeMinimap();
+    minimap_->update();
+  }
+}
+
+void GraphView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoomBy(1.25); break;
+    case Qt::Key_Minus: zoomBy(0.8); break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+      if (e->modifiers() & Qt::ShiftModifier) {
+        if (model_ && selectedGraphNode_ >= 0 && model_->nodes[selectedGraphNode_].group >= 0)
+          setGroupCollapsed(QString::fromStdString(model_->groups[model_->nodes[selectedGraphNode_].group].path), true);
+      } else {
+        toggleSelectedGroup();
+      }
+      break;
+    case Qt::Key_Escape: setSelectedItem(-1, false); break;
+    case Qt::Key_F3: find(lastFind_, e->modifiers() & Qt::ShiftModifier); break;
+    default: QWidget::keyPressEvent(e); return;
+  }
+  e->accept();
+}
+
+}  // namespace lstudio::ui

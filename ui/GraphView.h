@@ -1,0 +1,129 @@
+// The studio's graph: one method of a program as a laid-out data-flow graph.
+// Layouts run with Graphviz on the layout thread (ui/GraphLayout.h) and come
+// back as plain data; the GUI thread only folds the model, draws and never
+// waits. Module groups collapse into single boxes so that a 32-layer
+// transformer shows at once and each layer is laid out when opened.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QWidget>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/Ir.h"
+#include "ui/GraphModel.h"
+
+class QGraphicsScene;
+class QGraphicsView;
+class QLabel;
+
+namespace lstudio::ui {
+
+enum class NodeMark : uint8_t { None, Added, Modified };
+
+class GraphCanvas;
+class GraphMinimap;
+class GraphItem;
+class GraphEdgeItem;
+class GraphClusterItem;
+struct LayoutResult;
+
+class GraphView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  /// Shows method `methodIndex` of `program`; `marks` is empty or one entry per node (diff of the last pass).
+  void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {});
+  void clear();
+  void selectNode(int nodeIndex);                 // expands its group if collapsed, centers it, emits nothing
+  void selectValue(int valueId);                  // the node producing it, or its placeholder
+  bool selectNodeByName(const QString& name);     // for synchronized before/after views
+  int selectedNode() const;                       // -1 when none / a placeholder is selected
+  bool find(const QString& text, bool backwards = false);  // next/previous match; false when none
+                                                  // (keys: F3 / Shift+F3 repeat the last text)
+  void fitToView();
+  void zoomBy(double factor);
+  bool layoutPending() const;                     // tests wait on this
+
+  // Groups, by module path ("layers.3") or delegate ("delegate 0").
+  bool setGroupCollapsed(const QString& path, bool collapsed);
+  bool isGroupCollapsed(const QString& path) const;
+  /// Expands or collapses the group under the selection (keyboard: Return / Shift+Return).
+  void toggleSelectedGroup();
+
+  // What is on screen, for tests and the window.
+  const GraphModel* model() const { return model_.get(); }
+  int visibleItemCount() const;       ///< nodes plus collapsed group boxes drawn
+  int visibleEdgeCount() const;
+  int visibleGroupBoxCount() const;   ///< collapsed groups drawn as one box
+  int markedItemCount() const;        ///< items drawn with an added/modified mark
+  /// Where graph node `n` (GraphModel index) or its group box is drawn, in viewport coordinates; null when not shown.
+  QPoint viewportPosOfNode(int graphNode) const;
+  QPoint viewportPosOfMethodNode(int nodeIndex) const;
+  QPoint viewportPosOfGroup(const QString& path) const;
+  QGraphicsView* canvas() const;
+  QWidget* minimap() const;
+  double zoom() const;
+
+ signals:
+  void nodeSelected(int nodeIndex);               // user clicked a node
+  void valueSelected(int valueId);                // user clicked a placeholder (input value)
+  void layoutFinished(qint64 milliseconds);       // a layout was applied
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+
+ private:
+  friend class GraphCanvas;
+  friend class GraphMinimap;
+  void requestLayout();
+  void applyLayout(uint64_t serial, const LayoutResult& result, qint64 elapsedMs);
+  void clickedItem(int item, bool doubleClick);
+  void setSelectedItem(int item, bool center);
+  void revealNode(int graphNode);  // expands groups above it
+  void updateHighlight();
+  void placeMinimap();
+  void showBusy(const QString& text);
+  void refreshMinimap();
+  int itemForNode(int graphNode) const;
+  bool matches(int graphNode, const QString& text) const;
+
+  GraphCanvas* view_ = nullptr;
+  QGraphicsScene* scene_ = nullptr;
+  GraphMinimap* minimap_ = nullptr;
+  QLabel* busy_ = nullptr;
+
+  std::shared_ptr<const Program> program_;
+  int methodIndex_ = -1;
+  std::shared_ptr<const GraphModel> model_;
+  std::vector<NodeMark> marks_;
+  std::vector<char> collapsed_;
+  std::vector<int> groupMarks_;  ///< per group: 1 added, 2 modified inside
+
+  // The layout on screen.
+  std::shared_ptr<const VisibleGraph> shown_;
+  std::vector<GraphItem*> items_;            ///< by item id (null when not drawn)
+  std::vector<GraphClusterItem*> clusters_;  ///< by group
+  std::vector<GraphEdgeItem*> edges_;
+  bool firstLayout_ = true;
+  int focusGroup_ = -1;  ///< group just opened: keep it in view
+
+  uint64_t serial_ = 0;
+  /// Shared with queued layout jobs so that stale ones skip Graphviz.
+  std::shared_ptr<std::atomic<uint64_t>> latest_ = std::make_shared<std::atomic<uint64_t>>(0);
+  bool pending_ = false;
+  int selectedItem_ = -1;
+  int selectedGraphNode_ = -1;
+  int pendingCenter_ = -1;  ///< graph node to center once its layout arrives
+  int findPos_ = -1;
+  QString lastFind_;
+  int pendingSelect_ = -1;  ///< method node to select once the model is built
+  QElapsedTimer clock_;     ///< since setGraph (first layout) or the newest layout request
+};
+
+}  // namespace lstudio::ui
