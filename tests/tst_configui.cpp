@@ -387,6 +387,46 @@ class TestConfigUi : public QObject {
     QCOMPARE(t.bytesPerDestination().keys(), QStringList{""});
   }
 
+  void destinationComboInTheView() {
+    auto p = llama();
+    ConstantTable t;
+    Recorder r;
+    r.watch(&t);
+    t.setProgram(p, 0, {});
+    t.resize(900, 600);
+    t.show();
+    QModelIndex cell = t.model()->index(4, ConstantTable::Destination);
+    QString name = t.model()->index(4, ConstantTable::Name).data().toString();
+    // "new file…" turns the combo into a text field; Return commits the typed name.
+    t.view()->edit(cell);
+    auto* combo = t.view()->findChild<QComboBox*>();
+    QVERIFY(combo);
+    QCOMPARE(combo->itemText(0), QString("inside .pte"));
+    int last = combo->count() - 1;
+    QVERIFY(combo->itemText(last).startsWith("new file"));
+    combo->setCurrentIndex(last);
+    emit combo->activated(last);
+    QVERIFY(combo->isEditable());
+    QTest::keyClicks(combo->lineEdit(), "mine");
+    QTest::keyClick(combo->lineEdit(), Qt::Key_Return);
+    QCOMPARE(r.count, 1);
+    QCOMPARE(r.last.externalConstantRules.at(0).namePattern, name.toStdString());
+    QCOMPARE(r.last.externalConstantRules.at(0).file, std::string("mine.ptd"));
+    QCOMPARE(t.model()->index(4, ConstantTable::Destination).data().toString(), QString("mine.ptd"));
+    // Next time the file is offered; picking "inside .pte" brings the constant back.
+    QTRY_VERIFY(!t.view()->findChild<QComboBox*>());
+    t.view()->edit(t.model()->index(4, ConstantTable::Destination));
+    combo = t.view()->findChild<QComboBox*>();
+    QVERIFY(combo);
+    QVERIFY(combo->findText("mine.ptd") > 0);
+    combo->setCurrentIndex(0);
+    emit combo->activated(0);
+    QCOMPARE(r.count, 2);
+    QCOMPARE(r.last.externalConstantRules.size(), size_t(1));
+    QCOMPARE(r.last.externalConstantRules.at(0).file, std::string());
+    QCOMPARE(t.bytesPerDestination().keys(), QStringList{""});
+  }
+
   void defaultExternalStaysWithRowRule() {
     auto p = llama();
     ExecutorchBackendConfig all;
