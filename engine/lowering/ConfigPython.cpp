@@ -1,0 +1,148 @@
+#include "engine/lowering/ConfigPython.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/lowering/ConstantTagging.h"
+
+namespace lstudio {
+namespace {
+
+/// A Python string literal for any bytes (double quotes, escapes for the rest).
+std::string pyStr(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+const char* pyBool(bool b) { return b ? "True" : "False"; }
+
+/// "aten::add_.Tensor" -> torch.ops.aten.add_.Tensor; no overload -> .default.
+std::string pyOp(const std::string& name) {
+  std::string ns = "aten", rest = name;
+  if (size_t colons = name.find("::"); colons != std::string::npos) {
+    ns = name.substr(0, colons);
+    rest = name.substr(colons + 2);
+  }
+  if (rest.find('.') == std::string::npos) rest += ".default";
+  return "torch.ops." + ns + "." + rest;
+}
+
+bool usesRules(const ExecutorchBackendConfig& c) { return c.externalConstants && !c.externalConstantRules.empty(); }
+
+}  // namespace
+
+std::string configToPython(const ExecutorchBackendConfig& c) {
+  const MemoryPlanningConfig& mp = c.memoryPlanning;
+  const bool rules = usesRules(c);
+  const bool hintShapes = c.symShapeEval == "hint";
+
+  std::string out;
+  if (rules) out += "import fnmatch\n\n";
+  if (!c.reinplaceExtraOps.empty()) out += "import torch\n";
+  out += "from executorch.exir import ExecutorchBackendConfig\n";
+  out += "from executorch.exir.dynamic_shape import DynamicMemoryPlanningMode\n";
+  out += "from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy\n";
+  out += "from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass\n";
+  out += std::string("from executorch.exir.passes.sym_shape_eval_pass import ") +
+         (hintShapes ? "HintBasedSymShapeEvalPass" : "ConstraintBasedSymShapeEvalPass") + "\n";
+
+  if (rules) {
+    out += "\n# The studio's external_constants rules; the first that matches decides.\n";
+    out += "# (name glob, module prefix, first op reading it, min bytes, .ptd tag or None = keep in the .pte)\n";
+    out += "CONSTANT_RULES = [\n";
+    for (const ConstantTagRule& r : c.externalConstantRules)
+      out += "    (" + pyStr(r.namePattern) + ", " + pyStr(r.modulePrefix) + ", " + pyStr(r.op) + ", " +
+             std::to_string(r.minBytes) + ", " + (r.file.empty() ? std::string("None") : pyStr(tagFromFileName(r.file))) +
+             "),\n";
+    out += "]\n\n\n";
+    out += "def constant_tag_fn(ep):\n";
+    out += "    \"\"\"external_constants callable for `ep`, the program to_executorch lowers.\"\"\"\n";
+    out += "    # ExecuTorch calls it with each constant placeholder; its fully qualified name\n";
+    out += "    # is in the graph signature, not on the node.\n";
+    out += "    sig = ep.graph_signature\n";
+    out += "    fqns = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}\n\n";
+    out += "    def tag(node):\n";
+    out += "        name = fqns.get(node.name, node.name)\n";
+    out += "        module = name.rpartition(\".\")[0]\n";
+    out += "        readers = [u for u in node.users if u.op == \"call_function\" and hasattr(u.target, \"name\")]\n";
+    out += "        op = readers[0].target.name() if readers else \"\"\n";
+    out += "        nbytes = node.meta[\"spec\"].nbytes()\n";
+    out += "        for pattern, prefix, rule_op, min_bytes, file in CONSTANT_RULES:\n";
+    out += "            prefix = prefix.rstrip(\".\")\n";
+    out += "            if pattern and not fnmatch.fnmatchcase(name, pattern):\n";
+    out += "                continue\n";
+    out += "            if prefix and not (module == prefix or module.startswith(prefix + \".\")):\n";
+    out += "                continue\n";
+    out += "            if rule_op and not (op == rule_op or op.startswith(rule_op + \".\") or op == \"aten::\" + rule_op):\n";
+    out += "                continue\n";
+    out += "            if nbytes >= min_bytes:\n";
+    out += "                return file\n";
+    out += "        return None\n\n";
+    out += "    return tag\n\n";
+  }
+
+  out += "\n";
+  if (rules) out += "# edge: the EdgeProgramManager from to_edge(); then edge.to_executorch(config)\n";
+  out += "config = ExecutorchBackendConfig(\n";
+  out += "    memory_planning_pass=MemoryPlanningPass(\n";
+  // ExecuTorch's suite has its greedy only; the studio's other planners have no Python spelling.
+  std::vector<std::string> studioOnly;
+  for (const std::string& a : mp.algorithms)
+    if (a != "et-greedy") studioOnly.push_back(a);
+  if (!studioOnly.empty()) {
+    std::string list;
+    for (const std::string& a : studioOnly) list += (list.empty() ? "" : ", ") + a;
+    bool greedyToo = std::find(mp.algorithms.begin(), mp.algorithms.end(), "et-greedy") != mp.algorithms.end();
+    out += std::string("        # The studio ") + (greedyToo ? "also ran " : "ran ") + list +
+           " (no ExecuTorch equivalent)" + (greedyToo ? " and kept the smallest plan.\n" : "; greedy is the closest.\n");
+  }
+  out += "        memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[greedy]),\n";
+  out += std::string("        alloc_graph_input=") + pyBool(mp.allocGraphInput) + ",\n";
+  out += std::string("        alloc_graph_output=") + pyBool(mp.allocGraphOutput) + ",\n";
+  out += std::string("        alloc_mutable_buffers=") + pyBool(mp.allocMutableBuffers) + ",\n";
+  out += std::string("        share_mutable_buffers=") + pyBool(mp.shareMutableBuffers) + ",\n";
+  out += "        alignment=" + std::to_string(mp.alignment) + ",\n";
+  out += "    ),\n";
+  out += std::string("    to_out_var_pass=ToOutVarPass(ignore_to_out_var_failure=") + pyBool(c.ignoreToOutVarFailure) + "),\n";
+  out += "    dynamic_memory_planning_mode=DynamicMemoryPlanningMode.";
+  // ExecuTorch's enum names the non-upper-bound mode SYMBOLIC; the studio calls it "hint".
+  out += c.dynamicMemoryPlanningMode == "upper_bound" ? "UPPER_BOUND,\n" : "SYMBOLIC,\n";
+  out += std::string("    emit_stacktrace=") + pyBool(c.emitStacktrace) + ",\n";
+  out += std::string("    extract_delegate_segments=") + pyBool(c.extractDelegateSegments) + ",\n";
+  out += "    segment_alignment=" + std::to_string(c.segmentAlignment) + ",\n";
+  out += "    constant_tensor_alignment=" +
+         (c.constantTensorAlignment ? std::to_string(*c.constantTensorAlignment) : std::string("None")) + ",\n";
+  out += "    delegate_alignment=" + (c.delegateAlignment ? std::to_string(*c.delegateAlignment) : std::string("None")) + ",\n";
+  out += std::string("    sym_shape_eval_pass=") +
+         (hintShapes ? "HintBasedSymShapeEvalPass(),\n" : "ConstraintBasedSymShapeEvalPass(),\n");
+  out += std::string("    remove_view_copy=") + pyBool(c.removeViewCopy) + ",\n";
+  out += std::string("    external_constants=") +
+         (rules ? "constant_tag_fn(edge.exported_program()),\n" : std::string(pyBool(c.externalConstants)) + ",\n");
+  out += std::string("    external_mutable_weights=") + pyBool(c.externalMutableWeights) + ",\n";
+  out += std::string("    emit_mutable_buffer_names=") + pyBool(c.emitMutableBufferNames) + ",\n";
+  out += std::string("    do_quant_fusion_and_const_prop=") + pyBool(c.doQuantFusionAndConstProp) + ",\n";
+  out += std::string("    run_reinplace_pass=") + pyBool(c.runReinplacePass) + ",\n";
+  if (c.reinplaceExtraOps.empty()) {
+    out += "    reinplace_extra_ops=None,\n";
+  } else {
+    out += "    reinplace_extra_ops=frozenset({";
+    for (size_t i = 0; i < c.reinplaceExtraOps.size(); ++i) out += (i ? ", " : "") + pyOp(c.reinplaceExtraOps[i]);
+    out += "}),\n";
+  }
+  out += ")\n";
+  return out;
+}
+
+}  // namespace lstudio

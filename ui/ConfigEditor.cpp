@@ -1,0 +1,484 @@
+#include "ui/ConfigEditor.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QClipboard>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QToolBar>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+#include "engine/AtomicFile.h"
+#include "engine/lowering/ConfigPython.h"
+
+namespace lstudio::ui {
+
+/// One undoable change: the whole config before and after (small, and undo then never drifts).
+class ConfigEditCommand : public QUndoCommand {
+ public:
+  ConfigEditCommand(ConfigEditor* editor, ExecutorchBackendConfig before, ExecutorchBackendConfig after, const QString& text)
+      : QUndoCommand(text), editor_(editor), before_(std::move(before)), after_(std::move(after)) {}
+  void redo() override { editor_->apply(after_); }
+  void undo() override { editor_->apply(before_); }
+
+ private:
+  ConfigEditor* editor_;
+  ExecutorchBackendConfig before_, after_;
+};
+
+namespace {
+
+using Change = std::function<bool(ExecutorchBackendConfig&, QString*)>;
+
+/// "config field 'segment_alignment'" -> "segment_alignment".
+QString fieldOf(const Error& e) {
+  QString what = QString::fromStdString(e.what);
+  int a = what.indexOf('\''), b = what.lastIndexOf('\'');
+  return a >= 0 && b > a ? what.mid(a + 1, b - a - 1) : QString();
+}
+
+QString shortMessage(const Error& e) {
+  QString m = "expected " + QString::fromStdString(e.expected);
+  if (!e.found.empty()) m += ", found " + QString::fromStdString(e.found);
+  return m;
+}
+
+bool parseUnsigned(const QString& text, uint64_t* out, QString* why) {
+  bool ok = false;
+  qulonglong v = text.trimmed().toULongLong(&ok);
+  if (!ok) {
+    *why = QString("expected a positive integer, found \"%1\"").arg(text.trimmed());
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+QStringList splitOps(const QString& text) {
+  QStringList out;
+  for (const QString& part : text.split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts)) out << part;
+  return out;
+}
+
+bool sameConfig(const ExecutorchBackendConfig& a, const ExecutorchBackendConfig& b) {
+  return configToJson(a) == configToJson(b);
+}
+
+// What each field does, in the studio's words (after exir/capture/_config.py and the passes).
+const char* tipFor(const QString& f) {
+  static const QHash<QString, const char*> tips = {
+      {"memory_planning_pass.algorithms",
+       "Planning algorithms to run. Each one lays out the planned tensors in the arena; the smallest plan wins. "
+       "et-greedy is ExecuTorch's greedy; best-fit and naive are the studio's."},
+      {"memory_planning_pass.alloc_graph_input",
+       "Give the method's inputs space in the planned arena. Off: the caller provides input memory at run time."},
+      {"memory_planning_pass.alloc_graph_output",
+       "Give the method's outputs space in the planned arena. Off: the caller provides output memory at run time."},
+      {"memory_planning_pass.alloc_mutable_buffers",
+       "Plan mutable buffers (KV caches, running statistics) into the arena. Off: they are left for the runtime to place."},
+      {"memory_planning_pass.share_mutable_buffers",
+       "Let methods of one program share the memory of mutable buffers with the same name (needs alloc_mutable_buffers)."},
+      {"memory_planning_pass.alignment",
+       "Byte alignment of every planned tensor's offset in the arena. Must be a power of two."},
+      {"to_out_var_pass.ignore_to_out_var_failure",
+       "When an operator has no out variant, keep the functional call instead of failing the lowering."},
+      {"dynamic_memory_planning_mode",
+       "How tensors with symbolic sizes are planned: upper_bound uses the largest size the shape constraints allow; "
+       "hint uses the example size (ExecuTorch's SYMBOLIC mode)."},
+      {"emit_stacktrace", "Store each instruction's Python stack trace in the program (bigger file, better runtime errors)."},
+      {"extract_delegate_segments",
+       "Move delegate blobs out of the flatbuffer into separate segments after it, so the runtime can free them."},
+      {"segment_alignment", "Alignment in bytes of each segment's start in the .pte file. Must be a power of two."},
+      {"constant_tensor_alignment",
+       "Minimum alignment of constant tensor data in the program. Empty: the schema's default. Must be a power of two."},
+      {"delegate_alignment",
+       "Minimum alignment of delegate data in the program. Empty: the schema's default. Must be a power of two."},
+      {"sym_shape_eval_pass",
+       "How symbolic shapes become concrete sizes before planning: upper_bound (ConstraintBasedSymShapeEvalPass) takes "
+       "the largest value the constraints allow; hint (HintBasedSymShapeEvalPass) takes the example value."},
+      {"remove_view_copy",
+       "Turn view_copy operations into views that share their input's memory; static views vanish from the program."},
+      {"external_constants",
+       "Store constant tensors outside the .pte. On without rules: every constant (except lifted tensor constants) goes "
+       "to _default_external_constant.ptd. With rules (constant table): the first matching rule picks the file."},
+      {"external_mutable_weights",
+       "Store the trainable weights of a training program (parameters that receive a gradient) in a separate .ptd file."},
+      {"emit_mutable_buffer_names",
+       "Write the fully qualified names of mutable buffers into the program, so the runtime can find them by name."},
+      {"do_quant_fusion_and_const_prop",
+       "Fuse quantize/dequantize patterns into quantized operators and fold constant computations before lowering."},
+      {"run_reinplace_pass",
+       "Experimental: rewrite functional operators to in-place ones when the input is not used afterwards."},
+      {"reinplace_extra_ops",
+       "Extra operators the reinplace pass may make in-place, comma separated (\"aten::index_put\")."},
+  };
+  return tips.value(f, "");
+}
+
+}  // namespace
+
+ConfigEditor::ConfigEditor(QWidget* parent) : QWidget(parent) {
+  undo_ = new QUndoStack(this);
+  undoAction_ = undo_->createUndoAction(this, tr("Undo"));
+  redoAction_ = undo_->createRedoAction(this, tr("Redo"));
+  undoAction_->setShortcut(QKeySequence::Undo);
+  redoAction_->setShortcut(QKeySequence::Redo);
+  // Inside the dock only, so the window's own undo (if any) keeps its keys elsewhere.
+  undoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  redoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  addAction(undoAction_);
+  addAction(redoAction_);
+  buildUi();
+  refresh();
+}
+
+void ConfigEditor::buildUi() {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->setSpacing(0);
+
+  auto* bar = new QToolBar(this);
+  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  bar->addAction(undoAction_);
+  bar->addAction(redoAction_);
+  bar->addSeparator();
+  bar->addAction(tr("Load…"), this, &ConfigEditor::chooseAndLoad)->setToolTip(tr("Load a config from a JSON file"));
+  bar->addAction(tr("Save…"), this, &ConfigEditor::chooseAndSave)->setToolTip(tr("Save the config as JSON"));
+  bar->addSeparator();
+  bar->addAction(tr("Copy as Python"), this, &ConfigEditor::copyPython)
+      ->setToolTip(tr("Copy the equivalent ExecutorchBackendConfig(...) call to the clipboard"));
+  outer->addWidget(bar);
+
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+  status_->setContentsMargins(8, 4, 8, 4);
+  status_->hide();
+  outer->addWidget(status_);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* body = new QWidget(scroll);
+  auto* bodyLayout = new QVBoxLayout(body);
+  scroll->setWidget(body);
+  outer->addWidget(scroll, 1);
+
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  QFormLayout* form = nullptr;
+  auto group = [&](const QString& title) {
+    auto* box = new QGroupBox(title, body);
+    form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setLabelAlignment(Qt::AlignLeft);
+    bodyLayout->addWidget(box);
+  };
+  // Adds a row: ExecuTorch's (short) name, the editor, and an error line under it.
+  auto addRow = [&](const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show) {
+    QString shortName = key.section('.', -1);
+    auto* label = new QLabel(shortName, body);
+    label->setFont(mono);
+    label->setToolTip(QString("<b>%1</b><br>%2").arg(key, tipFor(key)));
+    editor->setToolTip(label->toolTip());
+    editor->setObjectName(key);
+    auto* error = new QLabel(body);
+    error->setObjectName(key + ".error");
+    error->setWordWrap(true);
+    error->setStyleSheet("color: #c62828;");
+    error->hide();
+    auto* cell = new QWidget(body);
+    auto* v = new QVBoxLayout(cell);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(2);
+    v->addWidget(editor);
+    v->addWidget(error);
+    form->addRow(label, cell);
+    fields_.insert(key, Field{editor, error, std::move(show)});
+    order_ << key;
+  };
+  auto checkBox = [&](const QString& key, bool ExecutorchBackendConfig::*member) {
+    auto* box = new QCheckBox(body);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.*member); });
+    connect(box, &QCheckBox::toggled, this, [this, key, member](bool on) {
+      propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.*member = on, true; });
+    });
+  };
+  auto planningBox = [&](const QString& key, bool MemoryPlanningConfig::*member) {
+    auto* box = new QCheckBox(body);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.memoryPlanning.*member); });
+    connect(box, &QCheckBox::toggled, this, [this, key, member](bool on) {
+      propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.memoryPlanning.*member = on, true; });
+    });
+  };
+  // A number typed in a line edit: checked while typing, committed on Return or focus out.
+  auto numberEdit = [&](const QString& key, std::function<bool(ExecutorchBackendConfig&, const QString&, QString*)> set,
+                        std::function<QString(const ExecutorchBackendConfig&)> get, const QString& placeholder) {
+    auto* edit = new QLineEdit(body);
+    edit->setPlaceholderText(placeholder);
+    addRow(key, edit, [edit, get](const ExecutorchBackendConfig& c) {
+      if (edit->text() != get(c)) edit->setText(get(c));
+    });
+    auto change = [edit, set](ExecutorchBackendConfig& c, QString* why) { return set(c, edit->text(), why); };
+    connect(edit, &QLineEdit::textEdited, this, [this, key, change] { check(key, change); });
+    connect(edit, &QLineEdit::editingFinished, this, [this, key, change] { propose(key, change); });
+  };
+  auto modeCombo = [&](const QString& key, std::string ExecutorchBackendConfig::*member) {
+    auto* combo = new QComboBox(body);
+    combo->addItems({"upper_bound", "hint"});
+    addRow(key, combo, [combo, member](const ExecutorchBackendConfig& c) {
+      combo->setCurrentText(QString::fromStdString(c.*member));
+    });
+    connect(combo, &QComboBox::currentTextChanged, this, [this, key, member](const QString& t) {
+      propose(key, [member, t](ExecutorchBackendConfig& c, QString*) { return c.*member = t.toStdString(), true; });
+    });
+  };
+  auto alignment = [](uint64_t ExecutorchBackendConfig::*member) {
+    return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &(c.*member), why); };
+  };
+  auto optionalAlignment = [](std::optional<uint64_t> ExecutorchBackendConfig::*member) {
+    return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) {
+      if (t.trimmed().isEmpty() || t.trimmed() == "None") return (c.*member).reset(), true;
+      uint64_t v = 0;
+      if (!parseUnsigned(t, &v, why)) return false;
+      c.*member = v;
+      return true;
+    };
+  };
+  auto optionalText = [](std::optional<uint64_t> ExecutorchBackendConfig::*member) {
+    return [member](const ExecutorchBackendConfig& c) { return c.*member ? QString::number(*(c.*member)) : QString(); };
+  };
+
+  group("memory_planning_pass");
+  {
+    auto* algos = new QWidget(body);
+    auto* h = new QHBoxLayout(algos);
+    h->setContentsMargins(0, 0, 0, 0);
+    QList<QCheckBox*> boxes;
+    for (const char* name : {"et-greedy", "best-fit", "naive"}) {
+      auto* b = new QCheckBox(name, algos);
+      b->setObjectName(QString("algorithm.") + name);
+      h->addWidget(b);
+      boxes << b;
+      connect(b, &QCheckBox::toggled, this, [this, name](bool on) {
+        propose("memory_planning_pass.algorithms", [name, on](ExecutorchBackendConfig& c, QString*) {
+          auto& list = c.memoryPlanning.algorithms;
+          std::erase(list, std::string(name));
+          if (on) list.push_back(name);
+          return true;
+        });
+      });
+    }
+    h->addStretch();
+    addRow("memory_planning_pass.algorithms", algos, [boxes](const ExecutorchBackendConfig& c) {
+      for (QCheckBox* b : boxes) {
+        const auto& list = c.memoryPlanning.algorithms;
+        b->setChecked(std::find(list.begin(), list.end(), b->text().toStdString()) != list.end());
+      }
+    });
+  }
+  planningBox("memory_planning_pass.alloc_graph_input", &MemoryPlanningConfig::allocGraphInput);
+  planningBox("memory_planning_pass.alloc_graph_output", &MemoryPlanningConfig::allocGraphOutput);
+  planningBox("memory_planning_pass.alloc_mutable_buffers", &MemoryPlanningConfig::allocMutableBuffers);
+  planningBox("memory_planning_pass.share_mutable_buffers", &MemoryPlanningConfig::shareMutableBuffers);
+  numberEdit(
+      "memory_planning_pass.alignment",
+      [](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &c.memoryPlanning.alignment, why); },
+      [](const ExecutorchBackendConfig& c) { return QString::number(c.memoryPlanning.alignment); }, "16");
+
+  group("to_out_var_pass");
+  checkBox("to_out_var_pass.ignore_to_out_var_failure", &ExecutorchBackendConfig::ignoreToOutVarFailure);
+
+  group(tr("Shapes and views"));
+  modeCombo("dynamic_memory_planning_mode", &ExecutorchBackendConfig::dynamicMemoryPlanningMode);
+  modeCombo("sym_shape_eval_pass", &ExecutorchBackendConfig::symShapeEval);
+  checkBox("remove_view_copy", &ExecutorchBackendConfig::removeViewCopy);
+
+  group(tr("Program layout"));
+  checkBox("emit_stacktrace", &ExecutorchBackendConfig::emitStacktrace);
+  checkBox("extract_delegate_segments", &ExecutorchBackendConfig::extractDelegateSegments);
+  numberEdit("segment_alignment", alignment(&ExecutorchBackendConfig::segmentAlignment),
+             [](const ExecutorchBackendConfig& c) { return QString::number(c.segmentAlignment); }, "128");
+  numberEdit("constant_tensor_alignment", optionalAlignment(&ExecutorchBackendConfig::constantTensorAlignment),
+             optionalText(&ExecutorchBackendConfig::constantTensorAlignment), tr("None (schema default)"));
+  numberEdit("delegate_alignment", optionalAlignment(&ExecutorchBackendConfig::delegateAlignment),
+             optionalText(&ExecutorchBackendConfig::delegateAlignment), tr("None (schema default)"));
+  checkBox("emit_mutable_buffer_names", &ExecutorchBackendConfig::emitMutableBufferNames);
+
+  group(tr("Constants"));
+  checkBox("external_constants", &ExecutorchBackendConfig::externalConstants);
+  rulesNote_ = new QLabel(body);
+  rulesNote_->setWordWrap(true);
+  rulesNote_->setStyleSheet("color: palette(placeholder-text);");
+  form->addRow(QString(), rulesNote_);
+  checkBox("external_mutable_weights", &ExecutorchBackendConfig::externalMutableWeights);
+
+  group(tr("Optional passes"));
+  checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
+  checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
+  numberEdit(
+      "reinplace_extra_ops",
+      [](ExecutorchBackendConfig& c, const QString& t, QString*) {
+        c.reinplaceExtraOps.clear();
+        for (const QString& op : splitOps(t)) c.reinplaceExtraOps.push_back(op.toStdString());
+        return true;
+      },
+      [](const ExecutorchBackendConfig& c) {
+        QStringList ops;
+        for (const auto& op : c.reinplaceExtraOps) ops << QString::fromStdString(op);
+        return ops.join(", ");
+      },
+      tr("None"));
+
+  bodyLayout->addStretch();
+  // One label width across the groups, so the editors line up in a single column.
+  int widest = 0;
+  for (auto* label : body->findChildren<QLabel*>())
+    if (label->font() == mono) widest = std::max(widest, label->sizeHint().width());
+  for (auto* label : body->findChildren<QLabel*>())
+    if (label->font() == mono) label->setMinimumWidth(widest);
+}
+
+void ConfigEditor::setConfig(const ExecutorchBackendConfig& c) {
+  config_ = c;
+  undo_->clear();
+  clearErrors();
+  refresh();
+}
+
+void ConfigEditor::refresh() {
+  refreshing_ = true;
+  for (const QString& key : order_) {
+    const Field& f = fields_[key];
+    QSignalBlocker block(f.editor);
+    for (QObject* child : f.editor->children()) child->blockSignals(true);
+    f.show(config_);
+    for (QObject* child : f.editor->children()) child->blockSignals(false);
+  }
+  size_t n = config_.externalConstantRules.size();
+  if (n == 0)
+    rulesNote_->setText(config_.externalConstants ? tr("No rules: every constant goes to _default_external_constant.ptd.")
+                                                  : tr("Tagging rules are edited in the constant table."));
+  else
+    rulesNote_->setText(config_.externalConstants
+                            ? tr("%n tagging rule(s) decide each constant's file (edit them in the constant table).", "", int(n))
+                            : tr("%n tagging rule(s) kept but not applied while external_constants is off.", "", int(n)));
+  refreshing_ = false;
+}
+
+void ConfigEditor::check(const QString& field, const Change& change) {
+  ExecutorchBackendConfig candidate = config_;
+  QString why;
+  if (!change(candidate, &why)) return showError(field, why);
+  if (auto s = candidate.validate(); !s) {
+    QString at = fieldOf(s.error());
+    return showError(fields_.contains(at) ? at : field, shortMessage(s.error()));
+  }
+  showError(field, {});
+}
+
+void ConfigEditor::propose(const QString& field, const Change& change) {
+  if (refreshing_) return;
+  ExecutorchBackendConfig candidate = config_;
+  QString why;
+  if (!change(candidate, &why)) return showError(field, why);
+  if (auto s = candidate.validate(); !s) {
+    QString at = fieldOf(s.error());
+    return showError(fields_.contains(at) ? at : field, shortMessage(s.error()));
+  }
+  if (sameConfig(candidate, config_)) {  // editingFinished after Return and again on focus out
+    showError(field, {});
+    return;
+  }
+  undo_->push(new ConfigEditCommand(this, config_, candidate, tr("Change %1").arg(field)));
+}
+
+void ConfigEditor::apply(const ExecutorchBackendConfig& c) {
+  config_ = c;
+  clearErrors();
+  refresh();
+  emit configChanged(config_);
+}
+
+void ConfigEditor::showError(const QString& field, const QString& message) {
+  auto it = fields_.find(field);
+  if (it == fields_.end()) return;
+  it->error->setText(message);
+  it->error->setVisible(!message.isEmpty());
+}
+
+void ConfigEditor::clearErrors() {
+  for (const Field& f : fields_) {
+    f.error->clear();
+    f.error->hide();
+  }
+}
+
+QString ConfigEditor::fieldError(const QString& field) const {
+  auto it = fields_.find(field);
+  return it == fields_.end() || it->error->isHidden() ? QString() : it->error->text();
+}
+
+QWidget* ConfigEditor::fieldEditor(const QString& field) const {
+  auto it = fields_.find(field);
+  return it == fields_.end() ? nullptr : it->editor;
+}
+
+bool ConfigEditor::loadFile(const QString& path, QString* error) {
+  auto c = loadConfigFile(path.toStdString());
+  if (!c) {
+    if (error) *error = QString::fromStdString(c.error().message());
+    return false;
+  }
+  if (!sameConfig(c.value(), config_))
+    undo_->push(new ConfigEditCommand(this, config_, c.value(), tr("Load %1").arg(QFileInfo(path).fileName())));
+  return true;
+}
+
+bool ConfigEditor::saveFile(const QString& path, QString* error) {
+  if (auto s = writeFileAtomically(path.toStdString(), configToJson(config_)); !s) {
+    if (error) *error = QString::fromStdString(s.error().message());
+    return false;
+  }
+  return true;
+}
+
+QString ConfigEditor::pythonText() const { return QString::fromStdString(configToPython(config_)); }
+
+void ConfigEditor::setStatus(const QString& text, bool error) {
+  status_->setText(text);
+  status_->setStyleSheet(error ? "color: #c62828;" : "");
+  status_->setVisible(!text.isEmpty());
+}
+
+void ConfigEditor::chooseAndLoad() {
+  QString path = QFileDialog::getOpenFileName(this, tr("Load config"), {}, tr("Config (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (loadFile(path, &error)) setStatus(tr("Loaded %1").arg(QFileInfo(path).fileName()), false);
+  else setStatus(error, true);
+}
+
+void ConfigEditor::chooseAndSave() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Save config"), "config.json", tr("Config (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (saveFile(path, &error)) setStatus(tr("Saved %1").arg(QFileInfo(path).fileName()), false);
+  else setStatus(error, true);
+}
+
+void ConfigEditor::copyPython() {
+  QApplication::clipboard()->setText(pythonText());
+  setStatus(tr("Copied the ExecutorchBackendConfig(...) call to the clipboard."), false);
+}
+
+}  // namespace lstudio::ui
