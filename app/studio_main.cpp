@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(view)) {
     QString v = parser.value(view).toLower();
     for (int i = 0; i < w.views()->count(); ++i)
-      if (w.views()->tabText(i).toLower().startsWith(v.left(4))) w.views()->setCurrentIndex(i);
+      if (w.views()->tabText(i).toLower().contains(v)) w.views()->setCurrentIndex(i);
   }
   if (parser.isSet(select) && !w.selectNodeByName(parser.value(select))) {
     std::fprintf(stderr, "lowering-studio: no node named '%s' in the shown program\n", qPrintable(parser.value(select)));

@@ -15,6 +15,9 @@
 #include "engine/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/Inspector.h"
+#include "ui/ConfigEditor.h"
+#include "ui/ConstantTable.h"
+#include "ui/GraphView.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"
 
@@ -235,6 +238,69 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.selectedNode(), 0);
     QVERIFY(w.inspector()->toPlainText().contains("linear"));
     QVERIFY(w.logView()->toPlainText().contains("node 'linear'"));
+  }
+
+  void graphFollowsTheSnapshot() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openProgram(sample("mlp"), "mlp");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.graphView()->visibleItemCount() > 0);
+    QCOMPARE(w.graphView()->markedItemCount(), 0);  // the input: nothing changed yet
+    QVERIFY(w.runToPass("ToOutVarPass"));
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.graphView()->markedItemCount() > 0);  // every kernel became an out variant
+    QVERIFY(w.selectNodeByName("relu"));
+    QCOMPARE(w.graphView()->selectedNode(), w.selectedNode());
+
+    // Side by side with the previous snapshot; a click on the left selects the same node on the right.
+    w.setCompare(true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.beforeView()->isVisible());
+    QVERIFY(w.beforeView()->visibleItemCount() > 0);
+    const Method& m = w.shownProgram()->methods[0];
+    int addmm = -1;
+    for (size_t i = 0; i < m.nodes.size() && addmm < 0; ++i)
+      if (m.nodes[i].name == "addmm_1") addmm = int(i);
+    QVERIFY(addmm >= 0);
+    emit w.beforeView()->nodeSelected(addmm);  // same order before ToOutVarPass
+    QCOMPARE(w.selectedNode(), addmm);
+    w.setCompare(false);
+    QVERIFY(!w.beforeView()->isVisible());
+  }
+
+  void configChangesReplan() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.openProgram(sample("llama", {.layers = 2}), "llama");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    int64_t before = w.shownProgram()->methods[0].nonConstBufferSizes.at(1);
+    ExecutorchBackendConfig c = w.runner()->state().config;
+    c.memoryPlanning.algorithms = {"naive"};
+    w.applyConfig(c);
+    w.runner()->waitForIdle();
+    QVERIFY(w.runner()->state().atEnd());
+    int64_t after = w.shownProgram()->methods[0].nonConstBufferSizes.at(1);
+    QVERIFY2(after > before, qPrintable(QString("%1 -> %2").arg(before).arg(after)));
+    QVERIFY(w.logView()->toPlainText().contains("Arena after the config change"));
+    QCOMPARE(w.configEditor()->config().memoryPlanning.algorithms, std::vector<std::string>{"naive"});
+
+    // Tagging a constant in the table re-runs the passes; the tensor becomes external.
+    QVERIFY(w.constantTable()->model()->rowCount() > 0);
+    QString name = w.constantTable()->model()->index(0, 0).data().toString();
+    w.constantTable()->chooseDestination(0, "weights.ptd");
+    w.runner()->waitForIdle();
+    QVERIFY(w.runner()->state().config.externalConstants);
+    const Method& m = w.shownProgram()->methods[0];
+    bool tagged = false;
+    for (const InputSpec& in : m.signature.inputs)
+      if (QString::fromStdString(in.target) == name)
+        tagged = m.value(in.value).tensor().external && m.value(in.value).tensor().constantTag == "weights";
+    QVERIFY2(tagged, qPrintable(name));
+    QVERIFY(!w.configEditor()->config().externalConstantRules.empty());
   }
 
   void screenshotCommand() {

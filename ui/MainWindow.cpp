@@ -25,6 +25,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTextBlock>
+#include <QTimer>
 #include <QToolBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -33,6 +34,9 @@
 #include "engine/FormatUtil.h"
 #include "engine/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
+#include "ui/ConfigEditor.h"
+#include "ui/ConstantTable.h"
+#include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MemoryPlanView.h"
 
@@ -111,6 +115,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   text_->setLineWrapMode(QPlainTextEdit::NoWrap);
   text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   text_->setPlaceholderText(tr("File > Open (Ctrl+O) a .pt2 or .pte program, or drop one here."));
+  graph_ = new GraphView;
+  graph_->setObjectName("graphView");
+  before_ = new GraphView;
+  before_->setObjectName("beforeView");
+  before_->hide();
+  auto* graphSplit = new QSplitter;
+  graphSplit->addWidget(before_);
+  graphSplit->addWidget(graph_);
+  views_->addTab(graphSplit, tr("Graph"));
   plan_ = new MemoryPlanView;
   plan_->setObjectName("planView");
   views_->addTab(plan_, tr("Memory Plan"));
@@ -156,6 +169,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   inspectorDock->setWidget(inspector_);
   addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
 
+  config_ = new ConfigEditor;
+  config_->setObjectName("configEditor");
+  auto* configDock = new QDockWidget(tr("Config"), this);
+  configDock->setObjectName("configDock");
+  configDock->setWidget(config_);
+  addDockWidget(Qt::RightDockWidgetArea, configDock);
+  constants_ = new ConstantTable;
+  constants_->setObjectName("constantTable");
+  constants_->setMinimumSize(200, 80);  // the dock may be small; the table scrolls
+  auto* constantsDock = new QDockWidget(tr("Constants"), this);
+  constantsDock->setObjectName("constantsDock");
+  constantsDock->setWidget(constants_);
+  addDockWidget(Qt::BottomDockWidgetArea, constantsDock);
+
   log_ = new QPlainTextEdit;
   log_->setObjectName("log");
   log_->setReadOnly(true);
@@ -165,8 +192,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   logDock->setObjectName("logDock");
   logDock->setWidget(log_);
   addDockWidget(Qt::BottomDockWidgetArea, logDock);
-  resizeDocks({timelineDock, inspectorDock}, {260, 340}, Qt::Horizontal);
-  resizeDocks({logDock}, {120}, Qt::Vertical);
+  tabifyDockWidget(inspectorDock, configDock);
+  inspectorDock->raise();
+  tabifyDockWidget(logDock, constantsDock);
+  logDock->raise();
 
   status_ = new QLabel(tr("Ready"));
   busy_ = new QProgressBar;
@@ -183,12 +212,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     view->addAction(timelineDock->toggleViewAction());
     view->addAction(inspectorDock->toggleViewAction());
     view->addAction(logDock->toggleViewAction());
+    view->addAction(configDock->toggleViewAction());
+    view->addAction(constantsDock->toggleViewAction());
   }
 
   connect(&watcher_, &QFutureWatcher<LoadedProgram>::finished, this, &MainWindow::onLoaded);
   connect(runner_, &PipelineRunner::stateChanged, this, &MainWindow::onPipelineState);
   connect(runner_, &PipelineRunner::busyChanged, this, [this](bool b) {
     busy_->setVisible(b || watcher_.isRunning());
+    if (reportArenas_ && !b) reportArenaChange();
     updateActions();
   });
   connect(runner_, &PipelineRunner::passFinished, this, [this](int i, const PassRecord& r) {
@@ -219,6 +251,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (node < static_cast<int>(shown_->methods[method_].nodes.size()) && node != selectedNode_) selectNode(node);
   });
   connect(inspector_, &Inspector::nodeActivated, this, &MainWindow::selectNode);
+  connect(graph_, &GraphView::nodeSelected, this, &MainWindow::selectNode);
+  connect(graph_, &GraphView::valueSelected, this, &MainWindow::selectValue);
+  connect(before_, &GraphView::nodeSelected, this, [this](int node) {
+    // Selecting in the earlier snapshot selects the same node (by name) in the shown one.
+    const PipelineState& s = runner_->state();
+    auto before = s.snapshotAtOrBefore(std::max(snapshot_ - 1, 0));
+    if (before && node >= 0 && node < static_cast<int>(before->methods[method_].nodes.size()))
+      selectNodeByName(q(before->methods[method_].nodes[node].name));
+  });
+  connect(graph_, &GraphView::layoutFinished, this, [this](qint64 ms) { log(tr("graph laid out in %1 ms").arg(ms)); });
+  connect(config_, &ConfigEditor::configChanged, this, &MainWindow::applyConfig);
+  connect(constants_, &ConstantTable::configChanged, this, &MainWindow::applyConfig);
+  connect(constants_, &ConstantTable::constantSelected, this, &MainWindow::selectValue);
   connect(plan_, &MemoryPlanView::nodeSelected, this, [this](int node) {
     if (node >= 0) selectNode(node);
   });
@@ -232,6 +277,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreState(s.value("window/state").toByteArray());
   hideUnchanged_->setChecked(s.value("timeline/hideUnchanged", false).toBool());
   if (!s.contains("window/geometry")) resize(1400, 860);
+  if (!s.contains("window/state"))  // first start: most of the window for the graph, once shown
+    QTimer::singleShot(0, this, [this, timelineDock, inspectorDock, logDock] {
+      resizeDocks({timelineDock, inspectorDock}, {250, 360}, Qt::Horizontal);
+      resizeDocks({logDock}, {height() / 6}, Qt::Vertical);
+    });
   updateRecentMenu();
   updateActions();
 }
@@ -249,6 +299,19 @@ void MainWindow::buildActions() {
     a->setToolTip(q(info.description));
   }
   samples->setToolTipsVisible(true);
+  file->addSeparator();
+  file->addAction(tr("Load &Config…"), this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
+                                                tr("Config (*.json);;All files (*)"));
+    QString error;
+    if (!path.isEmpty() && !config_->loadFile(path, &error)) QMessageBox::warning(this, tr("Cannot load config"), error);
+  });
+  file->addAction(tr("Sa&ve Config As…"), this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, tr("Save config"), QSettings().value("lastDirectory").toString(),
+                                                tr("Config (*.json)"));
+    QString error;
+    if (!path.isEmpty() && !config_->saveFile(path, &error)) QMessageBox::warning(this, tr("Cannot save config"), error);
+  });
   file->addSeparator();
   auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -282,8 +345,17 @@ void MainWindow::buildActions() {
   next->setShortcut(QKeySequence::FindNext);
   auto* prev = view->addAction(tr("Find &Previous"), this, [this] { findNode(findText_, true); });
   prev->setShortcut(QKeySequence::FindPrevious);
+  auto* fit = view->addAction(tr("&Fit Graph"), this, [this] { graph_->fitToView(); });
+  fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  auto* zoomIn = view->addAction(tr("Zoom &In"), this, [this] { graph_->zoomBy(1.25); });
+  zoomIn->setShortcut(QKeySequence::ZoomIn);
+  auto* zoomOut = view->addAction(tr("Zoom &Out"), this, [this] { graph_->zoomBy(0.8); });
+  zoomOut->setShortcut(QKeySequence::ZoomOut);
+  compare_ = view->addAction(tr("&Compare with Previous Pass"), this, [this](bool on) { setCompare(on); });
+  compare_->setCheckable(true);
+  compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
   view->addSeparator();
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     auto* a = view->addAction(tr("View %1").arg(i + 1), this, [this, i] {
       if (i < views_->count()) views_->setCurrentIndex(i);
     });
@@ -308,6 +380,22 @@ void MainWindow::buildActions() {
   }
 }
 
+void MainWindow::reportArenaChange() {
+  // What-if: the arena sizes before and after a config change.
+  reportArenas_ = false;
+  const PipelineState& s = runner_->state();
+  auto last = s.snapshotAtOrBefore(s.position);
+  std::vector<int64_t> now = last && !last->methods.empty() ? last->methods[0].nonConstBufferSizes : std::vector<int64_t>{};
+  QStringList parts;
+  for (size_t i = 1; i < std::max(now.size(), arenasBeforeConfig_.size()); ++i) {
+    int64_t was = i < arenasBeforeConfig_.size() ? arenasBeforeConfig_[i] : 0, is = i < now.size() ? now[i] : 0;
+    parts << tr("mem_id %1: %2 → %3").arg(i).arg(q(formatBytes(uint64_t(was))), q(formatBytes(uint64_t(is))));
+  }
+  if (parts.isEmpty()) return;
+  log(tr("Arena after the config change: %1").arg(parts.join(", ")));
+  status_->setText(tr("Arena: %1").arg(parts.join(", ")));
+}
+
 bool MainWindow::pipelineActive() const { return runner_->hasPipeline(); }
 
 void MainWindow::updateActions() {
@@ -323,7 +411,32 @@ void MainWindow::updateActions() {
 }
 
 bool MainWindow::idle() const {
-  return !watcher_.isRunning() && !runner_->busy() && (!planShown_ || plan_->isPlanReady());
+  return !watcher_.isRunning() && !runner_->busy() && (!planShown_ || plan_->isPlanReady()) &&
+         !graph_->layoutPending() && !before_->layoutPending();
+}
+
+void MainWindow::setCompare(bool on) {
+  if (compare_->isChecked() != on) compare_->setChecked(on);
+  before_->setVisible(on);
+  graphShown_ = nullptr;  // re-show both sides
+  refreshShown();
+}
+
+void MainWindow::applyConfig(const ExecutorchBackendConfig& c) {
+  if (sender() != config_) {
+    QSignalBlocker b(config_);
+    config_->setConfig(c);
+  }
+  if (sender() != constants_) {
+    QSignalBlocker b(constants_);
+    constants_->setConfig(c);
+  }
+  log(tr("Config changed; re-running %n pass(es)", nullptr, int(runner_->state().position)));
+  if (!runner_->hasPipeline()) return;
+  if (auto cur = runner_->state().snapshotAtOrBefore(runner_->state().position); cur && !cur->methods.empty())
+    arenasBeforeConfig_ = cur->methods[0].nonConstBufferSizes;
+  reportArenas_ = true;
+  runner_->setConfig(c);
 }
 
 void MainWindow::chooseFile() {
@@ -519,6 +632,32 @@ void MainWindow::refreshShown() {
   }
   if (shown_ && selectedNode_ >= static_cast<int>(shown_->methods[method_].nodes.size())) selectedNode_ = -1;
   refreshText();
+  if (shown_ != graphShown_ || method_ != graphMethod_ || snapshot_ != graphSnapshot_) {
+    graphShown_ = shown_;
+    graphMethod_ = method_;
+    graphSnapshot_ = snapshot_;
+    if (shown_) {
+      std::vector<NodeMark> marks(diff_.after.size(), NodeMark::None);
+      for (size_t i = 0; i < marks.size(); ++i)
+        marks[i] = diff_.after[i] == MethodDiff::Mark::Added ? NodeMark::Added
+                   : diff_.after[i] == MethodDiff::Mark::Modified ? NodeMark::Modified : NodeMark::None;
+      graph_->setGraph(shown_, method_, std::move(marks));
+      if (compare_->isChecked()) {
+        auto before = s.input ? s.snapshotAtOrBefore(std::max(snapshot_ - 1, 0)) : nullptr;
+        if (before && before != shown_) before_->setGraph(before, method_);
+        else before_->clear();
+      }
+    } else {
+      graph_->clear();
+      before_->clear();
+    }
+  }
+  if (shown_ && current_.program && shown_->methods.size() > static_cast<size_t>(method_) &&
+      (constantsShown_ != (s.input ? s.input : shown_))) {
+    // Constants are those of the program as opened; tagging applies to it.
+    constantsShown_ = s.input ? s.input : shown_;
+    constants_->setProgram(constantsShown_, method_, runner_->state().input ? runner_->state().config : config_->config());
+  }
   if (shown_ != planShown_ || method_ != planMethod_) {
     planShown_ = shown_;
     planMethod_ = method_;
@@ -579,6 +718,8 @@ void MainWindow::selectNode(int index) {
   selectedNode_ = index;
   inspector_->showNode(shown_, method_, index);
   if (sender() != plan_) plan_->selectNode(index);
+  if (sender() != graph_) graph_->selectNode(index);
+  if (compare_->isChecked() && sender() != before_) before_->selectNodeByName(q(shown_->methods[method_].nodes[index].name));
   {
     QSignalBlocker block(text_);
     QTextCursor c(text_->document()->findBlockByNumber(index + 1));
@@ -595,6 +736,7 @@ void MainWindow::selectValue(int value) {
   if (value >= static_cast<int>(m.values.size())) return;
   inspector_->showValue(shown_, method_, value);
   if (sender() != plan_) plan_->selectValue(value);
+  if (sender() != graph_) graph_->selectValue(value);
   emit shownChanged();
 }
 

@@ -23,6 +23,9 @@ class QTreeWidget;
 
 namespace lstudio::ui {
 
+class ConfigEditor;
+class ConstantTable;
+class GraphView;
 class Inspector;
 class MemoryPlanView;
 
@@ -47,6 +50,14 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* logView() const { return log_; }
   Inspector* inspector() const { return inspector_; }
   MemoryPlanView* planView() const { return plan_; }
+  GraphView* graphView() const { return graph_; }
+  /// The earlier snapshot beside the graph when comparing (View > Compare with Previous Pass).
+  GraphView* beforeView() const { return before_; }
+  void setCompare(bool on);
+  ConfigEditor* configEditor() const { return config_; }
+  ConstantTable* constantTable() const { return constants_; }
+  /// Applies a config: re-runs what had run (off the GUI thread).
+  void applyConfig(const ExecutorchBackendConfig& c);
   PipelineRunner* runner() const { return runner_; }
   QTabWidget* views() const { return views_; }
 
@@ -100,6 +111,7 @@ class MainWindow : public QMainWindow {
   void log(const QString& line);
   bool pipelineActive() const;
   void updateActions();
+  void reportArenaChange();
 
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* report_ = nullptr;
@@ -109,6 +121,18 @@ class MainWindow : public QMainWindow {
   QTabWidget* views_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
   MemoryPlanView* plan_ = nullptr;
+  GraphView* graph_ = nullptr;
+  GraphView* before_ = nullptr;
+  QAction* compare_ = nullptr;
+  std::shared_ptr<const Program> graphShown_;
+  int graphMethod_ = -1;
+  int graphSnapshot_ = -1;
+  ConfigEditor* config_ = nullptr;
+  ConstantTable* constants_ = nullptr;
+  std::shared_ptr<const Program> constantsShown_;
+  /// Arena sizes before a config change, reported old -> new once the re-run ends.
+  std::vector<int64_t> arenasBeforeConfig_;
+  bool reportArenas_ = false;
   std::shared_ptr<const Program> planShown_;  ///< what the plan view was last given
   int planMethod_ = -1;
   QPlainTextEdit* log_ = nullptr;
