@@ -6,6 +6,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QMessageBox>
 #include <QIcon>
 #include <QTabWidget>
 #include <QTimer>
@@ -66,7 +68,18 @@ int main(int argc, char** argv) {
   w.show();
   QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
   if (!file.isEmpty()) w.openFile(file);
-  if (!shot) return app.exec();
+  if (!shot) {
+    // A session that ended without a clean close left its autosave behind: offer it back.
+    QString autosave = lstudio::ui::MainWindow::autosavePath();
+    if (file.isEmpty() && QFile::exists(autosave)) {
+      auto answer = QMessageBox::question(&w, QObject::tr("Recover session"),
+                                          QObject::tr("Lowering Studio did not close cleanly last time. Recover the unsaved session?"),
+                                          QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+      if (answer == QMessageBox::Yes) w.openFile(autosave);
+      else QFile::remove(autosave);
+    }
+    return app.exec();
+  }
 
   // Screenshot mode: every step waits for the window to settle.
   if (file.isEmpty() || !settle(w, 120000) || !w.current()) {

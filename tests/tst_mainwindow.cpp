@@ -5,6 +5,7 @@
 #include <QTemporaryFile>
 #include <QTreeWidget>
 #include <QCheckBox>
+#include <QDir>
 #include <QTextBlock>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -301,6 +302,66 @@ class TestMainWindow : public QObject {
         tagged = m.value(in.value).tensor().external && m.value(in.value).tensor().constantTag == "weights";
     QVERIFY2(tagged, qPrintable(name));
     QVERIFY(!w.configEditor()->config().externalConstantRules.empty());
+  }
+
+  void workspaceRoundTrip() {
+    QTemporaryDir dir;
+    QString pt2 = dir.filePath("models/mlp.pt2"), ws = dir.filePath("session.lstudio");
+    QVERIFY(QDir().mkpath(dir.filePath("models")));
+    QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
+    {
+      ui::MainWindow w;
+      w.setQuietErrors(true);
+      QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+      w.openFile(pt2);
+      QVERIFY(loaded.wait(30000));
+      QVERIFY(!w.isModified());
+      ExecutorchBackendConfig c = w.configEditor()->config();
+      c.memoryPlanning.alignment = 64;
+      c.segmentAlignment = 4096;
+      w.applyConfig(c);
+      QVERIFY(w.runToPass("ToOutVarPass"));
+      w.runner()->waitForIdle();
+      QVERIFY(w.isModified());
+      QVERIFY(w.selectNodeByName("relu"));
+      w.views()->setCurrentIndex(2);  // Text
+      // Autosave writes the session while it is unsaved.
+      QFile::remove(ui::MainWindow::autosavePath());
+      w.autosave();
+      QVERIFY(QFile::exists(ui::MainWindow::autosavePath()));
+      QString error;
+      QVERIFY2(w.saveWorkspaceTo(ws, &error), qPrintable(error));
+      QVERIFY(!w.isModified());
+    }
+    // The input is stored relative to the workspace, so the folder can move.
+    QFile f(ws);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains("\"input\": \"models/mlp.pt2\""));
+    f.close();
+
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(ws);
+    QVERIFY(loaded.wait(30000));
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.runner()->state().config.memoryPlanning.alignment, uint64_t(64));
+    QCOMPARE(w.configEditor()->config().segmentAlignment, uint64_t(4096));
+    QCOMPARE(w.timeline()->currentItem()->text(0), QString("ToOutVarPass"));
+    QCOMPARE(QString::fromStdString(w.shownProgram()->methods[0].nodes[w.selectedNode()].name), QString("relu"));
+    QCOMPARE(w.views()->currentIndex(), 2);
+    QVERIFY(!w.isModified());
+
+    // A broken workspace is an error naming the file and the field.
+    QString bad = dir.filePath("bad.lstudio");
+    QFile b(bad);
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write("{\"lowering_studio_workspace\": 1, \"input\": \"x.pt2\", \"view\": {\"compare\": 3}}");
+    b.close();
+    QString error;
+    QVERIFY(!w.openWorkspace(bad, &error));
+    QVERIFY2(error.contains("bad.lstudio") && error.contains("view.compare"), qPrintable(error));
   }
 
   void screenshotCommand() {

@@ -26,6 +26,9 @@
 #include <QTabWidget>
 #include <QTextBlock>
 #include <QTimer>
+#include <QDir>
+#include <QFile>
+#include <QStandardPaths>
 #include <QToolBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -221,6 +224,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(runner_, &PipelineRunner::busyChanged, this, [this](bool b) {
     busy_->setVisible(b || watcher_.isRunning());
     if (reportArenas_ && !b) reportArenaChange();
+    if (!b && pending_) restorePending();
     updateActions();
   });
   connect(runner_, &PipelineRunner::passFinished, this, [this](int i, const PassRecord& r) {
@@ -284,6 +288,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
   updateRecentMenu();
   updateActions();
+  auto* autosaveTimer = new QTimer(this);
+  connect(autosaveTimer, &QTimer::timeout, this, &MainWindow::autosave);
+  autosaveTimer->start(30'000);
 }
 
 MainWindow::~MainWindow() { watcher_.waitForFinished(); }
@@ -299,6 +306,27 @@ void MainWindow::buildActions() {
     a->setToolTip(q(info.description));
   }
   samples->setToolTipsVisible(true);
+  file->addSeparator();
+  auto* saveWs = file->addAction(tr("&Save Workspace"), this, [this] {
+    QString path = workspacePath_;
+    if (path.isEmpty())
+      path = QFileDialog::getSaveFileName(this, tr("Save workspace"), QSettings().value("lastDirectory").toString(),
+                                          tr("Lowering Studio workspace (*%1)").arg(kWorkspaceExtension));
+    if (path.isEmpty()) return;
+    if (!path.endsWith(kWorkspaceExtension)) path += kWorkspaceExtension;
+    QString error;
+    if (!saveWorkspaceTo(path, &error)) QMessageBox::warning(this, tr("Cannot save workspace"), error);
+  });
+  saveWs->setShortcut(QKeySequence::Save);
+  auto* saveWsAs = file->addAction(tr("Save Workspace &As…"), this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), QSettings().value("lastDirectory").toString(),
+                                                tr("Lowering Studio workspace (*%1)").arg(kWorkspaceExtension));
+    if (path.isEmpty()) return;
+    if (!path.endsWith(kWorkspaceExtension)) path += kWorkspaceExtension;
+    QString error;
+    if (!saveWorkspaceTo(path, &error)) QMessageBox::warning(this, tr("Cannot save workspace"), error);
+  });
+  saveWsAs->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
   file->addAction(tr("Load &Config…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
@@ -380,6 +408,95 @@ void MainWindow::buildActions() {
   }
 }
 
+Workspace MainWindow::workspace() const {
+  Workspace w;
+  w.input = current_.path;
+  w.dataFiles = current_.dataFiles;
+  w.config = config_->config();
+  const PipelineState& s = runner_->state();
+  if (s.input && s.position > 0) w.runTo = s.records[std::min(s.position, s.records.size()) - 1].name;
+  w.method = method_;
+  if (shown_ && selectedNode_ >= 0 && static_cast<size_t>(method_) < shown_->methods.size())
+    w.selectedNode = shown_->methods[method_].nodes[selectedNode_].name;
+  w.view = views_->tabText(views_->currentIndex()).toLower().toStdString();
+  w.compare = compare_->isChecked();
+  return w;
+}
+
+bool MainWindow::saveWorkspaceTo(const QString& path, QString* error) {
+  if (!current_.ok) {
+    if (error) *error = tr("Open a program first: a workspace records the program it was made for.");
+    return false;
+  }
+  auto st = saveWorkspace(workspace(), path.toStdString());
+  if (!st) {
+    if (error) *error = q(st.error().message());
+    return false;
+  }
+  workspacePath_ = path;
+  setModified(false);
+  log(tr("Saved workspace %1").arg(path));
+  return true;
+}
+
+bool MainWindow::openWorkspace(const QString& path, QString* error) {
+  auto w = loadWorkspace(path.toStdString());
+  if (!w) {
+    if (error) *error = q(w.error().message());
+    return false;
+  }
+  log(tr("Opening workspace %1").arg(path));
+  workspacePath_ = path == autosavePath() ? QString() : path;
+  pending_ = w.value();
+  {
+    QSignalBlocker a(config_), b(constants_);
+    config_->setConfig(pending_->config);
+    constants_->setConfig(pending_->config);
+  }
+  std::string input = pending_->input;
+  std::vector<std::string> data = pending_->dataFiles;
+  if (input.rfind("sample:", 0) == 0) {
+    openSample(q(input.substr(7)));
+    return true;
+  }
+  status_->setText(tr("Loading %1…").arg(QFileInfo(q(input)).fileName()));
+  busy_->show();
+  watcher_.setFuture(QtConcurrent::run([input, data] { return loadProgram(input, data.empty() ? dataFilesBeside(input) : data); }));
+  return true;
+}
+
+void MainWindow::restorePending() {
+  if (!pending_) return;
+  Workspace w = std::move(*pending_);
+  pending_.reset();
+  if (w.method > 0 && w.method < methodTabs_->count()) methodTabs_->setCurrentIndex(w.method);
+  for (int i = 0; i < views_->count(); ++i)
+    if (views_->tabText(i).toLower().toStdString() == w.view) views_->setCurrentIndex(i);
+  setCompare(w.compare);
+  if (!w.selectedNode.empty()) selectNodeByName(q(w.selectedNode));
+  setModified(false);
+  log(tr("Workspace restored"));
+}
+
+void MainWindow::setModified(bool m) {
+  modified_ = m;
+  setWindowModified(m);
+  if (current_.ok)
+    setWindowTitle(tr("%1[*] — Lowering Studio").arg(QFileInfo(q(current_.path)).fileName()));
+}
+
+QString MainWindow::autosavePath() {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+  QDir().mkpath(dir);
+  return dir + "/autosave" + kWorkspaceExtension;
+}
+
+void MainWindow::autosave() {
+  if (!modified_ || !current_.ok) return;
+  if (auto st = saveWorkspace(workspace(), autosavePath().toStdString()); !st)
+    log(tr("Autosave failed: %1").arg(q(st.error().message())));
+}
+
 void MainWindow::reportArenaChange() {
   // What-if: the arena sizes before and after a config change.
   reportArenas_ = false;
@@ -432,6 +549,7 @@ void MainWindow::applyConfig(const ExecutorchBackendConfig& c) {
     constants_->setConfig(c);
   }
   log(tr("Config changed; re-running %n pass(es)", nullptr, int(runner_->state().position)));
+  setModified(true);
   if (!runner_->hasPipeline()) return;
   if (auto cur = runner_->state().snapshotAtOrBefore(runner_->state().position); cur && !cur->methods.empty())
     arenasBeforeConfig_ = cur->methods[0].nonConstBufferSizes;
@@ -443,11 +561,21 @@ void MainWindow::chooseFile() {
   QSettings s;
   QString dir = s.value("lastDirectory").toString();
   QString path = QFileDialog::getOpenFileName(this, tr("Open program"), dir,
-                                              tr("Programs and data (*.pte *.bpte *.pt2 *.ptd *.bin);;ExecuTorch programs (*.pte *.bpte);;torch.export archives (*.pt2);;All files (*)"));
+                                              tr("Programs, data and workspaces (*.pte *.bpte *.pt2 *.ptd *.bin *.lstudio);;ExecuTorch programs (*.pte *.bpte);;torch.export archives (*.pt2);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
 void MainWindow::openFile(const QString& path) {
+  if (path.endsWith(kWorkspaceExtension)) {
+    QString error;
+    if (!openWorkspace(path, &error)) {
+      log(tr("Error: %1").arg(error));
+      if (!quietErrors_) QMessageBox::critical(this, tr("Cannot open workspace"), error);
+      emit loadFinished(false, error);
+    }
+    return;
+  }
+  if (path.startsWith("sample:")) return openSample(path.mid(7));
   QSettings s;
   s.setValue("lastDirectory", QFileInfo(path).absolutePath());
   std::string p = path.toStdString();
@@ -526,7 +654,10 @@ void MainWindow::finishLoad(LoadedProgram r) {
   selectedNode_ = -1;
   shownPosition_ = -1;
   if (current_.program && current_.program->format != SourceFormat::Pte) {
-    runner_->start(current_.program, runner_->state().config);  // keeps the config the user set
+    runner_->start(current_.program, config_->config());  // keeps the config the user set
+    if (pending_ && !pending_->runTo.empty()) {
+      if (!runToPass(q(pending_->runTo))) pending_->runTo.clear();
+    }
   } else {
     runner_->clear();
     shown_ = current_.program;
@@ -535,6 +666,8 @@ void MainWindow::finishLoad(LoadedProgram r) {
   }
   if (!current_.program) views_->setCurrentIndex(views_->count() - 1);
   updateActions();
+  if (pending_ && !runner_->busy()) restorePending();
+  if (!pending_) setModified(false);
   emit loadFinished(true, {});
 }
 
@@ -544,6 +677,7 @@ void MainWindow::onPipelineState() {
   // Running or undoing passes shows the newest snapshot; a state with the
   // same position (a re-delivery) keeps what the user chose on the timeline.
   if (static_cast<int>(s.position) != shownPosition_) {
+    if (shownPosition_ >= 0 && !pending_) setModified(true);
     shownPosition_ = static_cast<int>(s.position);
     snapshot_ = static_cast<int>(s.position);
     if (s.failed) {
@@ -901,6 +1035,25 @@ void MainWindow::dropEvent(QDropEvent* e) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
+  if (modified_ && !quietErrors_ && current_.ok) {
+    auto answer = QMessageBox::question(this, tr("Unsaved changes"),
+                                        tr("The config or the lowering of %1 changed since the workspace was saved. Save the workspace?")
+                                            .arg(QFileInfo(q(current_.path)).fileName()),
+                                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel) return e->ignore();
+    if (answer == QMessageBox::Save) {
+      QString path = workspacePath_;
+      if (path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, tr("Save workspace"), QSettings().value("lastDirectory").toString(),
+                                            tr("Lowering Studio workspace (*%1)").arg(kWorkspaceExtension));
+      QString error;
+      if (path.isEmpty() || !saveWorkspaceTo(path.endsWith(kWorkspaceExtension) ? path : path + kWorkspaceExtension, &error)) {
+        if (!error.isEmpty()) QMessageBox::warning(this, tr("Cannot save workspace"), error);
+        return e->ignore();
+      }
+    }
+  }
+  QFile::remove(autosavePath());  // a clean close: nothing to recover
   QSettings s;
   s.setValue("window/geometry", saveGeometry());
   s.setValue("window/state", saveState());

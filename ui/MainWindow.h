@@ -7,7 +7,9 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <memory>
+#include <optional>
 
+#include "engine/Workspace.h"
 #include "engine/lowering/GraphDiff.h"
 #include "ui/PipelineRunner.h"
 #include "ui/ProgramLoader.h"
@@ -79,6 +81,18 @@ class MainWindow : public QMainWindow {
   bool runToPass(const QString& name);
   /// Shows the snapshot after timeline row `row` (0 = input).
   void showSnapshot(int row);
+  /// The session as a workspace (input, config, how far the lowering ran, view state).
+  Workspace workspace() const;
+  /// Writes the workspace atomically; false with a message on failure.
+  bool saveWorkspaceTo(const QString& path, QString* error = nullptr);
+  /// Opens a workspace file: its program, config, pass and view are restored once loaded.
+  bool openWorkspace(const QString& path, QString* error = nullptr);
+  /// Changes not saved in a workspace (config edits, passes run).
+  bool isModified() const { return modified_; }
+  /// Where the periodic autosave goes; it is removed on a clean close.
+  static QString autosavePath();
+  /// Writes the autosave now if there are unsaved changes (the timer calls this).
+  void autosave();
   /// Nothing is loading, lowering or laying out.
   bool idle() const;
 
@@ -112,6 +126,8 @@ class MainWindow : public QMainWindow {
   bool pipelineActive() const;
   void updateActions();
   void reportArenaChange();
+  void setModified(bool m);
+  void restorePending();
 
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* report_ = nullptr;
@@ -154,6 +170,9 @@ class MainWindow : public QMainWindow {
   int selectedNode_ = -1;
   QString findText_;
   bool quietErrors_ = false;
+  bool modified_ = false;
+  QString workspacePath_;
+  std::optional<Workspace> pending_;  ///< a workspace being restored (after load, after runTo)
 };
 
 }  // namespace lstudio::ui
