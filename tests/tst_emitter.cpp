@@ -313,6 +313,10 @@ class TestEmitter : public QObject {
     auto e = emitProgram(*l->planned, c, &r);
     QVERIFY2(e, e ? "" : msg(e.error()));
     QCOMPARE(r.mutableBuffers, caches);
+    // Without the write-back pass (no copy_ into the caches) the user is told, once.
+    size_t writeBackNotes = 0;
+    for (const auto& note : r.notes) writeBackNotes += note.find("never written back") != std::string::npos;
+    QCOMPARE(writeBackNotes, size_t(1));
     size_t planned = 0, named = 0;
     for (const Value& v : e->methods[0].values)
       if (auto* t = v.tensorIf(); t && t->slot && t->data.empty()) named += !t->fqn.empty(), ++planned;

@@ -256,8 +256,10 @@ class MethodEmitter {
   }
 
   /// A buffer mutation that no instruction writes into the buffer leaves the
-  /// state unchanged between calls (the write-back pass inserts copy_).
+  /// state unchanged between calls (the write-back pass inserts copy_). One
+  /// note per method, naming the first few.
   void noteMissingWriteBacks() {
+    std::vector<std::string> missing;
     for (const auto& [buf, fqn] : mutable_) {
       bool written = false;
       for (const Node& n : in_.nodes)
@@ -267,11 +269,15 @@ class MethodEmitter {
           const TensorSpec* t = in_.values[o.value].tensorIf();
           written = written || o.value == buf || (t && t->viewOf == buf);
         }
-      if (!written)
-        r_.notes.push_back(in_.name + ": buffer '" + fqn +
-                           "' is mutated but nothing writes the new value back into it (no copy_); the method returns "
-                           "the new value as an output and the buffer keeps its state");
+      if (!written) missing.push_back(fqn);
     }
+    if (missing.empty()) return;
+    std::string names;
+    for (size_t i = 0; i < missing.size() && i < 3; ++i) names += (i ? ", " : "") + missing[i];
+    if (missing.size() > 3) names += ", ...";
+    r_.notes.push_back(in_.name + ": " + std::to_string(missing.size()) + " mutated buffers (" + names +
+                       ") are never written back (no copy_): the method returns their new values as outputs and "
+                       "the buffers keep their state between calls");
   }
 
   /// A number where the operator's schema has a Tensor (torch.export keeps
