@@ -14,6 +14,7 @@
 #include "engine/Pt2Writer.h"
 #include "engine/PteWriter.h"
 #include "engine/SampleZoo.h"
+#include "engine/lowering/Emitter.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/PtdReader.h"
@@ -49,11 +50,14 @@ const char* kUsageText =
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
     "\n"
-    "  export FILE.pte [--ptd DATA.ptd]... [--config CFG.json] -o OUT.pte\n"
+    "  export FILE [--ptd DATA.ptd]... [--config CFG.json] -o OUT.pte\n"
     "         [--ptd-dir DIR]\n"
-    "      Write an ExecuTorch program again under a config: memory re-planned\n"
-    "      with its algorithms and alignment, segment, constant and delegate\n"
-    "      alignments applied, external tensors into .ptd files in DIR.\n"
+    "      Write an ExecuTorch program (.pte) under a config. A torch.export\n"
+    "      program (.pt2) is lowered through the whole pipeline and emitted; an\n"
+    "      ExecuTorch program (.pte, with --ptd data files) is written again with\n"
+    "      its memory re-planned. Segment, constant and delegate alignments are\n"
+    "      applied, external tensors go to .ptd files in DIR (default: beside\n"
+    "      OUT.pte). Prints the files, sizes, segments and arenas written.\n"
     "\n"
     "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
     "         [--seq N] [--vocab N] [--batch N]\n"
@@ -429,6 +433,26 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   return kOk;
 }
 
+/// Writes the .pte (and .ptd files) and prints what was written.
+int writeAndReport(const Program& program, const std::string& output, const PteWriteOptions& options,
+                   std::ostream& out, std::ostream& err) {
+  auto report = writePte(program, output, options);
+  if (!report) return err << "error: " << report.error().message() << "\n", kBadFile;
+  for (const auto& f : report->files) out << "wrote " << f.path << " (" << f.bytes << " bytes)\n";
+  out << "  " << report->segments << " segments, " << report->constants - (report->constants ? 1 : 0)
+      << " constants in the .pte, " << report->externalTensors << " external tensors";
+  if (report->mutableValues) out << ", " << report->mutableValues - 1 << " mutable initial values";
+  out << "\n";
+  for (const Method& m : program.methods) {
+    out << "  method " << m.name << ": " << m.inputs.size() << " inputs, " << m.outputs.size() << " outputs, "
+        << m.nodes.size() << " instructions, " << m.operators.size() << " operators\n";
+    for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
+      out << "  " << m.name << " mem_id " << id << ": arena " << m.nonConstBufferSizes[id] << " bytes\n";
+  }
+  for (const auto& n : report->notes) out << "  note: " << n << "\n";
+  return kOk;
+}
+
 int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output, configPath, ptdDir;
   std::vector<std::string> ptds;
@@ -458,10 +482,30 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
   const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
+  if (!ptdDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(ptdDir, ec);
+    if (ec) return err << "error: " << ptdDir << ": cannot create the folder: " << ec.message() << "\n", kBadFile;
+  }
   if (program->format != SourceFormat::Pte) {
-    err << "error: " << file << ": exporting a torch.export program needs the emitter, which is not written yet; "
-        << "export works on ExecuTorch programs (.pte) for now\n";
-    return kBadFile;
+    if (!ptds.empty()) return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
+    // A torch.export program: the whole pipeline, then the emitter.
+    Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
+    pipeline.runToEnd();
+    if (pipeline.failed()) {
+      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+      err << "error: " << file << ": lowering failed in " << r.name;
+      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
+      err << "\n";
+      return kPassFailed;
+    }
+    EmitReport emitted;
+    auto pte = emitProgram(*pipeline.current(), config, &emitted);
+    if (!pte) return err << "error: " << pte.error().message() << "\n", kBadFile;
+    for (const auto& n : emitted.notes) err << "note: " << n << "\n";
+    PteWriteOptions options = writeOptionsFor(config);
+    options.ptdDir = ptdDir;
+    return writeAndReport(pte.value(), output, options, out, err);
   }
   std::vector<DataFile> data;
   for (const auto& p : ptds) {
@@ -478,25 +522,10 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
     if (!mp) return err << "error: " << file << ": " << m.name << ": " << mp.error().message() << "\n", kBadFile;
     if (auto s = applyPlan(m, mp.value()); !s) return err << "error: " << file << ": " << s.error().message() << "\n", kBadFile;
   }
-  PteWriteOptions options;
-  options.segmentAlignment = config.segmentAlignment;
-  if (config.constantTensorAlignment) options.constantTensorAlignment = *config.constantTensorAlignment;
-  if (config.delegateAlignment) options.delegateAlignment = *config.delegateAlignment;
-  options.extractDelegateSegments = config.extractDelegateSegments;
+  PteWriteOptions options = writeOptionsFor(config);
   options.ptdDir = ptdDir;
-  if (!ptdDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(ptdDir, ec);
-    if (ec) return err << "error: " << ptdDir << ": cannot create the folder: " << ec.message() << "\n", kBadFile;
-  }
   options.writeDataFiles = !unresolvedExternalKeys(program.value()).size();
-  auto report = writePte(program.value(), output, options);
-  if (!report) return err << "error: " << report.error().message() << "\n", kBadFile;
-  for (const auto& f : report->files) out << "wrote " << f.path << " (" << f.bytes << " bytes)\n";
-  for (const Method& m : program->methods)
-    for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
-      out << "  " << m.name << " mem_id " << id << ": arena " << m.nonConstBufferSizes[id] << " bytes\n";
-  return kOk;
+  return writeAndReport(program.value(), output, options, out, err);
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  /// True when the bytes are a mapping of the file (not a copy in memory).
+  bool isMapped() const { return mapped_; }
 
  private:
   MappedFile() = default;

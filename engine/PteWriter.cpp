@@ -1,6 +1,7 @@
 #include "engine/PteWriter.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,11 +202,48 @@ class TempFileSink : public Sink {
   bool committed_ = false;
 };
 
-Status emit(const FilePlan& f, Sink& out) {
+/// The file mappings (not in-memory copies) a program's bytes live in.
+/// Streaming weights out of a mapping makes its pages resident; once written
+/// they are dropped from the process again (the page cache keeps them, a
+/// later read faults them back in), so peak memory does not grow with the
+/// weights' size.
+class MappedRanges {
+ public:
+  explicit MappedRanges(const Program& p) {
+    add(p.backing.get());
+    for (const auto& f : p.externalFiles) add(f.get());
+  }
+  MappedRanges() = default;
+  /// After a chunk is written: its whole pages leave the resident set.
+  void release(const uint8_t* p, uint64_t n) const {
+    for (const auto& [lo, hi] : ranges_) {
+      if (p < lo || p + n > hi) continue;
+      static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+      uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+      uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+      if (end > start) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+      return;
+    }
+  }
+
+ private:
+
+  void add(const MappedFile* f) {
+    if (f && f->isMapped() && f->size()) ranges_.emplace_back(f->data(), f->data() + f->size());
+  }
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges_;
+};
+
+Status emit(const FilePlan& f, Sink& out, const MappedRanges& mapped = {}) {
   if (auto s = out.write(reinterpret_cast<const uint8_t*>(f.head.data()), f.head.size()); !s) return s;
   for (const auto& [off, b] : f.pieces) {
     if (auto s = out.zeros(off - out.written()); !s) return s;
-    if (auto s = out.write(b.data, b.size); !s) return s;
+    for (uint64_t done = 0; done < b.size;) {
+      uint64_t k = std::min(kChunk, b.size - done);
+      if (auto s = out.write(b.data + done, k); !s) return s;
+      mapped.release(b.data + done, k);
+      done += k;
+    }
   }
   return out.zeros(f.size - out.written());
 }
@@ -1033,10 +1071,11 @@ Result<PteWriteReport> writePte(const Program& program, const std::string& path,
   // Every file is written and flushed under a temporary name before any is
   // renamed into place: a failure while writing leaves all existing files as they were.
   std::vector<std::unique_ptr<TempFileSink>> sinks;
+  MappedRanges mapped(program);
   for (auto& [p, f] : files) {
     auto sink = std::make_unique<TempFileSink>(p);
     if (auto s = sink->open(); !s) return s.error();
-    if (auto s = emit(f, *sink); !s) return s.error();
+    if (auto s = emit(f, *sink, mapped); !s) return s.error();
     if (auto s = sink->finish(); !s) return s.error();
     sinks.push_back(std::move(sink));
   }

@@ -1,0 +1,379 @@
+#include "engine/lowering/Emitter.h"
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "engine/OpRegistry.h"
+
+namespace lstudio {
+
+std::string encodeTupleSpec(size_t n) {
+  std::string s = "T" + std::to_string(n);
+  for (size_t i = 0; i < n; ++i) s += "#1";
+  s += "(";
+  for (size_t i = 0; i < n; ++i) s += i ? ",$" : "$";
+  return s + ")";
+}
+
+std::string encodeArgsSpec(size_t n) { return "T2#" + std::to_string(n) + "#0(" + encodeTupleSpec(n) + ",D0())"; }
+
+PteWriteOptions writeOptionsFor(const ExecutorchBackendConfig& config) {
+  PteWriteOptions o;
+  o.segmentAlignment = config.segmentAlignment;
+  if (config.constantTensorAlignment) o.constantTensorAlignment = *config.constantTensorAlignment;
+  if (config.delegateAlignment) o.delegateAlignment = *config.delegateAlignment;
+  o.extractDelegateSegments = config.extractDelegateSegments;
+  return o;
+}
+
+namespace {
+
+std::string describe(const Method& m, const Node& n) {
+  std::string op = n.op >= 0 && static_cast<size_t>(n.op) < m.operators.size() ? m.operators[n.op].fullName() : n.target;
+  std::string s = "node '" + n.name + "' (" + op + ")";
+  if (!n.meta.stackTrace.empty())
+    s += " at " + n.meta.stackTrace.back().file + ":" + std::to_string(n.meta.stackTrace.back().line);
+  return s;
+}
+
+/// Whether ExecuTorch's runtime can call this operator as a kernel: an out
+/// variant, a primitive of executorch_prim, or an in-place write-back (copy_).
+bool runnable(const OperatorRef& op) {
+  if (op.name.rfind("executorch_prim::", 0) == 0) return true;
+  const OpSchema* s = OpRegistry::builtin().find(op.name, op.overload);
+  if (!s) return false;
+  return s->isOutVariant() || s->isInplace();
+}
+
+class MethodEmitter {
+ public:
+  MethodEmitter(const Method& in, const ExecutorchBackendConfig& c, EmitReport& r,
+                std::vector<std::shared_ptr<const MappedFile>>& owned)
+      : in_(in), c_(c), r_(r), owned_(owned) {}
+
+  Result<Method> emit() {
+    if (auto s = checkNodes(); !s) return s.error();
+    if (auto s = classifyInputs(); !s) return s.error();
+    liftScalarTensorArguments();
+    // Values in ExecuTorch's emission order.
+    for (const InputSpec& i : in_.signature.inputs) visit(i.value);
+    if (in_.signature.inputs.empty())
+      for (ValueId v : in_.inputs) visit(v);
+    for (ValueId v : lifted_) visit(v);
+    for (const Node& n : in_.nodes)
+      for (ValueId a : n.args) visit(a);
+    for (ValueId o : in_.outputs) visit(o);
+    r_.droppedValues += in_.values.size() - order_.size();
+
+    Method out;
+    out.name = in_.name;
+    out.nonConstBufferSizes = in_.nonConstBufferSizes;
+    out.chainCount = 1;
+    out.values.reserve(order_.size());
+    for (ValueId v : order_) {
+      auto val = emitValue(v);
+      if (!val) return val.error();
+      out.values.push_back(std::move(val.value()));
+    }
+    for (ValueId v : userInputs_) out.inputs.push_back(remap_.at(v));
+    for (ValueId v : in_.outputs) out.outputs.push_back(remap_.at(v));
+    for (ValueId v : out.inputs) out.signature.inputs.push_back(InputSpec{InputSpec::Kind::User, v, {}, true});
+    for (ValueId v : out.outputs) out.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, v, {}});
+    out.encodedInputSpec = encodeArgsSpec(userInputs_.size());
+    out.encodedOutputSpec = encodeTupleSpec(userOutputs());
+    std::map<std::pair<std::string, std::string>, int32_t> opIndex;
+    for (const Node& n : in_.nodes) {
+      Node e;
+      e.kind = NodeKind::Kernel;
+      e.name = n.name;
+      e.target = n.target;
+      const OperatorRef& ref = in_.operators[n.op];
+      auto [it, added] = opIndex.try_emplace({ref.name, ref.overload}, static_cast<int32_t>(out.operators.size()));
+      if (added) {
+        // ExecuTorch writes a default overload as "" (the runtime looks kernels
+        // up by "name" or "name.overload": "aten::copy_", "aten::add.out").
+        OperatorRef written = ref;
+        if (written.overload == "default") written.overload.clear();
+        out.operators.push_back(std::move(written));
+      }
+      e.op = it->second;
+      for (ValueId a : n.args) e.args.push_back(remap_.at(a));
+      for (ValueId o : n.outputs) e.outputs.push_back(remap_.at(o));
+      e.argNames = n.argNames;
+      e.meta.debugHandle = n.meta.debugHandle;
+      e.meta.moduleStack = n.meta.moduleStack;
+      if (c_.emitStacktrace) e.meta.stackTrace = n.meta.stackTrace;
+      out.nodes.push_back(std::move(e));
+    }
+    noteMissingWriteBacks();
+    return out;
+  }
+
+ private:
+  Error fail(std::string what, std::string expected, std::string found = {}) const {
+    return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + in_.name + "': " + std::move(what),
+                 std::move(expected), std::move(found)};
+  }
+
+  Status checkNodes() const {
+    if (in_.nonConstBufferSizes.empty())
+      return fail("memory plan", "a planned program (run the pipeline through MemoryPlanningPass)", "no arenas");
+    for (const Node& n : in_.nodes) {
+      if (n.kind == NodeKind::Delegate)
+        return fail(describe(in_, n), "kernel calls only", "a delegate call, which the emitter does not write");
+      if (n.kind != NodeKind::Kernel)
+        return fail(describe(in_, n), "kernel calls only", std::string("a ") + nodeKindName(n.kind) + " instruction");
+      if (n.op < 0 || static_cast<size_t>(n.op) >= in_.operators.size())
+        return fail(describe(in_, n), "an operator of the method's table", "index " + std::to_string(n.op));
+      if (!runnable(in_.operators[n.op]))
+        return fail(describe(in_, n), "an out variant ExecuTorch's runtime can run",
+                    "a functional operator without out variant");
+      for (ValueId a : n.args)
+        if (a < 0 || static_cast<size_t>(a) >= in_.values.size())
+          return fail(describe(in_, n), "argument value ids in range", std::to_string(a));
+    }
+    for (ValueId v : in_.outputs)
+      if (v < 0 || static_cast<size_t>(v) >= in_.values.size())
+        return fail("outputs", "value ids in range", std::to_string(v));
+    return Ok{};
+  }
+
+  /// Splits the placeholders into user inputs, constants and mutable buffers.
+  Status classifyInputs() {
+    std::set<std::string> mutated;
+    for (const OutputSpec& o : in_.signature.outputs)
+      if (o.kind == OutputSpec::Kind::BufferMutation) mutated.insert(o.target);
+    for (const InputSpec& i : in_.signature.inputs) {
+      if (i.value < 0 || static_cast<size_t>(i.value) >= in_.values.size())
+        return fail("graph signature input '" + i.target + "'", "a value id in range", std::to_string(i.value));
+      switch (i.kind) {
+        case InputSpec::Kind::User: userInputs_.push_back(i.value); break;
+        case InputSpec::Kind::Parameter:
+        case InputSpec::Kind::ConstantTensor: constant_.insert(i.value); break;
+        case InputSpec::Kind::Buffer:
+          if (mutated.count(i.target)) mutable_[i.value] = i.target;
+          else constant_.insert(i.value);
+          break;
+        case InputSpec::Kind::CustomObject:
+          return fail("input '" + i.target + "'", "tensors and scalars", "a custom object (torchbind), which the emitter does not write");
+        case InputSpec::Kind::Token:
+          return fail("input '" + in_.values[i.value].name + "'", "tensors and scalars", "an effect token");
+      }
+    }
+    if (in_.signature.inputs.empty()) userInputs_ = in_.inputs;  // a graph without signature: every input is the user's
+    return Ok{};
+  }
+
+  void visit(ValueId v) {
+    if (v < 0 || remap_.count(v)) return;
+    const Value& val = in_.values[v];
+    if (auto* l = std::get_if<IntList>(&val.payload))
+      for (ValueId x : l->items) visit(x);
+    else if (auto* tl = std::get_if<TensorList>(&val.payload))
+      for (ValueId x : tl->items) visit(x);
+    else if (auto* ol = std::get_if<OptionalTensorList>(&val.payload))
+      for (ValueId x : ol->items) visit(x);
+    remap_[v] = static_cast<ValueId>(order_.size());
+    order_.push_back(v);
+  }
+
+  Result<Value> emitValue(ValueId v) {
+    Value out = in_.values[v];
+    out.symbolic = false;
+    auto ids = [&](std::vector<ValueId>& items) {
+      for (ValueId& x : items)
+        if (x != kNoValue) x = remap_.at(x);
+    };
+    if (auto* l = std::get_if<IntList>(&out.payload)) ids(l->items);
+    else if (auto* tl = std::get_if<TensorList>(&out.payload)) ids(tl->items);
+    else if (auto* ol = std::get_if<OptionalTensorList>(&out.payload)) ids(ol->items);
+    TensorSpec* t = std::get_if<TensorSpec>(&out.payload);
+    if (!t) return out;
+    // Only what the .pte says about a tensor is kept; the view link is done
+    // (the planner gave the view its base's slot).
+    t->viewOf = kNoValue;
+    t->dataBufferIndex = 0;
+    t->mutableSegmentIndex.reset();
+    t->source = ConstantSource::None;
+    if (constant_.count(v)) {
+      t->slot.reset();
+      auto nb = t->nbytes().value_or(0);
+      if (nb > 0 && (!t->data.data || t->data.size < nb))
+        return fail("constant '" + (t->fqn.empty() ? out.name : t->fqn) + "'", std::to_string(nb) + " bytes of data",
+                    t->data.data ? std::to_string(t->data.size) + " bytes" : "none (the archive has no weights for it)");
+      t->data.size = nb;
+      if (t->external) {
+        if (t->fqn.empty()) return fail("external constant '" + out.name + "'", "a fully qualified name", "none");
+        t->dataBufferIndex = externalIndex(t->data);
+        t->source = ConstantSource::External;
+        ++r_.externalTensors;
+      } else {
+        // ExecuTorch names only external tensors and mutable buffers.
+        t->fqn.clear();
+        t->constantTag.clear();
+        t->source = ConstantSource::ConstantSegment;
+        ++r_.constants;
+      }
+    } else if (auto it = mutable_.find(v); it != mutable_.end()) {
+      // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial state is meaningless.
+      t->data = Bytes{};
+      t->external = false;
+      t->constantTag.clear();
+      if (c_.emitMutableBufferNames) {
+        t->fqn = it->second;
+      } else {
+        t->fqn.clear();
+        if (!t->slot)
+          return fail("mutable buffer '" + it->second + "'", "a memory-planned slot, or emit_mutable_buffer_names",
+                      "neither (alloc_mutable_buffers is off)");
+      }
+      ++r_.mutableBuffers;
+    } else {
+      // Inputs and intermediates: planned or supplied at run time, never data.
+      t->data = Bytes{};
+      t->external = false;
+      t->fqn.clear();
+      t->constantTag.clear();
+    }
+    return out;
+  }
+
+  /// ExecuTorch's external buffer index: distinct bytes in order of first use, from 0.
+  uint32_t externalIndex(const Bytes& b) {
+    auto& bucket = externalBySize_[b.size];
+    for (uint32_t i : bucket) {
+      const Bytes& o = externalBlobs_[i];
+      if (o.data == b.data || b.size == 0 || std::memcmp(o.data, b.data, b.size) == 0) return i;
+    }
+    uint32_t i = static_cast<uint32_t>(externalBlobs_.size());
+    externalBlobs_.push_back(b);
+    bucket.push_back(i);
+    return i;
+  }
+
+  size_t userOutputs() const {
+    if (in_.signature.outputs.empty()) return in_.outputs.size();
+    size_t n = 0;
+    for (const OutputSpec& o : in_.signature.outputs)
+      n += o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss;
+    return n;
+  }
+
+  /// A buffer mutation that no instruction writes into the buffer leaves the
+  /// state unchanged between calls (the write-back pass inserts copy_). One
+  /// note per method, naming the first few.
+  void noteMissingWriteBacks() {
+    std::vector<std::string> missing;
+    for (const auto& [buf, fqn] : mutable_) {
+      bool written = false;
+      for (const Node& n : in_.nodes)
+        for (ValueId o : n.outputs) written = written || o == buf;
+      for (const OutputSpec& o : in_.signature.outputs)
+        if (o.kind == OutputSpec::Kind::BufferMutation && o.target == fqn) {
+          const TensorSpec* t = in_.values[o.value].tensorIf();
+          written = written || o.value == buf || (t && t->viewOf == buf);
+        }
+      if (!written) missing.push_back(fqn);
+    }
+    if (missing.empty()) return;
+    std::string names;
+    for (size_t i = 0; i < missing.size() && i < 3; ++i) names += (i ? ", " : "") + missing[i];
+    if (missing.size() > 3) names += ", ...";
+    r_.notes.push_back(in_.name + ": " + std::to_string(missing.size()) + " mutated buffers (" + names +
+                       ") are never written back (no copy_): the method returns their new values as outputs and "
+                       "the buffers keep their state between calls");
+  }
+
+  /// A number where the operator's schema has a Tensor (torch.export keeps
+  /// `x + 1e-5` as add.Tensor(x, 1e-05)) becomes a 0-dim constant tensor, as
+  /// to_edge's ScalarToTensorPass and lift_constant_tensor_pass make it: the
+  /// runtime's kernels read a tensor there. torch.tensor's dtypes: float32
+  /// for a float, int64 for an int, bool for a bool. The bytes are owned by
+  /// the emitted program.
+  void liftScalarTensorArguments() {
+    struct Lift { size_t node, arg; ScalarType dtype; uint64_t offset; };
+    std::vector<Lift> lifts;
+    std::string bytes;
+    const OpRegistry& reg = OpRegistry::builtin();
+    for (size_t ni = 0; ni < in_.nodes.size(); ++ni) {
+      const Node& n = in_.nodes[ni];
+      const OpSchema* s = reg.find(in_.operators[n.op].name, in_.operators[n.op].overload);
+      if (!s) continue;
+      for (size_t a = 0; a < n.args.size() && a < s->arguments.size(); ++a) {
+        const SchemaType& t = s->arguments[a].type;
+        if (t.base != SchemaType::Base::Tensor || t.list) continue;
+        const Value& v = in_.values[n.args[a]];
+        uint64_t at = (bytes.size() + 15) / 16 * 16;
+        bytes.resize(at);
+        if (auto* d = std::get_if<double>(&v.payload)) {
+          float f = static_cast<float>(*d);
+          bytes.append(reinterpret_cast<const char*>(&f), 4);
+          lifts.push_back({ni, a, ScalarType::Float, at});
+        } else if (auto* i = std::get_if<int64_t>(&v.payload)) {
+          bytes.append(reinterpret_cast<const char*>(i), 8);
+          lifts.push_back({ni, a, ScalarType::Long, at});
+        } else if (auto* b = std::get_if<bool>(&v.payload)) {
+          bytes.push_back(*b ? 1 : 0);
+          lifts.push_back({ni, a, ScalarType::Bool, at});
+        }
+      }
+    }
+    if (lifts.empty()) return;
+    auto file = MappedFile::fromBytes(in_.name + " (lifted scalar constants)", bytes.data(), bytes.size());
+    owned_.push_back(file);
+    for (const Lift& l : lifts) {
+      TensorSpec t;
+      t.dtype = l.dtype;
+      t.data = Bytes{file->data() + l.offset, elementSize(l.dtype), l.offset};
+      ValueId id = static_cast<ValueId>(in_.values.size());
+      in_.values.push_back(Value{std::move(t), "_lifted_tensor_constant" + std::to_string(lifted_.size())});
+      in_.nodes[l.node].args[l.arg] = id;
+      constant_.insert(id);
+      lifted_.push_back(id);
+    }
+    r_.notes.push_back(in_.name + ": " + std::to_string(lifts.size()) +
+                       " scalars passed where a Tensor is expected became 0-dim constant tensors (ScalarToTensorPass)");
+  }
+
+  Method in_;  ///< a working copy: lifting scalars adds values
+  const ExecutorchBackendConfig& c_;
+  EmitReport& r_;
+  std::vector<std::shared_ptr<const MappedFile>>& owned_;
+  std::vector<ValueId> lifted_;
+  std::vector<ValueId> userInputs_;
+  std::set<ValueId> constant_;
+  std::map<ValueId, std::string> mutable_;
+  std::unordered_map<ValueId, ValueId> remap_;
+  std::vector<ValueId> order_;
+  std::vector<Bytes> externalBlobs_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> externalBySize_;
+};
+
+}  // namespace
+
+Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfig& config, EmitReport* report) {
+  EmitReport local;
+  EmitReport& r = report ? *report : local;
+  Program out;
+  out.path = lowered.path;
+  out.format = SourceFormat::Pte;
+  out.backing = lowered.backing;  // weights stay in the mapped archive
+  // Also keeps alive the bytes the emitter creates (lifted scalar constants).
+  out.externalFiles = lowered.externalFiles;
+  for (const Method& m : lowered.methods) {
+    MethodEmitter e(m, config, r, out.externalFiles);
+    auto em = e.emit();
+    if (!em) {
+      Error err = em.error();
+      if (err.file.empty()) err.file = lowered.path;
+      return err;
+    }
+    r.userInputs += em->inputs.size();
+    out.methods.push_back(std::move(em.value()));
+  }
+  return out;
+}
+
+}  // namespace lstudio
