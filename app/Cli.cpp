@@ -15,6 +15,7 @@
 #include "engine/PteWriter.h"
 #include "engine/SampleZoo.h"
 #include "engine/lowering/Emitter.h"
+#include "engine/lowering/Export.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/PtdReader.h"
@@ -433,26 +434,6 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   return kOk;
 }
 
-/// Writes the .pte (and .ptd files) and prints what was written.
-int writeAndReport(const Program& program, const std::string& output, const PteWriteOptions& options,
-                   std::ostream& out, std::ostream& err) {
-  auto report = writePte(program, output, options);
-  if (!report) return err << "error: " << report.error().message() << "\n", kBadFile;
-  for (const auto& f : report->files) out << "wrote " << f.path << " (" << f.bytes << " bytes)\n";
-  out << "  " << report->segments << " segments, " << report->constants - (report->constants ? 1 : 0)
-      << " constants in the .pte, " << report->externalTensors << " external tensors";
-  if (report->mutableValues) out << ", " << report->mutableValues - 1 << " mutable initial values";
-  out << "\n";
-  for (const Method& m : program.methods) {
-    out << "  method " << m.name << ": " << m.inputs.size() << " inputs, " << m.outputs.size() << " outputs, "
-        << m.nodes.size() << " instructions, " << m.operators.size() << " operators\n";
-    for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
-      out << "  " << m.name << " mem_id " << id << ": arena " << m.nonConstBufferSizes[id] << " bytes\n";
-  }
-  for (const auto& n : report->notes) out << "  note: " << n << "\n";
-  return kOk;
-}
-
 int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output, configPath, ptdDir;
   std::vector<std::string> ptds;
@@ -482,14 +463,10 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
   const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
-  if (!ptdDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(ptdDir, ec);
-    if (ec) return err << "error: " << ptdDir << ": cannot create the folder: " << ec.message() << "\n", kBadFile;
-  }
+  std::shared_ptr<const Program> toWrite;
   if (program->format != SourceFormat::Pte) {
     if (!ptds.empty()) return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
-    // A torch.export program: the whole pipeline, then the emitter.
+    // A torch.export program: the whole pipeline first.
     Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
     pipeline.runToEnd();
     if (pipeline.failed()) {
@@ -499,33 +476,23 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
       err << "\n";
       return kPassFailed;
     }
-    EmitReport emitted;
-    auto pte = emitProgram(*pipeline.current(), config, &emitted);
-    if (!pte) return err << "error: " << pte.error().message() << "\n", kBadFile;
-    for (const auto& n : emitted.notes) err << "note: " << n << "\n";
-    PteWriteOptions options = writeOptionsFor(config);
-    options.ptdDir = ptdDir;
-    return writeAndReport(pte.value(), output, options, out, err);
+    toWrite = pipeline.current();
+  } else {
+    std::vector<DataFile> data;
+    for (const auto& p : ptds) {
+      auto d = readDataFile(p);
+      if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
+      data.push_back(std::move(d.value()));
+    }
+    if (!data.empty())
+      if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+    toWrite = std::make_shared<const Program>(std::move(program.value()));
   }
-  std::vector<DataFile> data;
-  for (const auto& p : ptds) {
-    auto d = readDataFile(p);
-    if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
-    data.push_back(std::move(d.value()));
-  }
-  if (!data.empty())
-    if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-  // Re-plan every method with the config's algorithms and alignment.
-  std::string algorithm = config.memoryPlanning.algorithms.size() == 1 ? config.memoryPlanning.algorithms[0] : "suite";
-  for (Method& m : program->methods) {
-    auto mp = planMethod(m, PlanOptions{algorithm, config.memoryPlanning.alignment});
-    if (!mp) return err << "error: " << file << ": " << m.name << ": " << mp.error().message() << "\n", kBadFile;
-    if (auto s = applyPlan(m, mp.value()); !s) return err << "error: " << file << ": " << s.error().message() << "\n", kBadFile;
-  }
-  PteWriteOptions options = writeOptionsFor(config);
-  options.ptdDir = ptdDir;
-  options.writeDataFiles = !unresolvedExternalKeys(program.value()).size();
-  return writeAndReport(program.value(), output, options, out, err);
+  auto outcome = exportToFiles(*toWrite, config, output, ptdDir);
+  if (!outcome) return err << "error: " << outcome.error().message() << "\n", kBadFile;
+  for (const auto& n : outcome->notes) err << "note: " << n << "\n";
+  out << exportSummary(outcome.value());
+  return kOk;
 }
 
 }  // namespace

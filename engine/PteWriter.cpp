@@ -234,7 +234,17 @@ class MappedRanges {
   std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges_;
 };
 
-Status emit(const FilePlan& f, Sink& out, const MappedRanges& mapped = {}) {
+/// Reports bytes written across all files of one writePte call; false from
+/// the caller's callback cancels.
+struct Progress {
+  const std::function<bool(uint64_t, uint64_t)>* callback = nullptr;
+  uint64_t before = 0;  ///< bytes of the files already written
+  uint64_t total = 0;
+  bool report(uint64_t inFile) const { return !callback || !*callback || (*callback)(before + inFile, total); }
+};
+
+Status emit(const FilePlan& f, Sink& out, const MappedRanges& mapped = {}, const Progress& progress = {}) {
+  auto cancelled = [&] { return Error{ErrorCode::Io, "", out.written(), "write", "", "cancelled"}; };
   if (auto s = out.write(reinterpret_cast<const uint8_t*>(f.head.data()), f.head.size()); !s) return s;
   for (const auto& [off, b] : f.pieces) {
     if (auto s = out.zeros(off - out.written()); !s) return s;
@@ -243,9 +253,12 @@ Status emit(const FilePlan& f, Sink& out, const MappedRanges& mapped = {}) {
       if (auto s = out.write(b.data + done, k); !s) return s;
       mapped.release(b.data + done, k);
       done += k;
+      if (!progress.report(out.written())) return cancelled();
     }
   }
-  return out.zeros(f.size - out.written());
+  if (auto s = out.zeros(f.size - out.written()); !s) return s;
+  if (!progress.report(out.written())) return cancelled();
+  return Ok{};
 }
 
 /// Flatbuffer bytes with a header inserted after the root offset and file
@@ -1072,11 +1085,18 @@ Result<PteWriteReport> writePte(const Program& program, const std::string& path,
   // renamed into place: a failure while writing leaves all existing files as they were.
   std::vector<std::unique_ptr<TempFileSink>> sinks;
   MappedRanges mapped(program);
+  Progress progress{&options.progress};
+  for (const auto& [p, f] : files) progress.total += f.size;
   for (auto& [p, f] : files) {
     auto sink = std::make_unique<TempFileSink>(p);
     if (auto s = sink->open(); !s) return s.error();
-    if (auto s = emit(f, *sink, mapped); !s) return s.error();
+    if (auto s = emit(f, *sink, mapped, progress); !s) {
+      Error e = s.error();
+      if (e.file.empty()) e.file = p;
+      return e;
+    }
     if (auto s = sink->finish(); !s) return s.error();
+    progress.before += f.size;
     sinks.push_back(std::move(sink));
   }
   for (auto& s : sinks)

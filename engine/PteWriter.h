@@ -51,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +76,10 @@ struct PteWriteOptions {
   std::map<std::string, std::string> externalTags;
   /// Tag of external tensors not in externalTags and not resolved from a named .ptd.
   std::string defaultExternalTag = "_default_external_constant";
+  /// Called after each chunk written with the bytes written so far and the
+  /// total of all files; returning false cancels the write (nothing is
+  /// renamed into place, temporary files are removed).
+  std::function<bool(uint64_t done, uint64_t total)> progress;
   /// Alignment of .ptd segments (ExecuTorch's FlatTensorConfig.segment_alignment).
   uint64_t ptdSegmentAlignment = 128;
 };

@@ -5,12 +5,15 @@
 #include <QTemporaryFile>
 #include <QTreeWidget>
 #include <QCheckBox>
+#include <QProgressBar>
 #include <QDir>
 #include <QTextBlock>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "engine/OpenProgram.h"
+#include "engine/PtdReader.h"
 #include "engine/Pt2Reader.h"
 #include "engine/Pt2Writer.h"
 #include "engine/SampleZoo.h"
@@ -18,6 +21,7 @@
 #include "ui/Inspector.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
+#include "ui/ExportDialog.h"
 #include "ui/GraphView.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"
@@ -362,6 +366,58 @@ class TestMainWindow : public QObject {
     QString error;
     QVERIFY(!w.openWorkspace(bad, &error));
     QVERIFY2(error.contains("bad.lstudio") && error.contains("view.compare"), qPrintable(error));
+  }
+
+  void exportFromTheWindow() {
+    QTemporaryDir dir;
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.openProgram(sample("llama", {.layers = 2}), "sample:llama");
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.externalConstants = true;
+    c.externalConstantRules = {{.minBytes = 512 * 1024, .file = "weights.ptd"}};
+    c.segmentAlignment = 4096;
+    w.applyConfig(c);
+    w.runner()->step();
+    w.runner()->waitForIdle();
+    // Export from the middle of the pipeline: the remaining passes run first.
+    w.exportProgram();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.exportDialog() != nullptr, 30000);
+    QVERIFY(w.runner()->state().atEnd());
+    ui::ExportDialog* d = w.exportDialog();
+    QString pte = dir.filePath("llama.pte");
+    d->setDestination(pte, dir.filePath("data"));
+    d->setAskBeforeOverwrite(false);
+    QSignalSpy done(d, &ui::ExportDialog::exportFinished);
+    QVERIFY(d->startExport());
+    QVERIFY(done.wait(60000));
+    QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
+    QVERIFY(d->resultText().contains("wrote " + pte));
+    QVERIFY(d->resultText().contains("weights.ptd"));
+    QCOMPARE(d->progressBar()->value(), 1000);
+    auto back = openProgramFile(pte.toStdString());
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QVERIFY(back->facts.segmentAlignment >= 4096);
+    auto data = readDataFile(dir.filePath("data/weights.ptd").toStdString());
+    QVERIFY(data.ok());
+    QVERIFY(data->entries.size() >= 4);  // embedding, w1-w3 of each layer, output head
+    QVERIFY(resolveExternalTensors(back.value(), {data.value()}).ok());
+
+    // A cancelled export leaves the previous files as they were and no temporary files.
+    QFile old(pte);
+    QVERIFY(old.open(QIODevice::ReadOnly));
+    QByteArray before = old.readAll();
+    old.close();
+    done.clear();
+    QVERIFY(d->startExport());
+    d->cancelExport();
+    QVERIFY(done.wait(60000));
+    if (!done.first().at(0).toBool()) QVERIFY(d->resultText().contains("cancelled"));
+    QVERIFY(old.open(QIODevice::ReadOnly));
+    QCOMPARE(old.readAll(), before);
+    QCOMPARE(QDir(dir.path()).entryList({"*.tmp-*"}, QDir::Files).size(), 0);
+    QCOMPARE(QDir(dir.filePath("data")).entryList({"*.tmp-*"}, QDir::Files).size(), 0);
   }
 
   void screenshotCommand() {

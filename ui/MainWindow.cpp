@@ -39,6 +39,7 @@
 #include "engine/lowering/GraphText.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
+#include "ui/ExportDialog.h"
 #include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MemoryPlanView.h"
@@ -225,6 +226,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     busy_->setVisible(b || watcher_.isRunning());
     if (reportArenas_ && !b) reportArenaChange();
     if (!b && pending_) restorePending();
+    if (!b && exportWhenDone_) {
+      exportWhenDone_ = false;
+      if (runner_->state().atEnd() && !runner_->state().failed) exportProgram();
+    }
     updateActions();
   });
   connect(runner_, &PipelineRunner::passFinished, this, [this](int i, const PassRecord& r) {
@@ -327,6 +332,9 @@ void MainWindow::buildActions() {
     if (!saveWorkspaceTo(path, &error)) QMessageBox::warning(this, tr("Cannot save workspace"), error);
   });
   saveWsAs->setShortcut(QKeySequence::SaveAs);
+  file->addSeparator();
+  auto* exportAct = file->addAction(tr("&Export…"), this, &MainWindow::exportProgram);
+  exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   file->addSeparator();
   file->addAction(tr("Load &Config…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
@@ -495,6 +503,40 @@ void MainWindow::autosave() {
   if (!modified_ || !current_.ok) return;
   if (auto st = saveWorkspace(workspace(), autosavePath().toStdString()); !st)
     log(tr("Autosave failed: %1").arg(q(st.error().message())));
+}
+
+ExportDialog* MainWindow::exportDialog() const { return exportDialog_; }
+
+void MainWindow::exportProgram() {
+  if (!current_.ok || !current_.program) return;
+  std::shared_ptr<const Program> program = current_.program;
+  if (pipelineActive()) {
+    const PipelineState& s = runner_->state();
+    if (s.failed) {
+      QString msg = tr("The lowering failed in %1; fix the config or the program before exporting.").arg(q(s.records[s.position - 1].name));
+      status_->setText(msg);
+      if (!quietErrors_) QMessageBox::warning(this, tr("Cannot export"), msg);
+      return;
+    }
+    if (!s.atEnd()) {  // the emitter needs the planned program: run the remaining passes first
+      log(tr("Running the remaining passes before the export"));
+      exportWhenDone_ = true;
+      runner_->runToEnd();
+      return;
+    }
+    program = s.snapshotAtOrBefore(s.position);
+  }
+  QFileInfo in(q(current_.path));
+  QString dir = in.exists() ? in.absolutePath() : QSettings().value("lastDirectory", QDir::homePath()).toString();
+  QString stem = in.exists() ? in.completeBaseName() : q(current_.path).section(':', -1);
+  QString suggested = dir + "/" + stem + (current_.program->format == SourceFormat::Pte ? "-exported.pte" : ".pte");
+  auto* dlg = new ExportDialog(program, config_->config(), suggested, this);
+  dlg->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dlg, &ExportDialog::exportFinished, this, [this](bool ok, const QString& message) {
+    log(ok ? tr("Exported:\n%1").arg(message.trimmed()) : tr("Export failed: %1").arg(message));
+  });
+  exportDialog_ = dlg;
+  dlg->open();
 }
 
 void MainWindow::reportArenaChange() {

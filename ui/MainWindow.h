@@ -6,6 +6,7 @@
 
 #include <QFutureWatcher>
 #include <QMainWindow>
+#include <QPointer>
 #include <memory>
 #include <optional>
 
@@ -27,6 +28,7 @@ namespace lstudio::ui {
 
 class ConfigEditor;
 class ConstantTable;
+class ExportDialog;
 class GraphView;
 class Inspector;
 class MemoryPlanView;
@@ -93,6 +95,10 @@ class MainWindow : public QMainWindow {
   static QString autosavePath();
   /// Writes the autosave now if there are unsaved changes (the timer calls this).
   void autosave();
+  /// File > Export: runs the remaining passes first when needed, then opens the export dialog.
+  void exportProgram();
+  /// The open export dialog, or null.
+  ExportDialog* exportDialog() const;
   /// Nothing is loading, lowering or laying out.
   bool idle() const;
 
@@ -171,6 +177,8 @@ class MainWindow : public QMainWindow {
   QString findText_;
   bool quietErrors_ = false;
   bool modified_ = false;
+  bool exportWhenDone_ = false;
+  QPointer<ExportDialog> exportDialog_;
   QString workspacePath_;
   std::optional<Workspace> pending_;  ///< a workspace being restored (after load, after runTo)
 };

@@ -1,0 +1,41 @@
+// Export: the last step of the studio and of `lowering-cli export`. A
+// program lowered from a .pt2 (the pipeline's final, planned snapshot) goes
+// through the emitter; a program read from a .pte is re-planned with the
+// config's planner and alignment. Either is then written as a .pte and its
+// .ptd files (PteWriter: streamed, atomic, cancellable).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/Error.h"
+#include "engine/Ir.h"
+#include "engine/PteWriter.h"
+#include "engine/lowering/BackendConfig.h"
+
+namespace lstudio {
+
+struct ExportedMethod {
+  std::string name;
+  size_t inputs = 0, outputs = 0, instructions = 0, operators = 0;
+  std::vector<int64_t> arenas;  ///< bytes per mem_id (entry 0 unused)
+};
+
+struct ExportOutcome {
+  PteWriteReport written;
+  std::vector<ExportedMethod> methods;
+  std::vector<std::string> notes;  ///< from the emitter (what it adapted)
+};
+
+/// Writes `program` to `output` (.ptd files to `ptdDir`, or beside the .pte).
+/// `progress(done, total)` is called as bytes are written; false cancels and
+/// leaves every existing file as it was.
+Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBackendConfig& config,
+                                    const std::string& output, const std::string& ptdDir = {},
+                                    std::function<bool(uint64_t, uint64_t)> progress = {});
+
+/// What was written, as `lowering-cli export` prints it.
+std::string exportSummary(const ExportOutcome& o);
+
+}  // namespace lstudio
