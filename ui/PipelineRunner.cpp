@@ -67,12 +67,27 @@ void PipelineRunner::post(Op op) {
   quint64 gen = generation_;
   auto stop = stop_;
   if (pending_++ == 0) emit busyChanged(true);
-  (void)QtConcurrent::run(&pool_, [this, pipeline, input, gen, stop, op] {
+  // States of this operation posted to the GUI thread and not delivered yet.
+  // An intermediate state with a newer one queued behind it is dropped: when
+  // passes finish faster than the window refreshes, the window shows the
+  // newest state once instead of working through every stale one while the
+  // GUI thread serves no input (seconds on a long run to the end).
+  auto queued = std::make_shared<std::atomic<int>>(0);
+  (void)QtConcurrent::run(&pool_, [this, pipeline, input, gen, stop, op, queued] {
     auto publish = [&] {
-      if (!stop->load()) QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen] { deliver(s, gen, false); }, Qt::QueuedConnection);
+      if (stop->load()) return;
+      queued->fetch_add(1);
+      QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen, queued] {
+        if (queued->fetch_sub(1) > 1) return;  // a newer state follows
+        deliver(s, gen, false);
+      }, Qt::QueuedConnection);
     };
     if (!stop->load()) op(*pipeline, publish);
-    QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen] { deliver(s, gen, true); }, Qt::QueuedConnection);
+    queued->fetch_add(1);
+    QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen, queued] {
+      queued->fetch_sub(1);
+      deliver(s, gen, true);
+    }, Qt::QueuedConnection);
   });
 }
 
