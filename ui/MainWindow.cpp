@@ -247,6 +247,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (row > 0 && pipelineActive()) runner_->runTo(row - 1);
   });
   connect(hideUnchanged_, &QCheckBox::toggled, this, &MainWindow::refreshTimeline);
+  connect(views_, &QTabWidget::currentChanged, this, [this] {
+    if (views_->currentWidget() != text_ || !textStale_) return;
+    refreshText();
+    if (selectedNode_ >= 0) {
+      QSignalBlocker block(text_);
+      text_->setTextCursor(QTextCursor(text_->document()->findBlockByNumber(selectedNode_ + 1)));
+      text_->centerCursor();
+    }
+  });
   connect(methodTabs_, &QTabBar::currentChanged, this, [this](int i) {
     if (i < 0 || i == method_) return;
     method_ = i;
@@ -855,6 +864,12 @@ void MainWindow::refreshShown() {
 }
 
 void MainWindow::refreshText() {
+  // Rebuilding 3,600 lines costs tens of milliseconds: only for the visible tab.
+  if (views_->currentWidget() != text_) {
+    textStale_ = true;
+    return;
+  }
+  textStale_ = false;
   if (!shown_ || shown_->methods.empty()) {
     text_->clear();
     return;
@@ -868,11 +883,13 @@ void MainWindow::refreshText() {
     for (int j : diff_.removed) t += "- " + q(nodeLine(before->methods[method_], j)) + "\n";
   }
   QSignalBlocker block(text_);
+  text_->setExtraSelections({});  // else every old highlight's cursor moves on each inserted line
   text_->setPlainText(t);
   highlightText();
 }
 
 void MainWindow::highlightText() {
+  if (views_->currentWidget() != text_) return;
   QList<QTextEdit::ExtraSelection> marks;
   auto mark = [&](int line, const QColor& c) {
     QTextEdit::ExtraSelection sel;
@@ -896,7 +913,7 @@ void MainWindow::selectNode(int index) {
   if (sender() != plan_) plan_->selectNode(index);
   if (sender() != graph_) graph_->selectNode(index);
   if (compare_->isChecked() && sender() != before_) before_->selectNodeByName(q(shown_->methods[method_].nodes[index].name));
-  {
+  if (views_->currentWidget() == text_) {
     QSignalBlocker block(text_);
     QTextCursor c(text_->document()->findBlockByNumber(index + 1));
     text_->setTextCursor(c);

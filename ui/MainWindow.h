@@ -178,6 +178,7 @@ class MainWindow : public QMainWindow {
   bool quietErrors_ = false;
   bool modified_ = false;
   bool exportWhenDone_ = false;
+  bool textStale_ = false;  ///< the text view is rebuilt only while its tab is shown
   QPointer<ExportDialog> exportDialog_;
   QString workspacePath_;
   std::optional<Workspace> pending_;  ///< a workspace being restored (after load, after runTo)
