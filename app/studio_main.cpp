@@ -5,6 +5,7 @@
 // renders the window to a PNG and exits (for the README's pictures and tests).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QMessageBox>
@@ -13,6 +14,8 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "engine/lowering/BackendConfig.h"
+#include "ui/ConfigEditor.h"
 #include "ui/MainWindow.h"
 
 #ifndef LSTUDIO_VERSION
@@ -54,8 +57,11 @@ int main(int argc, char** argv) {
   QCommandLineOption runTo("run-to", "Run the lowering until this pass has run ('end' for all).", "pass");
   QCommandLineOption select("select", "Select the node with this name.", "node");
   QCommandLineOption view("view", "The view to show: graph, plan, text or summary.", "view");
+  QCommandLineOption config("config", "Start with this ExecutorchBackendConfig (JSON).", "cfg.json");
+  QCommandLineOption dock("dock", "Bring this panel to the front: inspector, config, constants or log.", "panel");
+  QCommandLineOption compare("compare", "Show the previous pass's graph beside the current one.");
   QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
-  parser.addOptions({screenshot, runTo, select, view, size});
+  parser.addOptions({screenshot, runTo, select, view, config, dock, compare, size});
   parser.process(app);
 
   lstudio::ui::MainWindow w;
@@ -66,6 +72,16 @@ int main(int argc, char** argv) {
     if (wh.size() == 2) w.resize(wh[0].toInt(), wh[1].toInt());
   }
   w.show();
+  if (parser.isSet(config)) {
+    auto c = lstudio::loadConfigFile(parser.value(config).toStdString());
+    if (!c) {
+      std::fprintf(stderr, "lowering-studio: %s\n", c.error().message().c_str());
+      return 2;
+    }
+    w.configEditor()->setConfig(c.value());
+    w.applyConfig(c.value());
+  }
+  if (parser.isSet(compare)) w.setCompare(true);
   QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
   if (!file.isEmpty()) w.openFile(file);
   if (!shot) {
@@ -97,6 +113,13 @@ int main(int argc, char** argv) {
     }
     settle(w, 120000);
   }
+  if (parser.isSet(dock))
+    for (auto* d : w.findChildren<QDockWidget*>())
+      if (d->objectName().startsWith(parser.value(dock).toLower())) {
+        d->show();
+        d->raise();
+        if (w.dockWidgetArea(d) == Qt::BottomDockWidgetArea) w.resizeDocks({d}, {w.height() * 45 / 100}, Qt::Vertical);
+      }
   if (parser.isSet(view)) {
     QString v = parser.value(view).toLower();
     for (int i = 0; i < w.views()->count(); ++i)
