@@ -422,6 +422,28 @@ class TestMainWindow : public QObject {
     QCOMPARE(QDir(dir.filePath("data")).entryList({"*.tmp-*"}, QDir::Files).size(), 0);
   }
 
+  void cancelledLoadKeepsTheWindow() {
+    QTemporaryDir dir;
+    QString pt2 = dir.filePath("mlp.pt2");
+    QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(pt2);
+    w.cancelLoad();
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(loaded.first().at(0).toBool(), false);
+    QCOMPARE(loaded.first().at(1).toString(), QString("cancelled"));
+    QVERIFY(!w.current());
+    QVERIFY(!w.runner()->hasPipeline());
+    // The next load is not affected.
+    loaded.clear();
+    w.openFile(pt2);
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(loaded.first().at(0).toBool(), true);
+    QVERIFY(w.current());
+  }
+
   void screenshotCommand() {
     QTemporaryDir dir;
     QString pt2 = dir.filePath("mlp.pt2"), png = dir.filePath("shot.png");

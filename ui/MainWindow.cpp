@@ -19,6 +19,7 @@
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -208,6 +209,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   busy_->hide();
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(busy_);
+  cancelLoad_ = new QPushButton(tr("Cancel"));
+  cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
+  cancelLoad_->setFlat(true);
+  cancelLoad_->hide();
+  statusBar()->addPermanentWidget(cancelLoad_);
+  connect(cancelLoad_, &QPushButton::clicked, this, &MainWindow::cancelLoad);
+  auto* esc = new QAction(this);
+  esc->setShortcut(Qt::Key_Escape);
+  esc->setShortcutContext(Qt::WindowShortcut);
+  connect(esc, &QAction::triggered, this, &MainWindow::cancelLoad);
+  addAction(esc);
 
   buildActions();
   auto* view = menuBar()->actions().size() > 2 ? menuBar()->actions()[2]->menu() : nullptr;
@@ -477,8 +489,7 @@ bool MainWindow::openWorkspace(const QString& path, QString* error) {
     return true;
   }
   status_->setText(tr("Loading %1…").arg(QFileInfo(q(input)).fileName()));
-  busy_->show();
-  watcher_.setFuture(QtConcurrent::run([input, data] { return loadProgram(input, data.empty() ? dataFilesBeside(input) : data); }));
+  startLoad(QtConcurrent::run([input, data] { return loadProgram(input, data.empty() ? dataFilesBeside(input) : data); }));
   return true;
 }
 
@@ -632,17 +643,14 @@ void MainWindow::openFile(const QString& path) {
   std::string p = path.toStdString();
   status_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
   log(tr("Opening %1").arg(path));
-  busy_->show();
-  // A newer load replaces the watched future; the older result is dropped.
-  watcher_.setFuture(QtConcurrent::run([p] { return loadProgram(p, dataFilesBeside(p)); }));
+  startLoad(QtConcurrent::run([p] { return loadProgram(p, dataFilesBeside(p)); }));
 }
 
 void MainWindow::openSample(const QString& name) {
   std::string n = name.toStdString();
   status_->setText(tr("Building sample %1…").arg(name));
   log(tr("Building sample %1").arg(name));
-  busy_->show();
-  watcher_.setFuture(QtConcurrent::run([n] {
+  startLoad(QtConcurrent::run([n] {
     LoadedProgram r;
     r.path = "sample:" + n;
     auto p = buildSample(n);
@@ -669,8 +677,34 @@ void MainWindow::openProgram(std::shared_ptr<const Program> program, const QStri
   finishLoad(std::move(r));
 }
 
-void MainWindow::onLoaded() {
+void MainWindow::startLoad(QFuture<LoadedProgram> future) {
+  // A newer load replaces the watched future; the older result is dropped.
+  loadCancelled_ = false;
+  loading_ = true;
+  busy_->show();
+  cancelLoad_->show();
+  watcher_.setFuture(future);
+}
+
+void MainWindow::cancelLoad() {
+  if (!loading_) return;  // (the result may be done but not yet delivered: it is dropped too)
+  loadCancelled_ = true;  // the worker finishes its read; its result is dropped
+  pending_.reset();
+  cancelLoad_->hide();
   busy_->setVisible(runner_->busy());
+  status_->setText(tr("Loading cancelled"));
+  log(tr("Loading cancelled"));
+}
+
+void MainWindow::onLoaded() {
+  loading_ = false;
+  cancelLoad_->hide();
+  busy_->setVisible(runner_->busy());
+  if (loadCancelled_) {
+    loadCancelled_ = false;
+    emit loadFinished(false, tr("cancelled"));
+    return;
+  }
   finishLoad(watcher_.result());
 }
 

@@ -20,6 +20,7 @@ class QCheckBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
+class QPushButton;
 class QTabBar;
 class QTabWidget;
 class QTreeWidget;
@@ -41,6 +42,8 @@ class MainWindow : public QMainWindow {
 
   /// Starts loading `path` (and .ptd files beside it) on a worker thread.
   void openFile(const QString& path);
+  /// Drops the load in progress (the window keeps what it showed).
+  void cancelLoad();
   /// Builds a sample of the zoo (engine/SampleZoo) on a worker and opens it.
   void openSample(const QString& name);
   /// Opens a program already in memory (tests; samples).
@@ -120,6 +123,7 @@ class MainWindow : public QMainWindow {
   void buildActions();
   void chooseFile();
   void onLoaded();
+  void startLoad(QFuture<LoadedProgram> future);
   void finishLoad(LoadedProgram r);
   void showSummary(const LoadedProgram& p);
   void updateRecentMenu();
@@ -161,6 +165,9 @@ class MainWindow : public QMainWindow {
   Inspector* inspector_ = nullptr;
   QProgressBar* busy_ = nullptr;
   QLabel* status_ = nullptr;
+  QPushButton* cancelLoad_ = nullptr;
+  bool loadCancelled_ = false;
+  bool loading_ = false;
   QMenu* recentMenu_ = nullptr;
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
