@@ -65,7 +65,7 @@ for name in "${targets[@]}"; do
     tail -n 40 "$out/fuzz_$name.log" >&2
     status=1
   else
-    grep -E "^#[0-9]+ +DONE" "$out/fuzz_$name.log" | tail -n 1 || true
+    grep -E "^#[0-9]+[[:space:]]+DONE" "$out/fuzz_$name.log" | tail -n 1 || true
   fi
 done
 exit $status
