@@ -28,6 +28,12 @@
 namespace lstudio::cli {
 namespace {
 
+// Names inside a file (tensor keys, operator names) need not be UTF-8; show
+// broken bytes as U+FFFD rather than let the serializer throw.
+std::string jsonText(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 const char* kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
@@ -121,7 +127,7 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       err << "error: " << d.error().message() << "\n";
       return kBadFile;
     }
-    if (json) out << dataFileJson(d.value()).dump(2) << "\n";
+    if (json) out << jsonText(dataFileJson(d.value())) << "\n";
     else out << dataFileText(d.value());
     return kOk;
   }
@@ -146,7 +152,7 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
   }
   ProgramSummary summary = summarize(program.value(), data);
-  if (json) out << toJson(summary).dump(2) << "\n";
+  if (json) out << jsonText(toJson(summary)) << "\n";
   else out << toText(summary);
   return kOk;
 }
@@ -265,7 +271,7 @@ int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       j["methods"].push_back({{"name", mp.method}, {"algorithm", mp.algorithm}, {"alignment", mp.problem.alignment},
                               {"tensors", mp.problem.tensors.size()}, {"plan_ms", mp.planMilliseconds}, {"arenas", arenas}});
     }
-    out << j.dump(2) << "\n";
+    out << jsonText(j) << "\n";
     return kOk;
   }
   out << "file: " << file << "\n";
@@ -408,7 +414,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         for (const Method& m : r.after->methods) out << graphText(m);
     }
     if (!ok && pipeline.failed()) {
-      if (json) out << nlohmann::json{{"file", file}, {"passes", passes}, {"failed", r.name}}.dump(2) << "\n";
+      if (json) out << jsonText({{"file", file}, {"passes", passes}, {"failed", r.name}}) << "\n";
       else err << "error: " << file << ": pass " << r.name << " failed\n";
       return kPassFailed;
     }
@@ -430,7 +436,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       out << "\n";
     }
   }
-  if (json) out << nlohmann::json{{"file", file}, {"passes", passes}, {"methods", methods}}.dump(2) << "\n";
+  if (json) out << jsonText({{"file", file}, {"passes", passes}, {"methods", methods}}) << "\n";
   return kOk;
 }
 

@@ -5,13 +5,50 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace lstudio {
 
+std::string temporaryNameFor(const std::string& path) { return path + ".tmp-XXXXXX"; }
+
+void removeStaleTemporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    // Exactly mkstemp's six characters after the prefix, and a regular file.
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0 &&
+        it->is_regular_file(ec))
+      fs::remove(it->path(), ec);
+  }
+}
+
+void syncFolder(const std::string& dir) {
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+uint64_t faultAfterBytes() {
+  const char* v = std::getenv("LSTUDIO_FAULT_AFTER_BYTES");
+  if (!v || !*v) return UINT64_MAX;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  return end && *end == '\0' ? static_cast<uint64_t>(n) : UINT64_MAX;
+}
+
 Status writeFileAtomically(const std::string& path, std::string_view data) {
-  std::string tmp = path + ".tmp-XXXXXX";
+  removeStaleTemporaries(path);
+  std::string tmp = temporaryNameFor(path);
   int fd = mkstemp(tmp.data());
   auto fail = [&](const char* what) {
     Error e{ErrorCode::Io, path, std::nullopt, what, "", std::strerror(errno)};
@@ -41,6 +78,7 @@ Status writeFileAtomically(const std::string& path, std::string_view data) {
   }
   fd = -1;
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename the temporary file into place");
+  syncFolder(std::filesystem::path(path).parent_path().string());  // make the rename durable
   return Ok{};
 }
 

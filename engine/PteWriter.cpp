@@ -1,6 +1,7 @@
 #include "engine/PteWriter.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/AtomicFile.h"
 #include "engine/schema/flat_tensor_generated.h"
 #include "engine/schema/program_generated.h"
 
@@ -141,7 +143,9 @@ class StringSink : public Sink {
 /// never committed.
 class TempFileSink : public Sink {
  public:
-  explicit TempFileSink(std::string path) : path_(std::move(path)) {}
+  /// `faultBudget`: bytes this export may still write before the test hook
+  /// kills the process (faultAfterBytes()); shared by the files of one export.
+  TempFileSink(std::string path, uint64_t* faultBudget) : path_(std::move(path)), faultBudget_(faultBudget) {}
   ~TempFileSink() override {
     if (fd_ >= 0) ::close(fd_);
     if (!tmp_.empty() && !committed_) ::unlink(tmp_.c_str());
@@ -150,7 +154,7 @@ class TempFileSink : public Sink {
   TempFileSink& operator=(const TempFileSink&) = delete;
 
   Status open() {
-    std::string t = path_ + ".tmp-XXXXXX";
+    std::string t = temporaryNameFor(path_);
     int fd = ::mkstemp(t.data());
     if (fd < 0) return ioError("cannot create a temporary file in the destination folder");
     fd_ = fd;
@@ -160,6 +164,10 @@ class TempFileSink : public Sink {
   Status write(const uint8_t* p, uint64_t n) override {
     while (n > 0) {
       size_t k = static_cast<size_t>(std::min<uint64_t>(n, kChunk));
+      if (*faultBudget_ != UINT64_MAX) {
+        if (*faultBudget_ < k) k = static_cast<size_t>(*faultBudget_);
+        if (k == 0) ::raise(SIGKILL);
+      }
       ssize_t w = ::write(fd_, p, k);
       if (w < 0) {
         if (errno == EINTR) continue;
@@ -172,11 +180,13 @@ class TempFileSink : public Sink {
       p += w;
       n -= static_cast<uint64_t>(w);
       written_ += static_cast<uint64_t>(w);
+      if (*faultBudget_ != UINT64_MAX) *faultBudget_ -= static_cast<uint64_t>(w);
     }
     return Ok{};
   }
   /// Flushes and closes the temporary file.
   Status finish() {
+    if (*faultBudget_ == 0) ::raise(SIGKILL);  // the hook's "everything written, nothing renamed"
     if (::fchmod(fd_, 0644) != 0) return ioError("cannot set permissions");
     if (::fsync(fd_) != 0) return ioError("cannot flush to disk");
     int fd = fd_;
@@ -200,6 +210,7 @@ class TempFileSink : public Sink {
   std::string tmp_;
   int fd_ = -1;
   bool committed_ = false;
+  uint64_t* faultBudget_;
 };
 
 /// The file mappings (not in-memory copies) a program's bytes live in.
@@ -1083,12 +1094,16 @@ Result<PteWriteReport> writePte(const Program& program, const std::string& path,
   files.emplace_back(path, std::move(pte.value()));
   // Every file is written and flushed under a temporary name before any is
   // renamed into place: a failure while writing leaves all existing files as they were.
+  // Temporaries of an earlier export that was killed go first; they are named
+  // PATH.tmp-XXXXXX, so they never pass for outputs.
+  for (auto& [p, f] : files) removeStaleTemporaries(p);
+  uint64_t faultBudget = faultAfterBytes();
   std::vector<std::unique_ptr<TempFileSink>> sinks;
   MappedRanges mapped(program);
   Progress progress{&options.progress};
   for (const auto& [p, f] : files) progress.total += f.size;
   for (auto& [p, f] : files) {
-    auto sink = std::make_unique<TempFileSink>(p);
+    auto sink = std::make_unique<TempFileSink>(p, &faultBudget);
     if (auto s = sink->open(); !s) return s.error();
     if (auto s = emit(f, *sink, mapped, progress); !s) {
       Error e = s.error();
@@ -1103,13 +1118,7 @@ Result<PteWriteReport> writePte(const Program& program, const std::string& path,
     if (auto st = s->commit(); !st) return st.error();
   // Make the renames durable.
   std::set<std::string> dirs{dirOf(path), dir};
-  for (const auto& d : dirs) {
-    int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      ::fsync(fd);
-      ::close(fd);
-    }
-  }
+  for (const auto& d : dirs) syncFolder(d);
   report.files.push_back(WrittenFile{path, files.back().second.size});
   for (size_t i = 0; i + 1 < files.size(); ++i) report.files.push_back(WrittenFile{files[i].first, files[i].second.size});
   return report;

@@ -176,6 +176,14 @@ Result<std::string> ZipArchive::read(const ZipEntry& e, uint64_t maxSize) const 
                    "a different one (the record is damaged)"};
     return out;
   }
+  // A zip bomb: deflate reaches about 1000:1 on repetitive data, real JSON and
+  // pickles stay far below 100:1. Refuse big records that claim more than
+  // kMaxRatio before inflating them (the loop below still enforces the size).
+  constexpr uint64_t kMaxRatio = 200, kRatioFrom = uint64_t{64} << 20;
+  if (e.size > kRatioFrom && e.size / std::max<uint64_t>(e.compressedSize, 1) > kMaxRatio)
+    return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "' compression ratio",
+                 "at most " + std::to_string(kMaxRatio) + ":1 above " + std::to_string(kRatioFrom >> 20) + " MiB (a zip bomb?)",
+                 std::to_string(e.size) + " bytes from " + std::to_string(e.compressedSize)};
   Unzip u(file_->data() + offset_, size_);
   std::string out;
   if (!u.get() || unzLocateFile(u.get(), e.name.c_str(), 1) != UNZ_OK || unzOpenCurrentFile(u.get()) != UNZ_OK)

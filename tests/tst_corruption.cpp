@@ -3,11 +3,21 @@
 // none crashes (the suite also runs under ASan + UBSan).
 #include <QtTest>
 
+#include <sys/resource.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
 #include "engine/Inspect.h"
 #include "engine/PtdReader.h"
+#include "app/Cli.h"
+#include "engine/Pt2Reader.h"
 #include "engine/PteReader.h"
 #include "engine/schema/program_generated.h"
 #include "tests/TestSupport.h"
+#include "tests/support/Pt2Samples.h"
+#include "tests/support/SyntheticPte.h"
+#include "tests/support/ZipWriter.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -42,6 +52,47 @@ void expectError(const QByteArray& bytes, ErrorCode code, const char* needle) {
   QVERIFY(p.error().message().rfind("corrupt.pte: ", 0) == 0);
 }
 
+/// Peak resident set of this process so far, in MiB.
+long peakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+/// Runs `read` (which must fail, naming `file`) and checks it neither takes
+/// long nor raises the peak RSS by more than `maxMiB`: an absurd size in a
+/// file must be refused before anything of that size is allocated. The bounds
+/// are generous (sanitizer builds are slow and have their own overhead); a
+/// reader that believed the size would need gigabytes or minutes.
+template <class Read>
+void expectFastFailure(const char* file, Read read, long maxMiB = 256) {
+  long before = peakRssMiB();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = read();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  QVERIFY2(!r.ok(), file);
+  QVERIFY2(r.error().message().find(file) != std::string::npos, r.error().message().c_str());
+  QVERIFY2(peakRssMiB() - before <= maxMiB,
+           qPrintable(QString("peak RSS grew by %1 MiB: %2").arg(peakRssMiB() - before).arg(QString::fromStdString(r.error().message()))));
+  QVERIFY2(seconds < 30, qPrintable(QString("took %1 s").arg(seconds)));
+}
+
+/// A valid synthetic program: one float tensor of `sizes` at (mem_id 1, offset 0)
+/// added to itself, and `constants` bytes of constant data when non-zero.
+std::vector<uint8_t> planProgram(std::vector<int32_t> sizes, int64_t arena, uint64_t constants = 0) {
+  test::SynthProgram p;
+  p.tensors.push_back({ScalarType::Float, sizes, std::make_pair(1u, uint64_t{0}), 0, {}});
+  if (constants) {
+    p.tensors.push_back({ScalarType::Float, {static_cast<int32_t>(constants / 4)}, std::nullopt, 1, {}});
+    p.constantSizes = {constants};
+  }
+  p.kernels.push_back({"aten::add", "out", {0, 0, 0}});
+  p.inputs = {0};
+  p.outputs = {0};
+  p.arenas = {0, arena};
+  return test::buildSyntheticPte(p);
+}
+
 fb::Program* mutableProgram(QByteArray& bytes) { return fb::GetMutableProgram(bytes.data()); }
 
 /// The tensor values of a plan, mutable.
@@ -59,6 +110,94 @@ std::vector<fb::Tensor*> tensorsOf(fb::ExecutionPlan* plan) {
 
 class TestCorruption : public QObject {
   Q_OBJECT
+ private slots:
+  // Resource limits first: they compare the peak RSS before and after, which
+  // later tests (large fixtures) would already have raised.
+
+  // A billion-element tensor is only a size: reading and analysing the plan
+  // allocates nothing of it. A billion entries in a vector the file cannot hold
+  // is refused by verification.
+  void billionValues() {
+    auto bytes = planProgram({1000, 1000, 1000}, int64_t{4000000000});
+    long before = peakRssMiB();
+    auto p = readProgram(MappedFile::fromBytes("billion.pte", bytes.data(), bytes.size()));
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    auto summary = summarize(p.value());
+    QCOMPARE(summary.methods.at(0).plan.arenas.at(0).highWater, uint64_t{4000000000});
+    QVERIFY(peakRssMiB() - before <= 64);
+
+    QByteArray b(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
+    auto* values = mutableProgram(b)->mutable_execution_plan()->GetMutableObject(0)->mutable_values();
+    uint32_t billion = 1000000000;
+    std::memcpy(b.data() + (reinterpret_cast<const char*>(values) - b.constData()), &billion, 4);
+    expectFastFailure("billion.pte", [&] { return readPte(b, "billion.pte"); });
+  }
+
+  // A segment announcing 2^60 bytes lies outside the file.
+  void hugeSegment() {
+    auto bytes = planProgram({4}, 16, 64);
+    QByteArray b(reinterpret_cast<const char*>(bytes.data()), static_cast<qsizetype>(bytes.size()));
+    QVERIFY(readPte(b).ok());
+    auto* segs = mutableProgram(b)->mutable_segments();
+    QVERIFY(segs && segs->size() == 1);
+    QVERIFY(segs->GetMutableObject(0)->mutate_size(uint64_t{1} << 60));
+    expectFastFailure("huge.pte", [&] { return readPte(b, "huge.pte"); });
+    QCOMPARE(readPte(b).error().code, ErrorCode::OutOfRange);
+  }
+
+  // A node argument nested 100000 lists deep: the JSON parser's depth limit
+  // refuses it (no recursion down 100000 levels, no stack overflow).
+  void deeplyNestedJson() {
+    std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    std::string zip = test::zipBytes(test::archiveRecords(test::programJson("4", deep), test::weightsConfig(),
+                                                          test::floats({1, 2, 3, 4})));
+    QVERIFY(!zip.empty());
+    expectFastFailure("deep.pt2", [&] { return readExport(MappedFile::fromBytes("deep.pt2", zip.data(), zip.size())); });
+  }
+
+  // models/model.json deflated from 512 MiB of a repeating pattern (under 1 MiB
+  // in the file): refused from its header's ratio before anything is inflated.
+  void zipBomb() {
+    auto records = test::archiveRecords(test::programJson(), test::weightsConfig(), test::floats({1, 2, 3, 4}));
+    bool found = false;
+    for (auto& r : records)
+      if (QByteArray::fromStdString(r.name).endsWith("models/model.json")) {
+        r.data.clear();
+        r.fillSize = uint64_t{512} << 20;
+        r.deflate = true;
+        found = true;
+      }
+    QVERIFY(found);
+    std::string zip = test::zipBytes(records);
+    QVERIFY(!zip.empty());
+    QVERIFY2(zip.size() < (uint64_t{16} << 20), qPrintable(QString::number(zip.size())));
+    expectFastFailure("bomb.pt2", [&] { return readExport(MappedFile::fromBytes("bomb.pt2", zip.data(), zip.size())); });
+  }
+
+  // Found by tools/fuzz.sh (fuzz_ptd): a .ptd whose entry key is not UTF-8
+  // made `inspect --json` throw from the JSON serializer (an abort). The key
+  // of xor.ptd's net.linear2.weight gets a 0xFF byte in place of its first dot.
+  void nonUtf8KeyInJson() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QByteArray b = readAll(fixture("ptd/xor.ptd"));
+    qsizetype at = b.indexOf("net.linear2.weight");
+    QVERIFY(at > 0);
+    b[at + 3] = char(0xff);
+    QTemporaryDir dir;
+    QString path = dir.filePath("bad-key.ptd");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(b);
+    f.close();
+    std::ostringstream out, err;
+    int code = cli::run({"inspect", path.toStdString(), "--json"}, out, err);
+    QCOMPARE(code, 0);
+    auto j = nlohmann::json::parse(out.str(), nullptr, false);
+    QVERIFY2(!j.is_discarded(), out.str().c_str());
+    // The broken byte shows as U+FFFD; the rest of the key is kept.
+    QVERIFY2(out.str().find("net\xEF\xBF\xBD" "linear2.weight") != std::string::npos, out.str().c_str());
+  }
+
  private:
   static void addFileRows(const QStringList& rel) {
     QTest::addColumn<QString>("path");

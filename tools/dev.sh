@@ -3,7 +3,8 @@
 #   tools/dev.sh run [FILE]  install what is missing, build, start the studio (on the bundled
 #                            sample build/samples/mlp.pt2 unless FILE is given)
 #   tools/dev.sh test        install what is missing, build, run every test, then
-#                            build again with AddressSanitizer + UBSan and run them there
+#                            build again with AddressSanitizer + UBSan and run them there,
+#                            then run each libFuzzer target briefly (FUZZ_SECONDS, default 45)
 #   tools/dev.sh build       install what is missing and build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,8 @@ root=$(pwd)
 packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
           libsimdjson-dev libminizip-dev zlib1g-dev
-          libgraphviz-dev xvfb xauth)
+          libgraphviz-dev xvfb xauth
+          clang libclang-rt-dev unzip)  # tools/fuzz.sh: clang + libFuzzer runtime, zip seeds
 # What packaging and its test need (installer/packages.txt, one per line).
 mapfile -t extra < "$root/installer/packages.txt"
 packages+=("${extra[@]}")
@@ -63,6 +65,8 @@ case "$cmd" in
     build build-asan -DCMAKE_BUILD_TYPE=Debug -DLSTUDIO_SANITIZE=ON
     (cd build-asan && QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
+    # Every reader under libFuzzer for a short while; any finding fails the run.
+    tools/fuzz.sh "${FUZZ_SECONDS:-45}"
     ;;
   *)
     echo "usage: tools/dev.sh run [FILE] | test | build" >&2

@@ -1,5 +1,7 @@
 // libFuzzer target: .pte / .bpte / .ptd bytes through the readers, the
 // summary (memory-plan analysis included) and external-tensor resolution.
+#include <nlohmann/json.hpp>
+
 #include "engine/Inspect.h"
 #include "engine/PtdReader.h"
 #include "engine/PteReader.h"
@@ -9,7 +11,11 @@ using namespace lstudio;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto file = MappedFile::fromBytes("fuzz.pte", data, size);
   auto program = readProgram(file);
-  if (program.ok()) (void)toText(summarize(program.value()));
+  if (program.ok()) {
+    auto summary = summarize(program.value());  // runs the memory-plan analysis of every method
+    (void)toText(summary);
+    (void)toJson(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);  // as the CLI does
+  }
   auto ptd = readDataFile(file);
   if (ptd.ok()) {
     (void)dataFileText(ptd.value());
