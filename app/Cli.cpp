@@ -164,6 +164,19 @@ std::string ratio(uint64_t a, uint64_t b) {
   return buf;
 }
 
+/// Runs every pass; on a failure prints the pass and its diagnostics and returns null.
+std::shared_ptr<const Program> lowerToEnd(std::shared_ptr<const Program> program, const ExecutorchBackendConfig& config,
+                                          const std::string& file, std::ostream& err) {
+  Pipeline pipeline(std::move(program), config);
+  pipeline.runToEnd();
+  if (!pipeline.failed()) return pipeline.current();
+  const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+  err << "error: " << file << ": lowering failed in " << r.name;
+  for (const auto& d : r.diagnostics) err << "\n  " << d.message;
+  err << "\n";
+  return nullptr;
+}
+
 int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, trace, csv;
   PlanOptions options;
@@ -220,18 +233,7 @@ int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   // arenas then come from this planning, so there is no stored size to show.
   bool lowered = program->format != SourceFormat::Pte;
   std::shared_ptr<const Program> subject = std::make_shared<const Program>(std::move(program.value()));
-  if (lowered) {
-    Pipeline pipeline(subject, ExecutorchBackendConfig{});
-    pipeline.runToEnd();
-    if (pipeline.failed()) {
-      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
-      err << "error: " << file << ": lowering failed in " << r.name;
-      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
-      err << "\n";
-      return kPassFailed;
-    }
-    subject = pipeline.current();
-  }
+  if (lowered && !(subject = lowerToEnd(subject, ExecutorchBackendConfig{}, file, err))) return kPassFailed;
   std::vector<MethodPlan> plans;
   std::vector<const Method*> methods;
   for (const Method& m : subject->methods) {
@@ -473,16 +475,8 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
   if (program->format != SourceFormat::Pte) {
     if (!ptds.empty()) return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
     // A torch.export program: the whole pipeline first.
-    Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
-    pipeline.runToEnd();
-    if (pipeline.failed()) {
-      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
-      err << "error: " << file << ": lowering failed in " << r.name;
-      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
-      err << "\n";
-      return kPassFailed;
-    }
-    toWrite = pipeline.current();
+    toWrite = lowerToEnd(std::make_shared<const Program>(std::move(program.value())), config, file, err);
+    if (!toWrite) return kPassFailed;
   } else {
     std::vector<DataFile> data;
     for (const auto& p : ptds) {
