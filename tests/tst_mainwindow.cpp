@@ -152,6 +152,13 @@ class TestMainWindow : public QObject {
     const Method& m = w.shownProgram()->methods[0];
     QCOMPARE(w.shownDiff().modified, m.nodes.size());
     QCOMPARE(w.shownDiff().added, size_t(0));
+    // The diff was computed on the runner's worker, one per pass run (null when nothing changed).
+    const ui::PipelineState& st = r->state();
+    QCOMPARE(st.diffs.size(), st.position);
+    QVERIFY(st.diffs.back());
+    QCOMPARE((*st.diffs.back())[0].modified, m.nodes.size());
+    for (size_t i = 0; i < st.position; ++i)
+      QCOMPARE(bool(st.diffs[i]), st.records[i].state == PassRecord::State::Changed);
     QVERIFY(w.shownDiff().removed.empty());
     QVERIFY(w.graphTextView()->toPlainText().contains("aten::addmm.out"));
     QCOMPARE(w.graphTextView()->extraSelections().size(), int(m.nodes.size()));

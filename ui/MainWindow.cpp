@@ -845,9 +845,14 @@ void MainWindow::refreshShown() {
   diff_ = MethodDiff{};
   const PipelineState& s = runner_->state();
   if (shown_ && s.input && snapshot_ > 0) {
-    auto before = s.snapshotAtOrBefore(snapshot_ - 1);
-    if (before && before != shown_ && method_ < static_cast<int>(before->methods.size()))
-      diff_ = diffMethods(before->methods[method_], shown_->methods[method_]);
+    size_t k = static_cast<size_t>(snapshot_) - 1;
+    if (k < s.diffs.size() && s.diffs[k] && static_cast<size_t>(method_) < s.diffs[k]->size()) {
+      diff_ = (*s.diffs[k])[method_];  // computed by the runner's worker
+    } else {
+      auto before = s.snapshotAtOrBefore(snapshot_ - 1);
+      if (before && before != shown_ && method_ < static_cast<int>(before->methods.size()))
+        diff_ = diffMethods(before->methods[method_], shown_->methods[method_]);
+    }
   }
   if (shown_ && selectedNode_ >= static_cast<int>(shown_->methods[method_].nodes.size())) selectedNode_ = -1;
   refreshText();

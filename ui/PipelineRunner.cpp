@@ -18,19 +18,48 @@ std::shared_ptr<const Program> PipelineState::snapshotAtOrBefore(size_t index) c
   return input;
 }
 
-namespace {
+struct PipelineRunner::Session {
+  Session(std::shared_ptr<const Program> input, ExecutorchBackendConfig config)
+      : input(input), pipeline(std::move(input), std::move(config)) {}
+  std::shared_ptr<const Program> input;
+  Pipeline pipeline;
+  /// Diff per pass, kept while its before and after snapshots stay the same.
+  struct Cached {
+    std::shared_ptr<const Program> before, after;
+    std::shared_ptr<const std::vector<MethodDiff>> diffs;
+  };
+  std::vector<Cached> cache;
 
-PipelineState stateOf(const Pipeline& p, const std::shared_ptr<const Program>& input) {
-  PipelineState s;
-  s.input = input;
-  s.records = p.records();
-  s.position = p.position();
-  s.failed = p.failed();
-  s.config = p.config();
-  return s;
-}
-
-}  // namespace
+  /// The pipeline's state; with diffs only on the worker (they may take milliseconds).
+  PipelineState state(bool withDiffs) {
+    PipelineState s;
+    s.input = input;
+    s.records = pipeline.records();
+    s.position = pipeline.position();
+    s.failed = pipeline.failed();
+    s.config = pipeline.config();
+    if (!withDiffs) return s;
+    cache.resize(s.records.size());
+    s.diffs.resize(s.position);
+    std::shared_ptr<const Program> before = input;
+    for (size_t i = 0; i < s.position && i < s.records.size(); ++i) {
+      const auto& after = s.records[i].after;
+      if (!after) continue;
+      if (after != before) {
+        Cached& c = cache[i];
+        if (c.before != before || c.after != after) {
+          auto d = std::make_shared<std::vector<MethodDiff>>();
+          for (size_t m = 0; m < std::min(before->methods.size(), after->methods.size()); ++m)
+            d->push_back(diffMethods(before->methods[m], after->methods[m]));
+          c = Cached{before, after, std::move(d)};
+        }
+        s.diffs[i] = c.diffs;
+      }
+      before = after;
+    }
+    return s;
+  }
+};
 
 PipelineRunner::PipelineRunner(QObject* parent) : QObject(parent) {
   pool_.setMaxThreadCount(1);  // one pipeline, one thread: operations run in the order posted
@@ -46,8 +75,8 @@ void PipelineRunner::start(std::shared_ptr<const Program> input, ExecutorchBacke
   stop_->store(true);  // the old pipeline's run stops at its next pass
   stop_ = std::make_shared<std::atomic<bool>>(false);
   ++generation_;
-  pipeline_ = std::make_shared<Pipeline>(input, config);
-  state_ = stateOf(*pipeline_, input);
+  session_ = std::make_shared<Session>(input, config);
+  state_ = session_->state(false);  // nothing has run: no diffs
   emit stateChanged();
 }
 
@@ -55,15 +84,14 @@ void PipelineRunner::clear() {
   stop_->store(true);
   stop_ = std::make_shared<std::atomic<bool>>(false);
   ++generation_;
-  pipeline_.reset();
+  session_.reset();
   state_ = PipelineState{};
   emit stateChanged();
 }
 
 void PipelineRunner::post(Op op) {
-  if (!pipeline_) return;
-  auto pipeline = pipeline_;
-  auto input = state_.input;
+  if (!session_) return;
+  auto session = session_;
   quint64 gen = generation_;
   auto stop = stop_;
   if (pending_++ == 0) emit busyChanged(true);
@@ -73,18 +101,18 @@ void PipelineRunner::post(Op op) {
   // newest state once instead of working through every stale one while the
   // GUI thread serves no input (seconds on a long run to the end).
   auto queued = std::make_shared<std::atomic<int>>(0);
-  (void)QtConcurrent::run(&pool_, [this, pipeline, input, gen, stop, op, queued] {
+  (void)QtConcurrent::run(&pool_, [this, session, gen, stop, op, queued] {
     auto publish = [&] {
       if (stop->load()) return;
       queued->fetch_add(1);
-      QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen, queued] {
+      QMetaObject::invokeMethod(this, [this, s = session->state(true), gen, queued] {
         if (queued->fetch_sub(1) > 1) return;  // a newer state follows
         deliver(s, gen, false);
       }, Qt::QueuedConnection);
     };
-    if (!stop->load()) op(*pipeline, publish);
+    if (!stop->load()) op(session->pipeline, publish);
     queued->fetch_add(1);
-    QMetaObject::invokeMethod(this, [this, s = stateOf(*pipeline, input), gen, queued] {
+    QMetaObject::invokeMethod(this, [this, s = session->state(true), gen, queued] {
       queued->fetch_sub(1);
       deliver(s, gen, true);
     }, Qt::QueuedConnection);

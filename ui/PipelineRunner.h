@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 
+#include "engine/lowering/GraphDiff.h"
 #include "engine/lowering/Pipeline.h"
 
 namespace lstudio::ui {
@@ -21,6 +22,9 @@ struct PipelineState {
   size_t position = 0;  ///< passes run
   bool failed = false;
   ExecutorchBackendConfig config;
+  /// Per pass run: what it changed in each method (null when it changed
+  /// nothing). Computed on the worker, so the window never diffs graphs.
+  std::vector<std::shared_ptr<const std::vector<MethodDiff>>> diffs;
 
   bool atEnd() const { return position == records.size(); }
   /// 0 = the input, k = the program after pass k (null when that pass has not run or failed).
@@ -66,8 +70,10 @@ class PipelineRunner : public QObject {
   void post(Op op);
   void deliver(PipelineState s, quint64 generation, bool last);
 
+  /// A pipeline and the diffs of its snapshots, touched only by pool tasks after start().
+  struct Session;
   QThreadPool pool_;
-  std::shared_ptr<Pipeline> pipeline_;  ///< touched only by pool tasks after start()
+  std::shared_ptr<Session> session_;
   PipelineState state_;
   quint64 generation_ = 0;
   int pending_ = 0;
