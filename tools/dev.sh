@@ -64,6 +64,7 @@ case "$cmd" in
     # The same tests with AddressSanitizer and UndefinedBehaviorSanitizer.
     build build-asan -DCMAKE_BUILD_TYPE=Debug -DLSTUDIO_SANITIZE=ON
     (cd build-asan && QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 \
+       LSAN_OPTIONS="suppressions=$(pwd)/../tests/lsan.supp" \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
     # Every reader under libFuzzer for a short while; any finding fails the run.
     tools/fuzz.sh "${FUZZ_SECONDS:-45}"

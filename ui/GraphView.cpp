@@ -385,7 +385,13 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   setFocusProxy(view_);
 }
 
-GraphView::~GraphView() { *latest_ = UINT64_MAX; }
+GraphView::~GraphView() {
+  *latest_ = UINT64_MAX;
+  // The canvas goes before the scene: a scene deleted by ~QWidget would detach
+  // itself from the canvas, whose scroll callback reaches this half-destroyed view.
+  delete view_;
+  view_ = nullptr;
+}
 
 void GraphView::clear() {
   ++serial_;
