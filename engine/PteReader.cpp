@@ -505,11 +505,19 @@ class ProgramBuilder {
 
   /// Out-variant kernels repeat their out arguments as returns at the end
   /// of args; the repeated tail is what the kernel writes.
-  static std::vector<ValueId> repeatedTail(const std::vector<ValueId>& args) {
+  /// The outs of a kernel call, found from its return: the outs repeated,
+  /// or (several outs, as ExecuTorch's emitter writes them) a TensorList of
+  /// the args just before it.
+  static std::vector<ValueId> repeatedTail(const std::vector<ValueId>& args, const std::vector<Value>& values) {
     size_t n = args.size();
     for (size_t k = n / 2; k >= 1; --k) {
       if (std::equal(args.end() - k, args.end(), args.end() - 2 * k)) return {args.end() - k, args.end()};
     }
+    if (n >= 2)
+      if (auto* tl = std::get_if<TensorList>(&values[args.back()].payload);
+          tl && !tl->items.empty() && tl->items.size() < n &&
+          std::equal(tl->items.begin(), tl->items.end(), args.end() - 1 - tl->items.size()))
+        return tl->items;
     return {};
   }
 
@@ -561,7 +569,7 @@ class ProgramBuilder {
               return err(ErrorCode::OutOfRange, k, w + ".op_index", "< " + std::to_string(nops) + " operators",
                          std::to_string(n.op));
             if (auto s = readArgs(k->args()); !s) return s;
-            n.outputs = repeatedTail(n.args);
+            n.outputs = repeatedTail(n.args, m.values);
             break;
           }
           case fb::InstructionArguments::DelegateCall: {

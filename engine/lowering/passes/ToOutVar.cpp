@@ -1,11 +1,12 @@
 // ToOutVarPass: every functional operator becomes its out variant, with an
 // explicit output tensor the memory planner will place. In ExecuTorch's
 // argument convention the out arguments follow the schema arguments and are
-// repeated as the returns. An operator without an out variant fails the pass,
+// repeated as the return (one out), or as a TensorList of them (several). An operator without an out variant fails the pass,
 // naming the node, the operator and the source line — unless
 // ignore_to_out_var_failure is set.
 #include "engine/EdgeDialect.h"
 #include "engine/OpRegistry.h"
+#include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {
@@ -32,6 +33,10 @@ class ToOutVar : public Pass {
         const OpSchema* fn = reg.find(m.operators[n.op].name, m.operators[n.op].overload);
         if (fn && fn->isOutVariant()) continue;  // already lowered
         if (fn && (fn->isInplace() || reg.hasPrimKernel(*fn))) continue;  // in-place and prim ops run as they are
+        // An operator without a schema that is named like an out variant (a
+        // backend's kernel kept from a .pte) is taken as one, as to_out_var does.
+        const std::string& overload = m.operators[n.op].overload;
+        if (!fn && (overload == "out" || overload.ends_with("_out"))) continue;
         const OpSchema* ov = fn ? reg.outVariant(*fn) : nullptr;
         if (!ov) {
           if (c.ignoreToOutVarFailure) continue;
@@ -75,7 +80,13 @@ class ToOutVar : public Pass {
           }
           continue;
         }
-        for (ValueId r : outs) args.push_back(r);  // the returns repeat the outs
+        // The return repeats the outs: the out itself, or for several outs a
+        // TensorList of them, as ExecuTorch's emitter writes it.
+        if (outs.size() == 1) {
+          args.push_back(outs[0]);
+        } else if (outs.size() > 1) {
+          args.push_back(addValue(m, Value{TensorList{outs}, {}}));
+        }
         n.args = std::move(args);
         n.argNames = std::move(names);
         OperatorRef ref{ov->ns + "::" + ov->name, ov->overload};
