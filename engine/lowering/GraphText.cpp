@@ -90,8 +90,11 @@ std::string graphText(const Method& m) {
 
 uint64_t programFingerprint(const Program& p) {
   uint64_t h = 1469598103934665603ull;
-  for (const Method& m : p.methods)
+  for (const Method& m : p.methods) {
     for (char c : graphText(m)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    // The arenas too: planning a method with nothing to place changes only them.
+    for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a + 1)) * 1099511628211ull;
+  }
   return h;
 }
 

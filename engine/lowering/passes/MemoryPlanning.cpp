@@ -93,11 +93,13 @@ class MemoryPlanning : public Pass {
       for (Value& v : m.values)  // views take their base's slot
         if (auto* t = std::get_if<TensorSpec>(&v.payload); t && t->viewOf != kNoValue)
           t->slot = m.values[root(t->viewOf)].tensor().slot;
-      m.nonConstBufferSizes = {0, static_cast<int64_t>(r.arenaSizes.size() > 1 ? r.arenaSizes[1] : 0)};
+      // Nothing planned: only the reserved entry of mem_id 0, as ExecuTorch stores it.
+      int64_t arena = r.arenaSizes.size() > 1 ? static_cast<int64_t>(r.arenaSizes[1]) : 0;
+      m.nonConstBufferSizes = planned.empty() ? std::vector<int64_t>{0} : std::vector<int64_t>{0, arena};
       out.changed = true;
       out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
                                  m.name + ": " + std::to_string(planned.size()) + " tensors in " +
-                                     std::to_string(m.nonConstBufferSizes[1]) + " bytes (" + r.algorithm + ")"});
+                                     std::to_string(arena) + " bytes (" + r.algorithm + ")"});
     }
     return out;
   }
