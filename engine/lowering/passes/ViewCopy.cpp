@@ -55,6 +55,16 @@ class DeadCode : public Pass {
   }
 };
 
+/// Contiguous as torch's is_contiguous says: the dim order is the identity
+/// once dimensions of size 1 (whose order does not move a byte) are left out,
+/// so a channels-last [1, 64, 1, 1] tensor is contiguous.
+bool isContiguous(const TensorSpec& t) {
+  std::vector<uint8_t> order;
+  for (uint8_t d : t.dimOrder)
+    if (d >= t.sizes.size() || t.sizes[d] != 1) order.push_back(d);
+  return std::is_sorted(order.begin(), order.end());
+}
+
 class ReplaceViewCopyWithView : public Pass {
  public:
   std::string name() const override { return "ReplaceViewCopyWithViewPass"; }
@@ -71,7 +81,7 @@ class ReplaceViewCopyWithView : public Pass {
         TensorSpec* view = std::get_if<TensorSpec>(&m.values[n.outputs[0]].payload);
         // Only static shapes over contiguous, non-constant bases: a view of a
         // dynamic tensor needs a kernel to recompute its sizes.
-        bool contiguous = base && std::is_sorted(base->dimOrder.begin(), base->dimOrder.end());
+        bool contiguous = base && isContiguous(*base);
         if (!base || !view || base->dynamism != ShapeDynamism::Static || view->dynamism != ShapeDynamism::Static ||
             !contiguous || !base->data.empty() || base->external)
           continue;
