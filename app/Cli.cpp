@@ -14,6 +14,7 @@
 #include "engine/Pt2Writer.h"
 #include "engine/PteWriter.h"
 #include "engine/SampleZoo.h"
+#include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Export.h"
 #include "engine/lowering/GraphText.h"
@@ -59,10 +60,12 @@ const char* kUsageText =
     "\n"
     "  export FILE [--ptd DATA.ptd]... [--config CFG.json] -o OUT.pte\n"
     "         [--ptd-dir DIR]\n"
-    "      Write an ExecuTorch program (.pte) under a config. A torch.export\n"
-    "      program (.pt2) is lowered through the whole pipeline and emitted; an\n"
-    "      ExecuTorch program (.pte, with --ptd data files) is written again with\n"
-    "      its memory re-planned. Segment, constant and delegate alignments are\n"
+    "      Write an ExecuTorch program (.pte) under a config. The program is\n"
+    "      lowered through the whole pipeline and emitted; an ExecuTorch program\n"
+    "      (.pte, with --ptd data files) is de-lowered first, and without\n"
+    "      --config it is lowered under the config matching how it was made\n"
+    "      (its segment alignment, view_copy kept or removed, external tensors\n"
+    "      in their files). Segment, constant and delegate alignments are\n"
     "      applied, external tensors go to .ptd files in DIR (default: beside\n"
     "      OUT.pte). Prints the files, sizes, segments and arenas written.\n"
     "\n"
@@ -75,7 +78,8 @@ const char* kUsageText =
     "        --print-after-change] [--timings] [--json]\n"
     "  lower --list-passes\n"
     "      Run ExecuTorch's to_executorch lowering one pass at a time on a\n"
-    "      torch.export program (.pt2): each pass with its state and time, the\n"
+    "      torch.export program (.pt2), or on a .pte after DelowerPtePass has\n"
+    "      made it an exported graph again: each pass with its state and time, the\n"
     "      graph after the chosen passes, and the memory plan. CFG.json holds\n"
     "      ExecutorchBackendConfig fields with ExecuTorch's names.\n"
     "\n"
@@ -162,6 +166,14 @@ std::string ratio(uint64_t a, uint64_t b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", double(a) / double(b));
   return buf;
+}
+
+/// The config a command runs under: the file given, else for a .pte the
+/// config matching how it was made (re-exporting it changes nothing the
+/// user did not ask for), else ExecuTorch's defaults.
+Result<ExecutorchBackendConfig> configFor(const Program& program, const std::string& configPath) {
+  if (configPath.empty() && program.format == SourceFormat::Pte) return configMatching(program);
+  return loadConfigFile(configPath);
 }
 
 /// Runs every pass; on a failure prints the pass and its diagnostics and returns null.
@@ -385,15 +397,11 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     err << "lowering-cli lower: missing FILE\n" << kUsageText;
     return kUsage;
   }
-  auto loaded = loadConfigFile(configPath);
-  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
-  const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
-  if (program->format == SourceFormat::Pte) {
-    err << "error: " << file << " is already an ExecuTorch program; lower works on torch.export programs (.pt2)\n";
-    return kBadFile;
-  }
+  auto loaded = configFor(program.value(), configPath);
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  const ExecutorchBackendConfig& config = loaded.value();
   Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
   if (!stopAfter.empty()) {
     bool known = false;
@@ -466,28 +474,24 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
     err << "lowering-cli export: needs FILE and -o OUT.pte\n" << kUsageText;
     return kUsage;
   }
-  auto loaded = loadConfigFile(configPath);
-  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
-  const ExecutorchBackendConfig& config = loaded.value();
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
-  std::shared_ptr<const Program> toWrite;
-  if (program->format != SourceFormat::Pte) {
-    if (!ptds.empty()) return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
-    // A torch.export program: the whole pipeline first.
-    toWrite = lowerToEnd(std::make_shared<const Program>(std::move(program.value())), config, file, err);
-    if (!toWrite) return kPassFailed;
-  } else {
-    std::vector<DataFile> data;
-    for (const auto& p : ptds) {
-      auto d = readDataFile(p);
-      if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
-      data.push_back(std::move(d.value()));
-    }
-    if (!data.empty())
-      if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-    toWrite = std::make_shared<const Program>(std::move(program.value()));
+  if (program->format != SourceFormat::Pte && !ptds.empty())
+    return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
+  std::vector<DataFile> data;
+  for (const auto& p : ptds) {
+    auto d = readDataFile(p);
+    if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
+    data.push_back(std::move(d.value()));
   }
+  if (!data.empty())
+    if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+  auto loaded = configFor(program.value(), configPath);
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  const ExecutorchBackendConfig& config = loaded.value();
+  // The whole pipeline first (a .pte is de-lowered by its first pass).
+  auto toWrite = lowerToEnd(std::make_shared<const Program>(std::move(program.value())), config, file, err);
+  if (!toWrite) return kPassFailed;
   auto outcome = exportToFiles(*toWrite, config, output, ptdDir);
   if (!outcome) return err << "error: " << outcome.error().message() << "\n", kBadFile;
   for (const auto& n : outcome->notes) err << "note: " << n << "\n";

@@ -194,4 +194,20 @@ const OpSchema* OpRegistry::outVariant(const OpSchema& functional) const {
   return found;
 }
 
+const OpSchema* OpRegistry::functionalOf(const OpSchema& out) const {
+  if (!out.isOutVariant()) return nullptr;
+  auto it = byName_.find(key(out.ns, out.name, {}));
+  if (it == byName_.end()) return nullptr;
+  std::string preferred;
+  if (out.overload.size() > 4 && out.overload.ends_with("_out")) preferred = out.overload.substr(0, out.overload.size() - 4);
+  const OpSchema* found = nullptr;
+  for (size_t i : it->second) {
+    const OpSchema& s = schemas_[i];
+    if (s.isOutVariant() || s.isInplace() || outVariant(s) != &out) continue;
+    if (s.overload == preferred) return &s;
+    if (!found) found = &s;
+  }
+  return found;
+}
+
 }  // namespace lstudio

@@ -42,6 +42,9 @@ class OpRegistry {
   /// TensorOptions (dtype, layout, device, pin_memory) equal the op's, preferring the
   /// overload "out" / "<overload>_out"; or null. An out variant maps to itself.
   const OpSchema* outVariant(const OpSchema& functional) const;
+  /// The inverse, for de-lowering a .pte: the functional overload whose out variant is
+  /// `out` (preferring "X" for "X_out" and the default overload for "out"); or null.
+  const OpSchema* functionalOf(const OpSchema& out) const;
   size_t size() const { return schemas_.size(); }
 
   /// Every schema, in table order.

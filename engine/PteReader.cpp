@@ -1,5 +1,6 @@
 #include "engine/PteReader.h"
 
+#include <map>
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
@@ -632,6 +633,31 @@ class ProgramBuilder {
     return Ok{};
   }
 
+  /// A .pte keeps no node names; they are made as torch.fx makes them, from
+  /// the operator ("permute_copy", "permute_copy_1", "executorch_call_delegate"),
+  /// so views, diffs and the de-lowered graph can refer to instructions by name.
+  static void nameNodes(Method& m) {
+    std::map<std::string, int> used;
+    for (Node& n : m.nodes) {
+      std::string base;
+      switch (n.kind) {
+        case NodeKind::Kernel: {
+          const std::string& op = m.operators[n.op].name;
+          size_t colon = op.rfind("::");
+          base = colon == std::string::npos ? op : op.substr(colon + 2);
+          break;
+        }
+        case NodeKind::Delegate: base = "executorch_call_delegate"; break;
+        case NodeKind::Move: base = "move"; break;
+        case NodeKind::JumpFalse: base = "jump_false"; break;
+        case NodeKind::Free: base = "free"; break;
+      }
+      if (base.empty()) base = "node";
+      int k = used[base]++;
+      n.name = k ? base + "_" + std::to_string(k) : base;
+    }
+  }
+
   Status readMethod(const fb::ExecutionPlan* plan, uint32_t index, Method& m) {
     std::string mname = "execution_plan[" + std::to_string(index) + "]";
     if (plan->name()) {
@@ -706,7 +732,9 @@ class ProgramBuilder {
     }
     for (ValueId in : m.inputs) m.signature.inputs.push_back(InputSpec{InputSpec::Kind::User, in, {}, true});
     for (ValueId out : m.outputs) m.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, out, {}});
-    return readChains(plan, mname, m);
+    if (auto s = readChains(plan, mname, m); !s) return s;
+    nameNodes(m);
+    return Ok{};
   }
 
   Program& p_;

@@ -109,12 +109,14 @@ class TestFaults : public QObject {
   void killedSingleFileExport() {
     QTemporaryDir src;
     test::SynthProgram p;
-    p.tensors.push_back({ScalarType::Float, {4}, std::make_pair(1u, uint64_t{0}), 0, {}});
+    // out = x * constant, as ExecuTorch calls mul.out(self, other, out) -> out.
+    p.tensors.push_back({ScalarType::Float, {6 << 20}, std::make_pair(1u, uint64_t{0}), 0, {}});
     p.tensors.push_back({ScalarType::Float, {6 << 20}, std::nullopt, 1, {}});
-    p.kernels.push_back({"aten::add", "out", {0, 1, 0}});
+    p.tensors.push_back({ScalarType::Float, {6 << 20}, std::make_pair(1u, uint64_t{24} << 20), 0, {}});
+    p.kernels.push_back({"aten::mul", "out", {0, 1, 2, 2}});
     p.inputs = {0};
-    p.outputs = {0};
-    p.arenas = {0, 16};
+    p.outputs = {2};
+    p.arenas = {0, int64_t{48} << 20};
     p.constantSizes = {uint64_t{24} << 20};
     std::string error;
     QVERIFY2(test::writeSyntheticPte(src.filePath("big.pte").toStdString(), p, &error), error.c_str());

@@ -14,6 +14,7 @@
 
 #include "engine/OpenProgram.h"
 #include "engine/PtdReader.h"
+#include "engine/PteReader.h"
 #include "engine/Pt2Reader.h"
 #include "engine/Pt2Writer.h"
 #include "engine/SampleZoo.h"
@@ -125,6 +126,58 @@ class TestMainWindow : public QObject {
     QString msg = spy.first().at(1).toString();
     QVERIFY2(msg.contains(f.fileName()) && msg.contains("at byte 4"), qPrintable(msg));
     QVERIFY(!w.current());
+  }
+
+  // A real .pte: its pipeline de-lowers it first; the config matches the
+  // file; a re-tagging rule and a new alignment export a program with the
+  // same instructions and the constants moved to a .ptd.
+  void relowersAPte() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("pte/dnf.pte"));
+    QVERIFY(spy.wait(30000));
+    ui::PipelineRunner* r = w.runner();
+    QVERIFY(r->hasPipeline());
+    QCOMPARE(w.timeline()->topLevelItem(1)->text(0), QString("DelowerPtePass"));
+    QCOMPARE(row(w.timeline(), "ToEdgeOps"), -1);  // the .pte went through to_edge already
+    QVERIFY(w.logView()->toPlainText().contains("Config set to match dnf.pte"));
+    QCOMPARE(w.shownProgram()->format, SourceFormat::Pte);  // the file as read, with its plan
+    r->step();
+    r->waitForIdle();
+    QVERIFY(w.shownProgram()->methods[0].nonConstBufferSizes.empty());  // plan dropped
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.externalConstants = true;  // by the rule: every constant to weights.ptd
+    c.externalConstantRules = {{.file = "weights.ptd"}};
+    c.segmentAlignment = 1024;
+    w.applyConfig(c);
+    r->runToEnd();
+    r->waitForIdle();
+    QVERIFY(r->state().atEnd() && !r->state().failed);
+    QTemporaryDir dir;
+    w.exportProgram();
+    QTRY_VERIFY_WITH_TIMEOUT(w.exportDialog() != nullptr, 30000);
+    ui::ExportDialog* d = w.exportDialog();
+    QString pte = dir.filePath("dnf.pte");
+    d->setDestination(pte, dir.path());
+    d->setAskBeforeOverwrite(false);
+    QSignalSpy done(d, &ui::ExportDialog::exportFinished);
+    QVERIFY(d->startExport());
+    QVERIFY(done.wait(60000));
+    QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
+    auto back = readProgramFile(pte.toStdString());
+    QVERIFY(back.ok());
+    auto orig = readProgramFile(fixture("pte/dnf.pte").toStdString());
+    QVERIFY(orig.ok());
+    QCOMPARE(back->methods[0].nodes.size(), orig->methods[0].nodes.size());
+    QVERIFY(back->methods[0].nonConstBufferSizes[1] <= orig->methods[0].nonConstBufferSizes[1]);
+    for (const Segment& seg : back->segments) QCOMPARE(seg.offset % 1024, uint64_t(0));
+    auto data = readDataFile(dir.filePath("weights.ptd").toStdString());
+    QVERIFY(data.ok());
+    QVERIFY(!data->entries.empty());
+    QVERIFY(resolveExternalTensors(back.value(), {data.value()}).ok());
   }
 
   void stepsThroughThePasses() {

@@ -37,6 +37,7 @@
 
 #include "engine/FormatUtil.h"
 #include "engine/SampleZoo.h"
+#include "engine/lowering/Delower.h"
 #include "engine/lowering/GraphText.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
@@ -738,8 +739,20 @@ void MainWindow::finishLoad(LoadedProgram r) {
   snapshot_ = 0;
   selectedNode_ = -1;
   shownPosition_ = -1;
-  if (current_.program && current_.program->format != SourceFormat::Pte) {
-    runner_->start(current_.program, config_->config());  // keeps the config the user set
+  if (current_.program && !current_.program->methods.empty()) {
+    // A .pte starts from the config it was made with (its pipeline de-lowers
+    // it first), unless a workspace brings one; a .pt2 keeps the config the user set.
+    if (current_.program->format == SourceFormat::Pte && !pending_) {
+      ExecutorchBackendConfig c = configMatching(*current_.program);
+      QSignalBlocker a(config_), b(constants_);
+      config_->setConfig(c);
+      constants_->setConfig(c);
+      log(tr("Config set to match %1 (segment_alignment %2, remove_view_copy %3); the first pass de-lowers it")
+              .arg(QFileInfo(q(current_.path)).fileName())
+              .arg(c.segmentAlignment)
+              .arg(c.removeViewCopy ? "true" : "false"));
+    }
+    runner_->start(current_.program, config_->config());
     if (pending_ && !pending_->runTo.empty()) {
       if (!runToPass(q(pending_->runTo))) pending_->runTo.clear();
     }
@@ -803,7 +816,8 @@ void MainWindow::refreshTimeline() {
     }
     return;
   }
-  auto* input = new QTreeWidgetItem(timeline_, {tr("Exported program"), QString()});
+  bool pte = current_.program && current_.program->format == SourceFormat::Pte;
+  auto* input = new QTreeWidgetItem(timeline_, {pte ? tr("ExecuTorch program (.pte)") : tr("Exported program"), QString()});
   input->setIcon(0, dot(QColor(76, 175, 80)));
   input->setToolTip(0, tr("The program as imported, before any pass"));
   double total = 0;

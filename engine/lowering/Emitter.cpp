@@ -40,10 +40,13 @@ std::string describe(const Method& m, const Node& n) {
 
 /// Whether ExecuTorch's runtime can call this operator as a kernel: an out
 /// variant, a primitive of executorch_prim, or an in-place write-back (copy_).
+/// An operator the studio has no schema for (a backend's custom kernel kept
+/// from a .pte) is taken at its word when its overload is named like an out
+/// variant ("out", "*_out"), as ExecuTorch's to_out_var does.
 bool runnable(const OperatorRef& op) {
   if (op.name.rfind("executorch_prim::", 0) == 0) return true;
   const OpSchema* s = OpRegistry::builtin().find(op.name, op.overload);
-  if (!s) return false;
+  if (!s) return op.overload == "out" || op.overload.ends_with("_out");
   return s->isOutVariant() || s->isInplace();
 }
 
@@ -83,12 +86,31 @@ class MethodEmitter {
     for (ValueId v : out.outputs) out.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, v, {}});
     out.encodedInputSpec = encodeArgsSpec(userInputs_.size());
     out.encodedOutputSpec = encodeTupleSpec(userOutputs());
+    if (!in_.encodedInputSpec.empty()) out.encodedInputSpec = in_.encodedInputSpec;  // kept from a .pte
+    if (!in_.encodedOutputSpec.empty()) out.encodedOutputSpec = in_.encodedOutputSpec;
     std::map<std::pair<std::string, std::string>, int32_t> opIndex;
+    std::vector<int32_t> delegateIndex(in_.delegates.size(), -1);
     for (const Node& n : in_.nodes) {
       Node e;
-      e.kind = NodeKind::Kernel;
       e.name = n.name;
       e.target = n.target;
+      for (ValueId a : n.args) e.args.push_back(remap_.at(a));
+      for (ValueId o : n.outputs) e.outputs.push_back(remap_.at(o));
+      e.meta.debugHandle = n.meta.debugHandle;
+      e.meta.moduleStack = n.meta.moduleStack;
+      if (c_.emitStacktrace) e.meta.stackTrace = n.meta.stackTrace;
+      if (n.kind == NodeKind::Delegate) {  // the blob stays where it is (the mapped .pte)
+        e.kind = NodeKind::Delegate;
+        int32_t& d = delegateIndex[n.delegate];
+        if (d < 0) {
+          d = static_cast<int32_t>(out.delegates.size());
+          out.delegates.push_back(in_.delegates[n.delegate]);
+        }
+        e.delegate = d;
+        out.nodes.push_back(std::move(e));
+        continue;
+      }
+      e.kind = NodeKind::Kernel;
       const OperatorRef& ref = in_.operators[n.op];
       auto [it, added] = opIndex.try_emplace({ref.name, ref.overload}, static_cast<int32_t>(out.operators.size()));
       if (added) {
@@ -99,12 +121,7 @@ class MethodEmitter {
         out.operators.push_back(std::move(written));
       }
       e.op = it->second;
-      for (ValueId a : n.args) e.args.push_back(remap_.at(a));
-      for (ValueId o : n.outputs) e.outputs.push_back(remap_.at(o));
       e.argNames = n.argNames;
-      e.meta.debugHandle = n.meta.debugHandle;
-      e.meta.moduleStack = n.meta.moduleStack;
-      if (c_.emitStacktrace) e.meta.stackTrace = n.meta.stackTrace;
       out.nodes.push_back(std::move(e));
     }
     noteMissingWriteBacks();
@@ -121,10 +138,16 @@ class MethodEmitter {
     if (in_.nonConstBufferSizes.empty())
       return fail("memory plan", "a planned program (run the pipeline through MemoryPlanningPass)", "no arenas");
     for (const Node& n : in_.nodes) {
-      if (n.kind == NodeKind::Delegate)
-        return fail(describe(in_, n), "kernel calls only", "a delegate call, which the emitter does not write");
+      if (n.kind == NodeKind::Delegate) {
+        if (n.delegate < 0 || static_cast<size_t>(n.delegate) >= in_.delegates.size())
+          return fail(describe(in_, n), "a delegate of the method's table", "index " + std::to_string(n.delegate));
+        for (ValueId a : n.args)
+          if (a < 0 || static_cast<size_t>(a) >= in_.values.size())
+            return fail(describe(in_, n), "argument value ids in range", std::to_string(a));
+        continue;
+      }
       if (n.kind != NodeKind::Kernel)
-        return fail(describe(in_, n), "kernel calls only", std::string("a ") + nodeKindName(n.kind) + " instruction");
+        return fail(describe(in_, n), "kernel and delegate calls only", std::string("a ") + nodeKindName(n.kind) + " instruction");
       if (n.op < 0 || static_cast<size_t>(n.op) >= in_.operators.size())
         return fail(describe(in_, n), "an operator of the method's table", "index " + std::to_string(n.op));
       if (!runnable(in_.operators[n.op]))
@@ -152,10 +175,14 @@ class MethodEmitter {
         case InputSpec::Kind::User: userInputs_.push_back(i.value); break;
         case InputSpec::Kind::Parameter:
         case InputSpec::Kind::ConstantTensor: constant_.insert(i.value); break;
-        case InputSpec::Kind::Buffer:
-          if (mutated.count(i.target)) mutable_[i.value] = i.target;
+        case InputSpec::Kind::Buffer: {
+          // State without bytes (a .pte's planned buffer that no output returns) is not a constant either.
+          const TensorSpec* t = in_.values[i.value].tensorIf();
+          bool noData = t && t->data.empty() && t->nbytes().value_or(0) > 0;
+          if (mutated.count(i.target) || noData) mutable_[i.value] = i.target;
           else constant_.insert(i.value);
           break;
+        }
         case InputSpec::Kind::CustomObject:
           return fail("input '" + i.target + "'", "tensors and scalars", "a custom object (torchbind), which the emitter does not write");
         case InputSpec::Kind::Token:
@@ -191,6 +218,8 @@ class MethodEmitter {
     else if (auto* ol = std::get_if<OptionalTensorList>(&out.payload)) ids(ol->items);
     TensorSpec* t = std::get_if<TensorSpec>(&out.payload);
     if (!t) return out;
+    // An initial value a .pte kept in its mutable data segment stays with the buffer.
+    bool initialValue = (t->mutableSegmentIndex || t->source == ConstantSource::MutableSegment) && !t->data.empty();
     // Only what the .pte says about a tensor is kept; the view link is done
     // (the planner gave the view its base's slot).
     t->viewOf = kNoValue;
@@ -200,13 +229,20 @@ class MethodEmitter {
     if (constant_.count(v)) {
       t->slot.reset();
       auto nb = t->nbytes().value_or(0);
-      if (nb > 0 && (!t->data.data || t->data.size < nb))
+      // An external tensor of a .pte whose .ptd was not given: named, its bytes stay in that file.
+      bool unresolved = t->external && !t->data.data;
+      if (nb > 0 && !unresolved && (!t->data.data || t->data.size < nb))
         return fail("constant '" + (t->fqn.empty() ? out.name : t->fqn) + "'", std::to_string(nb) + " bytes of data",
                     t->data.data ? std::to_string(t->data.size) + " bytes" : "none (the archive has no weights for it)");
-      t->data.size = nb;
+      if (!unresolved) t->data.size = nb;
       if (t->external) {
         if (t->fqn.empty()) return fail("external constant '" + out.name + "'", "a fully qualified name", "none");
-        t->dataBufferIndex = externalIndex(t->data);
+        if (unresolved) {
+          t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
+          externalBlobs_.push_back(Bytes{});
+        } else {
+          t->dataBufferIndex = externalIndex(t->data);
+        }
         t->source = ConstantSource::External;
         ++r_.externalTensors;
       } else {
@@ -217,11 +253,23 @@ class MethodEmitter {
         ++r_.constants;
       }
     } else if (auto it = mutable_.find(v); it != mutable_.end()) {
-      // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial state is meaningless.
-      t->data = Bytes{};
-      t->external = false;
-      t->constantTag.clear();
-      if (c_.emitMutableBufferNames) {
+      // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial
+      // state is meaningless, unless the program came with one (in its
+      // mutable data segment, or in a .ptd under its name: external mutable weights).
+      bool externalInitial = t->external && !t->fqn.empty();
+      if (externalInitial) {
+        t->source = ConstantSource::External;
+        t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
+        externalBlobs_.push_back(Bytes{});
+      } else {
+        if (initialValue) t->source = ConstantSource::MutableSegment;
+        else t->data = Bytes{};
+        t->external = false;
+        t->constantTag.clear();
+      }
+      if (externalInitial) {
+        // keeps the name it is found by in the .ptd
+      } else if (c_.emitMutableBufferNames) {
         t->fqn = it->second;
       } else {
         t->fqn.clear();
@@ -299,6 +347,7 @@ class MethodEmitter {
     const OpRegistry& reg = OpRegistry::builtin();
     for (size_t ni = 0; ni < in_.nodes.size(); ++ni) {
       const Node& n = in_.nodes[ni];
+      if (n.kind != NodeKind::Kernel) continue;
       const OpSchema* s = reg.find(in_.operators[n.op].name, in_.operators[n.op].overload);
       if (!s) continue;
       for (size_t a = 0; a < n.args.size() && a < s->arguments.size(); ++a) {
@@ -360,6 +409,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   out.path = lowered.path;
   out.format = SourceFormat::Pte;
   out.backing = lowered.backing;  // weights stay in the mapped archive
+  out.namedData = lowered.namedData;  // delegates' shared data (a de-lowered .pte)
   // Also keeps alive the bytes the emitter creates (lifted scalar constants).
   out.externalFiles = lowered.externalFiles;
   for (const Method& m : lowered.methods) {

@@ -20,8 +20,11 @@
 //   - container metadata: the pytree specs of a flat tuple of user inputs
 //     (args, no kwargs) and of the user outputs;
 //   - stack traces only when emit_stacktrace.
+//   - delegate calls keep their blob where it lies (a de-lowered .pte's
+//     mapped file), with the program's named data;
+//   - a method that came from a .pte keeps its pytree specs.
 // What cannot run is an error naming the node and operator: an operator
-// without out variant, a delegate, a control-flow instruction.
+// without out variant, a control-flow instruction.
 #pragma once
 
 #include <string>

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <sstream>
 
-#include "engine/MemoryPlanning.h"
 #include "engine/PtdReader.h"
 #include "engine/lowering/Emitter.h"
 
@@ -21,28 +20,16 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
   PteWriteOptions options = writeOptionsFor(config);
   options.ptdDir = ptdDir;
   options.progress = std::move(progress);
-  Program out;
-  if (program.format != SourceFormat::Pte) {
-    EmitReport emitted;
-    auto pte = emitProgram(program, config, &emitted);
-    if (!pte) return pte.error();
-    outcome.notes = std::move(emitted.notes);
-    out = std::move(pte.value());
-  } else {
-    out = program;
-    // Re-plan every method with the config's algorithms and alignment.
-    std::string algorithm = config.memoryPlanning.algorithms.size() == 1 ? config.memoryPlanning.algorithms[0] : "suite";
-    for (Method& m : out.methods) {
-      auto mp = planMethod(m, PlanOptions{algorithm, config.memoryPlanning.alignment});
-      if (!mp) {
-        Error e = mp.error();
-        e.what = m.name + ": " + e.what;
-        return e;
-      }
-      if (auto s = applyPlan(m, mp.value()); !s) return s.error();
-    }
-    options.writeDataFiles = unresolvedExternalKeys(out).empty();
-  }
+  if (program.format == SourceFormat::Pte)
+    return Error{ErrorCode::Unsupported, program.path, std::nullopt, "export", "a lowered program (run the pipeline: it de-lowers a .pte first)",
+                 "a .pte as read"};
+  EmitReport emitted;
+  auto pte = emitProgram(program, config, &emitted);
+  if (!pte) return pte.error();
+  outcome.notes = std::move(emitted.notes);
+  Program out = std::move(pte.value());
+  // External tensors of a .pte given without its .ptd: the .pte names them, no .ptd is written.
+  options.writeDataFiles = unresolvedExternalKeys(out).empty();
   auto written = writePte(out, output, options);
   if (!written) return written.error();
   outcome.written = std::move(written.value());

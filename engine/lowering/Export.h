@@ -1,8 +1,7 @@
-// Export: the last step of the studio and of `lowering-cli export`. A
-// program lowered from a .pt2 (the pipeline's final, planned snapshot) goes
-// through the emitter; a program read from a .pte is re-planned with the
-// config's planner and alignment. Either is then written as a .pte and its
-// .ptd files (PteWriter: streamed, atomic, cancellable).
+// Export: the last step of the studio and of `lowering-cli export`. The
+// pipeline's final, planned snapshot (of a .pt2, or of a .pte it de-lowered
+// and lowered again) goes through the emitter and is written as a .pte and
+// its .ptd files (PteWriter: streamed, atomic, cancellable).
 #pragma once
 
 #include <functional>

@@ -4,6 +4,7 @@
 
 #include "engine/MemoryPlanAnalysis.h"
 #include "engine/lowering/GraphText.h"
+#include "engine/lowering/passes/Passes.h"
 
 namespace lstudio {
 
@@ -46,6 +47,13 @@ std::string verifyProgram(const Program& p) {
 Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig config,
                    std::vector<std::shared_ptr<const Pass>> passes)
     : input_(std::move(input)), config_(std::move(config)), passes_(std::move(passes)) {
+  // A .pte is de-lowered first, then lowered again by to_executorch's
+  // passes. It went through to_edge when it was made: its dialect stays as
+  // made (e.g. clone without dim order when made with _skip_dim_order).
+  if (input_ && input_->format == SourceFormat::Pte) {
+    std::erase_if(passes_, [](const auto& p) { return p->name() == "ToEdgeOps" || p->name() == "MemoryFormatOpsPass"; });
+    passes_.insert(passes_.begin(), passes::delowerPte());
+  }
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});
 }
 

@@ -7,6 +7,8 @@
 
 namespace lstudio::passes {
 
+/// Runs first on a .pte input (engine/lowering/Delower).
+std::shared_ptr<const Pass> delowerPte();
 std::shared_ptr<const Pass> toEdgeOps();
 std::shared_ptr<const Pass> memoryFormatOps();
 std::shared_ptr<const Pass> quantFusion();

@@ -1,0 +1,450 @@
+#include "engine/lowering/Delower.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "engine/EdgeDialect.h"
+#include "engine/OpRegistry.h"
+
+namespace lstudio {
+namespace {
+
+/// "aten::add" -> "add": torch.fx names nodes after the operator (as the .pte reader does).
+std::string nodeBaseName(const std::string& op) {
+  size_t colon = op.rfind("::");
+  return colon == std::string::npos ? op : op.substr(colon + 2);
+}
+
+bool outNamed(const std::string& overload) { return overload == "out" || overload.ends_with("_out"); }
+
+class MethodDelowerer {
+ public:
+  MethodDelowerer(const Method& in, DelowerReport& r) : in_(in), m_(in), r_(r) {}
+
+  Result<Method> run() {
+    for (size_t i = 0; i < m_.nodes.size(); ++i) {
+      const Node& n = m_.nodes[i];
+      if (n.kind == NodeKind::Move || n.kind == NodeKind::JumpFalse || n.kind == NodeKind::Free)
+        return fail("instruction " + std::to_string(i), "kernel and delegate calls only",
+                    std::string("a ") + nodeKindName(n.kind) + " instruction (control flow cannot be de-lowered)");
+    }
+    dropPlan();
+    for (const Node& n : m_.nodes)
+      if (!n.name.empty()) nodeNames_.insert(n.name);
+    std::vector<Node> nodes;
+    nodes.reserve(m_.nodes.size());
+    for (size_t i = 0; i < m_.nodes.size(); ++i) {
+      auto n = delowerNode(i);
+      if (!n) return n.error();
+      if (n->name.empty()) {
+        std::string base = n->kind == NodeKind::Delegate ? "executorch_call_delegate"
+                           : n->op >= 0                   ? nodeBaseName(m_.operators[n->op].name)
+                                                          : "node";
+        n->name = uniqueNodeName(base);
+      }
+      nodes.push_back(std::move(n.value()));
+    }
+    m_.nodes = std::move(nodes);
+    rebuildSignature();
+    dropUnusedOperators();
+    return std::move(m_);
+  }
+
+ private:
+  Error fail(std::string what, std::string expected, std::string found) const {
+    return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + in_.name + "': " + std::move(what),
+                 std::move(expected), std::move(found)};
+  }
+
+  void dropPlan() {
+    m_.nonConstBufferSizes.clear();
+    for (Value& v : m_.values)
+      if (auto* t = std::get_if<TensorSpec>(&v.payload)) {
+        t->slot.reset();
+        t->viewOf = kNoValue;
+      }
+  }
+
+  /// The operator table index for `s` (added when new).
+  int32_t operatorFor(const OpSchema& s) {
+    OperatorRef ref{s.ns + "::" + s.name, s.overload.empty() ? "default" : s.overload};
+    for (size_t k = 0; k < m_.operators.size(); ++k)
+      if (m_.operators[k].name == ref.name &&
+          (m_.operators[k].overload == ref.overload || (m_.operators[k].overload.empty() && ref.overload == "default")))
+        return static_cast<int32_t>(k);
+    m_.operators.push_back(ref);
+    return static_cast<int32_t>(m_.operators.size() - 1);
+  }
+
+  Result<Node> delowerNode(size_t i) {
+    Node n = m_.nodes[i];
+    if (n.kind == NodeKind::Delegate) {
+      ++r_.delegates;
+      return n;
+    }
+    if (n.op < 0 || static_cast<size_t>(n.op) >= m_.operators.size())
+      return fail("instruction " + std::to_string(i), "an operator of the method's table", std::to_string(n.op));
+    const OperatorRef& ref = m_.operators[n.op];
+    const OpRegistry& reg = OpRegistry::builtin();
+    const OpSchema* s = reg.find(ref.name, ref.overload);
+    if (s && s->ns == "executorch_prim" && s->name == "et_view") return viewToViewCopy(n, i);
+    const OpSchema* fn = s && s->isOutVariant() ? reg.functionalOf(*s) : nullptr;
+    if (!fn) {
+      // Prim ops, in-place write-backs and operators without a known
+      // functional form run as the .pte calls them.
+      if (s && n.outputs.empty()) n.outputs = outsOf(n, *s);
+      if (!s && !outNamed(ref.overload) && !ref.overload.empty() && ref.overload != "default")
+        r_.notes.push_back(in_.name + ": " + ref.fullName() + " is not an operator the studio knows; kept as called");
+      n.target = "torch.ops." + ref.name.substr(0, ref.name.find("::")) + "." +
+                 ref.name.substr(ref.name.find("::") == std::string::npos ? 0 : ref.name.find("::") + 2) + "." +
+                 (ref.overload.empty() ? "default" : ref.overload);
+      ++r_.kept;
+      return n;
+    }
+    // Out variant -> functional: schema arguments by name, out arguments become results.
+    std::map<std::string, ValueId> byName;
+    std::vector<ValueId> outs;
+    size_t k = 0;
+    for (const SchemaArgument& a : s->arguments) {
+      if (k >= n.args.size())
+        return fail(where(i), std::to_string(s->arguments.size()) + " arguments for " + s->qualifiedName(),
+                    std::to_string(n.args.size()));
+      if (a.kwargOnly && a.isWrite) outs.push_back(n.args[k]);
+      else byName[a.name] = n.args[k];
+      ++k;
+    }
+    Node f;
+    f.kind = NodeKind::Kernel;
+    f.name = n.name;
+    f.meta = n.meta;
+    f.chain = n.chain;
+    for (const SchemaArgument& a : fn->arguments) {
+      ValueId v = kNoValue;
+      if (auto it = byName.find(a.name); it != byName.end()) v = it->second;
+      else if (auto d = schemaDefault(m_, a)) v = *d;
+      if (v == kNoValue) return fail(where(i), "a value for argument '" + a.name + "' of " + fn->qualifiedName(), "none");
+      f.args.push_back(v);
+      f.argNames.push_back(a.name);
+    }
+    for (ValueId o : outs)
+      if (o < 0 || static_cast<size_t>(o) >= m_.values.size() || !m_.values[o].isTensor())
+        return fail(where(i), "tensor out arguments", "value " + std::to_string(o));
+    f.outputs = outs;
+    f.op = operatorFor(*fn);
+    f.target = "torch.ops." + fn->ns + "." + fn->name + "." + (fn->overload.empty() ? "default" : fn->overload);
+    ++r_.functionalized;
+    return f;
+  }
+
+  /// et_view(self, size, out) -> view_copy(self, size) with `out` as its result.
+  Result<Node> viewToViewCopy(const Node& n, size_t i) {
+    if (n.args.size() < 3) return fail(where(i), "et_view(self, size, out)", std::to_string(n.args.size()) + " arguments");
+    const OpSchema* vc = OpRegistry::builtin().find("aten::view_copy", "");
+    if (!vc) return fail(where(i), "aten::view_copy in the operator table", "none");
+    Node f;
+    f.kind = NodeKind::Kernel;
+    f.name = n.name;
+    f.meta = n.meta;
+    f.args = {n.args[0], n.args[1]};
+    f.argNames = {"self", "size"};
+    f.outputs = {n.args[2]};
+    f.op = operatorFor(*vc);
+    f.target = "torch.ops.aten.view_copy.default";
+    ++r_.views;
+    return f;
+  }
+
+  /// The values an operator writes, from its schema: out arguments and mutated self.
+  std::vector<ValueId> outsOf(const Node& n, const OpSchema& s) const {
+    std::vector<ValueId> outs;
+    for (size_t k = 0; k < s.arguments.size() && k < n.args.size(); ++k)
+      if (s.arguments[k].isWrite && m_.values[n.args[k]].isTensor()) outs.push_back(n.args[k]);
+    return outs;
+  }
+
+  std::string where(size_t i) const {
+    const Node& n = in_.nodes[i];
+    std::string op = n.op >= 0 && static_cast<size_t>(n.op) < in_.operators.size() ? in_.operators[n.op].fullName() : "?";
+    return "instruction " + std::to_string(i) + " (" + op + ")";
+  }
+
+  /// Where the .pte keeps a tensor's bytes (the plan is already dropped in m_).
+  TensorStorage storageInPte(ValueId v) const {
+    if (static_cast<size_t>(v) >= in_.values.size() || !in_.values[v].isTensor()) return TensorStorage::RunTime;
+    return in_.values[v].tensor().storage();
+  }
+
+  /// The tensor `v` is a removed view of: the last value the .pte's plan
+  /// placed at the same slot, of the same dtype and byte size.
+  std::optional<ValueId> viewBase(ValueId v, const std::map<std::pair<uint32_t, uint64_t>, ValueId>& lastAtSlot) const {
+    const TensorSpec& t = in_.values[v].tensor();
+    if (!t.slot || t.dynamism != ShapeDynamism::Static || t.nbytes().value_or(0) == 0) return std::nullopt;
+    auto it = lastAtSlot.find({t.slot->memId, t.slot->offset});
+    if (it == lastAtSlot.end() || it->second == v) return std::nullopt;
+    const TensorSpec* b = in_.values[it->second].tensorIf();
+    if (!b || b->dtype != t.dtype || b->nbytes() != t.nbytes()) return std::nullopt;
+    return it->second;
+  }
+
+  /// view_copy(base, sizes of `view`) -> view: a view ReplaceViewCopyWithView had removed.
+  Node viewCopyNode(ValueId base, ValueId view, const OpSchema& viewCopy, const NodeMeta& meta) {
+    Node n;
+    n.kind = NodeKind::Kernel;
+    std::vector<int64_t> sizes = m_.values[view].tensor().sizes;  // copied: adding values moves the table
+    n.args = {base, addIntListValue(sizes)};
+    n.argNames = {"self", "size"};
+    n.outputs = {view};
+    n.op = operatorFor(viewCopy);
+    n.target = "torch.ops.aten.view_copy.default";
+    n.name = uniqueNodeName("view_copy");
+    n.meta = meta;
+    ++r_.views;
+    return n;
+  }
+
+  ValueId addIntListValue(const std::vector<int64_t>& xs) {
+    IntList l;
+    for (int64_t x : xs) {
+      l.items.push_back(static_cast<ValueId>(m_.values.size()));
+      m_.values.push_back(Value{x, {}});
+    }
+    m_.values.push_back(Value{std::move(l), {}});
+    return static_cast<ValueId>(m_.values.size() - 1);
+  }
+
+  std::string uniqueNodeName(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; !nodeNames_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  void dropUnusedOperators() {
+    std::vector<int32_t> remap(m_.operators.size(), -1);
+    std::vector<OperatorRef> kept;
+    for (Node& n : m_.nodes)
+      if (n.kind == NodeKind::Kernel && n.op >= 0) {
+        if (remap[n.op] < 0) {
+          remap[n.op] = static_cast<int32_t>(kept.size());
+          OperatorRef r = m_.operators[n.op];
+          if (r.overload.empty()) r.overload = "default";
+          kept.push_back(std::move(r));
+        }
+        n.op = remap[n.op];
+      }
+    m_.operators = std::move(kept);
+  }
+
+  /// torch.export's signature: constants become parameters, state becomes
+  /// buffers (placed first, as torch.export orders placeholders), then the
+  /// .pte's inputs. Tensors a .pte reads without any instruction defining
+  /// them are told apart here:
+  ///   - a view whose copy ReplaceViewCopyWithView removed (it shares its
+  ///     base's slot and size): a view_copy of the base is put back;
+  ///   - scratch memory a backend's kernel takes as an argument (an operator
+  ///     without schema): a result of that kernel, planned for its call only;
+  ///   - a delegate's results (its arguments list inputs, then outputs);
+  ///   - otherwise state the program had before it ran: a buffer.
+  void rebuildSignature() {
+    const size_t nv = m_.values.size();
+    std::vector<bool> defined(nv, false);
+    std::map<std::pair<uint32_t, uint64_t>, ValueId> lastAtSlot;  // in the .pte's plan
+    auto define = [&](ValueId v) {
+      defined[v] = true;
+      if (static_cast<size_t>(v) >= in_.values.size()) return;
+      if (auto* t = in_.values[v].tensorIf(); t && t->slot) lastAtSlot[{t->slot->memId, t->slot->offset}] = v;
+    };
+    for (ValueId v : m_.inputs)
+      if (v >= 0 && static_cast<size_t>(v) < nv) define(v);
+    std::vector<ValueId> constants, state;
+    std::vector<bool> seen(nv, false);
+    std::vector<std::string> firstUse(nv);
+    const OpRegistry& reg = OpRegistry::builtin();
+    const OpSchema* viewCopy = reg.find("aten::view_copy", "");
+    std::vector<Node> nodes;
+    nodes.reserve(m_.nodes.size());
+    for (Node& n : m_.nodes) {
+      const OpSchema* schema = nullptr;
+      if (n.kind == NodeKind::Kernel && n.op >= 0) schema = reg.find(m_.operators[n.op].name, m_.operators[n.op].overload);
+      std::set<ValueId> writes(n.outputs.begin(), n.outputs.end());
+      bool inPlace = schema && schema->isInplace();
+      std::vector<ValueId> refs;  // tensors, list items in place
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        ValueId a = n.args[k];
+        if (a < 0 || static_cast<size_t>(a) >= nv) continue;
+        const Value& v = m_.values[a];
+        if (v.isTensor() && firstUse[a].empty())
+          firstUse[a] = n.name + "." + (k < n.argNames.size() ? n.argNames[k] : "arg" + std::to_string(k));
+        if (v.isTensor()) refs.push_back(a);
+        if (auto* tl = std::get_if<TensorList>(&v.payload))
+          for (ValueId x : tl->items) refs.push_back(x);
+        if (auto* ol = std::get_if<OptionalTensorList>(&v.payload))
+          for (ValueId x : ol->items) refs.push_back(x);
+      }
+      std::vector<ValueId> extraOuts;
+      for (ValueId a : refs) {
+        if (a < 0 || static_cast<size_t>(a) >= nv || seen[a]) continue;
+        const TensorSpec* t = m_.values[a].tensorIf();
+        if (!t) continue;
+        seen[a] = true;
+        TensorStorage st = storageInPte(a);
+        if (st == TensorStorage::Constant || st == TensorStorage::External) {
+          constants.push_back(a);
+          continue;
+        }
+        if (defined[a]) continue;
+        bool hasInitialValue = st == TensorStorage::Mutable;
+        if (!hasInitialValue && (n.kind == NodeKind::Delegate || (writes.count(a) && !(inPlace && n.args[0] == a)))) {
+          if (n.kind == NodeKind::Delegate) extraOuts.push_back(a);
+          define(a);
+          continue;
+        }
+        if (!hasInitialValue && viewCopy)
+          if (auto base = viewBase(a, lastAtSlot)) {
+            nodes.push_back(viewCopyNode(*base, a, *viewCopy, n.meta));
+            define(a);
+            continue;
+          }
+        if (!hasInitialValue && !schema && n.kind == NodeKind::Kernel) {
+          extraOuts.push_back(a);  // scratch of a kernel the studio has no schema for
+          define(a);
+          continue;
+        }
+        state.push_back(a);
+        define(a);
+      }
+      for (ValueId o : extraOuts) n.outputs.push_back(o);
+      for (ValueId o : n.outputs)
+        if (o >= 0 && static_cast<size_t>(o) < nv && !defined[o]) define(o);
+      nodes.push_back(std::move(n));
+    }
+    m_.nodes = std::move(nodes);
+    // Tensors the method returns without any instruction touching them.
+    for (ValueId o : m_.outputs) {
+      if (o < 0 || static_cast<size_t>(o) >= nv || seen[o] || defined[o] || !m_.values[o].isTensor()) continue;
+      seen[o] = true;
+      TensorStorage st = storageInPte(o);
+      if (st == TensorStorage::Constant || st == TensorStorage::External) constants.push_back(o);
+      else if (auto base = st == TensorStorage::Mutable || !viewCopy ? std::nullopt : viewBase(o, lastAtSlot))
+        m_.nodes.push_back(viewCopyNode(*base, o, *viewCopy, {}));
+      else state.push_back(o);
+      define(o);
+    }
+
+    std::set<std::string> used;
+    auto unique = [&](std::string name) {
+      std::string s = name;
+      for (int k = 1; used.count(s); ++k) s = name + "_" + std::to_string(k);
+      used.insert(s);
+      return s;
+    };
+    for (const Value& v : m_.values)
+      if (auto* t = v.tensorIf(); t && !t->fqn.empty()) used.insert(t->fqn);
+
+    GraphSignature sig;
+    std::vector<ValueId> inputs;
+    std::map<ValueId, std::string> bufferName;
+    for (ValueId c : constants) {
+      Value& v = m_.values[c];
+      TensorSpec& t = v.tensor();
+      std::string name = !t.fqn.empty() ? t.fqn : unique(firstUse[c].empty() ? "constant" : firstUse[c]);
+      if (v.name.empty()) v.name = "p_" + name;
+      sig.inputs.push_back(InputSpec{InputSpec::Kind::Parameter, c, name, true});
+      inputs.push_back(c);
+      ++r_.parameters;
+    }
+    for (ValueId b : state) {
+      Value& v = m_.values[b];
+      TensorSpec& t = v.tensor();
+      std::string name = !t.fqn.empty() ? t.fqn : unique("buffer_" + std::to_string(r_.buffers));
+      if (v.name.empty()) v.name = "b_" + name;
+      sig.inputs.push_back(InputSpec{InputSpec::Kind::Buffer, b, name, true});
+      bufferName[b] = name;
+      inputs.push_back(b);
+      ++r_.buffers;
+    }
+    for (ValueId u : m_.inputs) {
+      sig.inputs.push_back(InputSpec{InputSpec::Kind::User, u, {}, true});
+      inputs.push_back(u);
+      ++r_.userInputs;
+    }
+    for (ValueId o : m_.outputs) {
+      auto it = bufferName.find(o);
+      if (it != bufferName.end()) sig.outputs.push_back(OutputSpec{OutputSpec::Kind::BufferMutation, o, it->second});
+      else sig.outputs.push_back(OutputSpec{OutputSpec::Kind::User, o, {}});
+    }
+    m_.inputs = std::move(inputs);
+    m_.signature = std::move(sig);
+    // The .pte's pytree specs stay: the emitter writes them back unchanged.
+  }
+
+  const Method& in_;
+  Method m_;
+  DelowerReport& r_;
+  std::set<std::string> nodeNames_;  ///< names taken
+};
+
+}  // namespace
+
+Result<Program> delowerProgram(const Program& pte, DelowerReport* report) {
+  DelowerReport local;
+  DelowerReport& r = report ? *report : local;
+  if (pte.format != SourceFormat::Pte)
+    return Error{ErrorCode::Unsupported, pte.path, std::nullopt, "de-lowering", "a program read from a .pte",
+                 "a torch.export graph (lower it directly)"};
+  Program out = pte;
+  out.format = SourceFormat::Pt2;
+  out.exportFacts = ExportFacts{};
+  out.exportFacts.container = "de-lowered .pte";
+  out.exportFacts.dialect = "EDGE";
+  for (Method& m : out.methods) {
+    MethodDelowerer d(m, r);
+    auto dm = d.run();
+    if (!dm) {
+      Error e = dm.error();
+      if (e.file.empty()) e.file = pte.path;
+      return e;
+    }
+    m = std::move(dm.value());
+  }
+  return out;
+}
+
+ExecutorchBackendConfig configMatching(const Program& pte) {
+  ExecutorchBackendConfig c;
+  if (pte.facts.segmentAlignment > 0) c.segmentAlignment = pte.facts.segmentAlignment;
+  uint64_t planAlignment = 16;
+  bool inlineBlobs = false;
+  for (const Method& m : pte.methods) {
+    for (const Node& n : m.nodes) {
+      if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) continue;
+      const OperatorRef& ref = m.operators[n.op];
+      if (ref.name != "aten::view_copy" || n.args.empty()) continue;
+      // A static view_copy left in the program: remove_view_copy was off.
+      const TensorSpec* t = m.values[n.args[0]].tensorIf();
+      if (t && t->dynamism == ShapeDynamism::Static) c.removeViewCopy = false;
+    }
+    for (const Value& v : m.values)
+      if (auto* t = v.tensorIf(); t && t->slot && t->slot->offset)
+        planAlignment = std::min<uint64_t>(planAlignment, t->slot->offset & (~t->slot->offset + 1));
+    for (const Delegate& d : m.delegates) inlineBlobs = inlineBlobs || (d.location == Delegate::Location::Inline && !d.blob.empty());
+  }
+  c.memoryPlanning.alignment = planAlignment;
+  // Inputs and outputs left to the caller (alloc_graph_input/output off).
+  auto anyPlanned = [&](bool inputs) -> std::optional<bool> {
+    std::optional<bool> planned;
+    for (const Method& m : pte.methods)
+      for (ValueId v : inputs ? m.inputs : m.outputs)
+        if (const TensorSpec* t = v >= 0 && static_cast<size_t>(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
+            t && t->storage() != TensorStorage::Constant && t->storage() != TensorStorage::External)
+          planned = planned.value_or(false) || t->slot.has_value();
+    return planned;
+  };
+  if (auto p = anyPlanned(true)) c.memoryPlanning.allocGraphInput = *p;
+  if (auto p = anyPlanned(false)) c.memoryPlanning.allocGraphOutput = *p;
+  c.extractDelegateSegments = !inlineBlobs;
+  return c;
+}
+
+}  // namespace lstudio

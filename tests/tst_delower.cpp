@@ -1,0 +1,344 @@
+// De-lowering a .pte (engine/lowering/Delower) and lowering it again.
+//
+// Every real .pte of the fixtures is read, de-lowered, lowered under the
+// config matching how it was made (configMatching), emitted, written and read
+// back; the result must be the same program: the same instructions in the
+// same order (operator and overload, or delegate backend and blob), the same
+// arguments (constant bytes equal, tensors of the same dtype and shape,
+// scalars equal), the same operator table, inputs and outputs, and no arena
+// larger than the file's own. Zoo samples go the same way from their first
+// export. Where the studio differs on purpose:
+//   - value tables are not compared: the emitter drops values nothing uses
+//     and adds schema defaults the .pte left out;
+//   - a removed view (a tensor sharing its base's slot with no instruction)
+//     comes back as view_copy and is removed again: the count of
+//     instructions is unchanged, the view's value is a new one;
+//   - arenas may shrink (the studio's planner suite keeps the smallest).
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "app/Cli.h"
+#include "engine/OpenProgram.h"
+#include "engine/PtdReader.h"
+#include "engine/Pt2Writer.h"
+#include "engine/PteReader.h"
+#include "engine/PteWriter.h"
+#include "engine/SampleZoo.h"
+#include "engine/lowering/Delower.h"
+#include "engine/lowering/Emitter.h"
+#include "engine/lowering/Pipeline.h"
+#include "tests/TestSupport.h"
+
+using namespace lstudio;
+
+namespace {
+
+std::string overloadName(const OperatorRef& r) { return r.overload.empty() ? "default" : r.overload; }
+std::string opName(const Method& m, const Node& n) {
+  if (n.kind == NodeKind::Delegate) return "delegate " + m.delegates.at(n.delegate).backendId;
+  return m.operators.at(n.op).name + "." + overloadName(m.operators.at(n.op));
+}
+
+bool sameBytes(const Bytes& a, const Bytes& b) {
+  return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
+}
+
+/// Empty when argument `a` of `was` and `b` of `is` are the same value.
+std::string compareValue(const Method& was, ValueId a, const Method& is, ValueId b) {
+  const Value& x = was.values.at(a);
+  const Value& y = is.values.at(b);
+  if (x.kind() != y.kind()) return std::string(valueKindName(x.kind())) + " became " + valueKindName(y.kind());
+  if (auto* t = x.tensorIf()) {
+    const TensorSpec& u = y.tensor();
+    if (t->dtype != u.dtype || t->sizes != u.sizes) return t->shapeString() + " became " + u.shapeString();
+    bool c1 = t->storage() == TensorStorage::Constant || t->storage() == TensorStorage::External;
+    bool c2 = u.storage() == TensorStorage::Constant || u.storage() == TensorStorage::External;
+    if (c1 != c2) return std::string("storage ") + tensorStorageName(t->storage()) + " became " + tensorStorageName(u.storage());
+    if (t->external != u.external) return "external flag changed";
+    if (t->external && t->fqn != u.fqn) return "external name " + t->fqn + " became " + u.fqn;
+    if (c1 && !t->data.empty() && !sameBytes(t->data, u.data)) return "constant bytes differ";
+    return {};
+  }
+  if (auto* i = std::get_if<int64_t>(&x.payload)) return *i == std::get<int64_t>(y.payload) ? "" : "int differs";
+  if (auto* d = std::get_if<double>(&x.payload)) return *d == std::get<double>(y.payload) ? "" : "double differs";
+  if (auto* f = std::get_if<bool>(&x.payload)) return *f == std::get<bool>(y.payload) ? "" : "bool differs";
+  if (auto* s = std::get_if<std::string>(&x.payload)) return *s == std::get<std::string>(y.payload) ? "" : "string differs";
+  auto items = [](const Value& v) -> std::vector<ValueId> {
+    if (auto* l = std::get_if<IntList>(&v.payload)) return l->items;
+    if (auto* l = std::get_if<TensorList>(&v.payload)) return l->items;
+    if (auto* l = std::get_if<OptionalTensorList>(&v.payload)) return l->items;
+    return {};
+  };
+  auto xi = items(x), yi = items(y);
+  if (xi.size() != yi.size()) return "list length differs";
+  for (size_t k = 0; k < xi.size(); ++k) {
+    if ((xi[k] < 0) != (yi[k] < 0)) return "list item None differs";
+    if (xi[k] >= 0)
+      if (std::string d = compareValue(was, xi[k], is, yi[k]); !d.empty()) return "item " + std::to_string(k) + ": " + d;
+  }
+  if (auto* l = std::get_if<DoubleList>(&x.payload)) return l->items == std::get<DoubleList>(y.payload).items ? "" : "doubles differ";
+  if (auto* l = std::get_if<BoolList>(&x.payload)) return l->items == std::get<BoolList>(y.payload).items ? "" : "bools differ";
+  return {};
+}
+
+/// Empty when `is` is the same program as `was` (see the file comment).
+std::string compareProgram(const Program& was, const Program& is) {
+  if (was.methods.size() != is.methods.size()) return "method count";
+  for (size_t mi = 0; mi < was.methods.size(); ++mi) {
+    const Method& a = was.methods[mi];
+    const Method* bp = is.method(a.name);
+    if (!bp) return "method " + a.name + " is missing";
+    const Method& b = *bp;
+    std::string w = a.name + ": ";
+    if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size()) return w + "inputs/outputs count";
+    for (size_t k = 0; k < a.inputs.size(); ++k)
+      if (std::string d = compareValue(a, a.inputs[k], b, b.inputs[k]); !d.empty()) return w + "input " + std::to_string(k) + ": " + d;
+    for (size_t k = 0; k < a.outputs.size(); ++k)
+      if (std::string d = compareValue(a, a.outputs[k], b, b.outputs[k]); !d.empty()) return w + "output " + std::to_string(k) + ": " + d;
+    if (a.nodes.size() != b.nodes.size())
+      return w + std::to_string(a.nodes.size()) + " instructions became " + std::to_string(b.nodes.size());
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+      const Node& x = a.nodes[i];
+      const Node& y = b.nodes[i];
+      std::string wi = w + "instruction " + std::to_string(i) + " (" + opName(a, x) + "): ";
+      if (x.kind != y.kind || opName(a, x) != opName(b, y)) return wi + "became " + opName(b, y);
+      if (x.kind == NodeKind::Delegate && !sameBytes(a.delegates[x.delegate].blob, b.delegates[y.delegate].blob))
+        return wi + "delegate blob differs";
+      if (x.args.size() != y.args.size()) return wi + "argument count differs";
+      for (size_t k = 0; k < x.args.size(); ++k)
+        if (std::string d = compareValue(a, x.args[k], b, y.args[k]); !d.empty()) return wi + "argument " + std::to_string(k) + ": " + d;
+    }
+    std::set<std::string> ops1, ops2;
+    for (const auto& o : a.operators) ops1.insert(o.name + "." + overloadName(o));
+    for (const auto& o : b.operators) ops2.insert(o.name + "." + overloadName(o));
+    if (ops1 != ops2) return w + "operator tables differ";
+    for (size_t id = 1; id < b.nonConstBufferSizes.size(); ++id) {
+      int64_t before = id < a.nonConstBufferSizes.size() ? a.nonConstBufferSizes[id] : 0;
+      if (b.nonConstBufferSizes[id] > before)
+        return w + "arena " + std::to_string(id) + " grew from " + std::to_string(before) + " to " +
+               std::to_string(b.nonConstBufferSizes[id]);
+    }
+  }
+  return {};
+}
+
+/// De-lowers and lowers `pte` under `config`, emits and writes it to `out`, reads it back.
+Result<Program> relower(const Program& pte, const ExecutorchBackendConfig& config, const std::string& out) {
+  Pipeline p(std::make_shared<const Program>(pte), config);
+  p.runToEnd();
+  if (p.failed()) {
+    const PassRecord& r = p.records()[p.position() - 1];
+    return Error{ErrorCode::Invalid, pte.path, std::nullopt, r.name,
+                 "a pass that succeeds", r.diagnostics.empty() ? "failed" : r.diagnostics[0].message};
+  }
+  auto emitted = emitProgram(*p.current(), config);
+  if (!emitted) return emitted.error();
+  PteWriteOptions o = writeOptionsFor(config);
+  o.writeDataFiles = unresolvedExternalKeys(emitted.value()).empty();
+  auto written = writePte(emitted.value(), out, o);
+  if (!written) return written.error();
+  auto back = readProgramFile(out);
+  if (!back) return back.error();
+  std::vector<DataFile> files;
+  for (size_t i = 1; i < written->files.size(); ++i) {
+    auto d = readDataFile(written->files[i].path);
+    if (!d) return d.error();
+    files.push_back(std::move(d.value()));
+  }
+  if (!files.empty())
+    if (auto s = resolveExternalTensors(back.value(), files); !s) return s.error();
+  return back;
+}
+
+/// A fixture .pte with the .ptd of the same stem resolved when there is one.
+Result<Program> readFixture(const QString& path) {
+  auto p = readProgramFile(path.toStdString());
+  if (!p) return p;
+  QString stem = QFileInfo(path).completeBaseName();
+  for (const QString& ptd : test::fixtureFiles("ptd", {"*.ptd"})) {
+    QString s = QFileInfo(ptd).completeBaseName();
+    if (s == stem || (stem == "rs_data_map_model" && s == "rs_default_external_constant")) {
+      auto d = readDataFile(ptd.toStdString());
+      if (!d) return d.error();
+      if (auto r = resolveExternalTensors(p.value(), {d.value()}); !r) return r.error();
+    }
+  }
+  return p;
+}
+
+/// A .pt2 of a zoo sample, lowered with the default config and exported to dir/NAME.pte, read back.
+Result<Program> exportedSample(const QString& dir, const std::string& name, const SampleOptions& options = {}) {
+  auto built = buildSample(name, options);
+  if (!built) return built.error();
+  std::string pt2 = (dir + "/" + QString::fromStdString(name) + ".pt2").toStdString();
+  if (auto s = writePt2(built.value(), pt2); !s) return s.error();
+  auto opened = openProgramFile(pt2);
+  if (!opened) return opened.error();
+  ExecutorchBackendConfig c;
+  c.emitMutableBufferNames = name == "llama";
+  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
+  p.runToEnd();
+  if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", p.records()[p.position() - 1].name};
+  auto emitted = emitProgram(*p.current(), c);
+  if (!emitted) return emitted.error();
+  std::string pte = (dir + "/" + QString::fromStdString(name) + ".pte").toStdString();
+  if (auto w = writePte(emitted.value(), pte, writeOptionsFor(c)); !w) return w.error();
+  return readProgramFile(pte);
+}
+
+}  // namespace
+
+class TestDelower : public QObject {
+  Q_OBJECT
+ private slots:
+  void fixturesRoundTrip_data() {
+    QTest::addColumn<QString>("path");
+    const QStringList files = test::fixtureFiles("pte", {"*.pte"}) + test::fixtureFiles("other", {"*.bpte"});
+    if (files.isEmpty()) QSKIP("../shared/fixtures is absent");
+    for (const QString& f : files) QTest::newRow(qPrintable(QFileInfo(f).fileName())) << f;
+  }
+  void fixturesRoundTrip() {
+    QFETCH(QString, path);
+    auto pte = readFixture(path);
+    QVERIFY2(pte, pte ? "" : qPrintable(QString::fromStdString(pte.error().message())));
+    QTemporaryDir dir;
+    auto back = relower(pte.value(), configMatching(pte.value()), (dir.path() + "/out.pte").toStdString());
+    QVERIFY2(back, back ? "" : qPrintable(QString::fromStdString(back.error().message())));
+    std::string diff = compareProgram(pte.value(), back.value());
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  void zooSamplesRoundTrip_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* s : {"mlp", "dynamic_batch", "llama", "quantized_linear", "training", "mobilenet_v2"})
+      QTest::newRow(s) << s;
+  }
+  void zooSamplesRoundTrip() {
+    QFETCH(QString, name);
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 2;
+    auto first = exportedSample(dir.path(), name.toStdString(), o);
+    QVERIFY2(first, first ? "" : qPrintable(QString::fromStdString(first.error().message())));
+    ExecutorchBackendConfig c = configMatching(first.value());
+    c.emitMutableBufferNames = name == "llama";
+    auto back = relower(first.value(), c, (dir.path() + "/again.pte").toStdString());
+    QVERIFY2(back, back ? "" : qPrintable(QString::fromStdString(back.error().message())));
+    std::string diff = compareProgram(first.value(), back.value());
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // The de-lowered graph itself: functional operators, no plan, torch.export's signature.
+  void delowersLlamaToAnExportedGraph() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 1;
+    auto pte = exportedSample(dir.path(), "llama", o);
+    QVERIFY(pte);
+    DelowerReport r;
+    auto d = delowerProgram(pte.value(), &r);
+    QVERIFY2(d, d ? "" : qPrintable(QString::fromStdString(d.error().message())));
+    const Method& m = d->methods[0];
+    QVERIFY(m.nonConstBufferSizes.empty());
+    for (const Value& v : m.values)
+      if (auto* t = v.tensorIf()) QVERIFY(!t->slot && t->viewOf == kNoValue);
+    for (const OperatorRef& op : m.operators) {
+      QVERIFY2(op.overload != "out" && !op.overload.ends_with("_out"), op.fullName().c_str());
+      QVERIFY(op.name != "executorch_prim::et_view");
+    }
+    QVERIFY(r.functionalized > 10);
+    // The KV caches are buffers the method returns mutated, by their names (emit_mutable_buffer_names).
+    std::set<std::string> buffers, mutated;
+    for (const InputSpec& in : m.signature.inputs)
+      if (in.kind == InputSpec::Kind::Buffer) buffers.insert(in.target);
+    for (const OutputSpec& out : m.signature.outputs)
+      if (out.kind == OutputSpec::Kind::BufferMutation) mutated.insert(out.target);
+    QCOMPARE(buffers.size(), size_t(2));
+    QCOMPARE(mutated, buffers);
+    QVERIFY(buffers.count("layers.0.attention.kv_cache.k_cache"));
+    // Constants are parameters in front of the user inputs, every placeholder is an input.
+    QCOMPARE(m.signature.inputs.size(), m.inputs.size());
+    QCOMPARE(m.signature.inputs.back().kind, InputSpec::Kind::User);
+    QVERIFY(r.parameters > 5);
+    QCOMPARE(r.userInputs, pte->methods[0].inputs.size());
+    QVERIFY(verifyProgram(d.value()).empty());
+  }
+
+  // A removed view (no instruction; it shares its base's slot) comes back as
+  // view_copy; scratch tensors of a backend's kernels become its results.
+  void restoresRemovedViewsAndScratch() {
+    QString path = test::fixture("pte/arduino_KeywordSpotting_model.pte");
+    if (!QFile::exists(path)) QSKIP("fixture absent");
+    auto pte = readProgramFile(path.toStdString());
+    QVERIFY(pte);
+    DelowerReport r;
+    auto d = delowerProgram(pte.value(), &r);
+    QVERIFY(d);
+    const Method& m = d->methods[0];
+    QCOMPARE(r.views, size_t(1));
+    QCOMPARE(m.nodes.size(), pte->methods[0].nodes.size() + 1);
+    QCOMPARE(r.buffers, size_t(0));  // no state: scratch and views are accounted for
+    int scratchOutputs = 0;
+    for (const Node& n : m.nodes)
+      for (ValueId o : n.outputs) scratchOutputs += m.values[o].tensor().dtype == ScalarType::Byte;
+    QVERIFY(scratchOutputs >= 9);
+  }
+
+  void configMatchesTheFile() {
+    QString path = test::fixture("pte/stories260k_hybrid_llama_qnn.pte");
+    if (!QFile::exists(path)) QSKIP("fixture absent");
+    auto pte = readProgramFile(path.toStdString());
+    QVERIFY(pte);
+    ExecutorchBackendConfig c = configMatching(pte.value());
+    // Its inputs and outputs are not planned: the runtime's caller provides them.
+    QVERIFY(!c.memoryPlanning.allocGraphInput);
+    QVERIFY(!c.memoryPlanning.allocGraphOutput);
+    QCOMPARE(c.segmentAlignment, pte->facts.segmentAlignment);
+  }
+
+  void refusesWhatCannotBeUndone() {
+    Program p;
+    p.path = "made.pte";
+    Method m;
+    m.name = "forward";
+    m.values.push_back(Value{true, {}});
+    Node j;
+    j.kind = NodeKind::JumpFalse;
+    j.args = {0};
+    j.jumpTarget = 0;
+    m.nodes.push_back(j);
+    p.methods.push_back(m);
+    auto d = delowerProgram(p);
+    QVERIFY(!d);
+    QString text = QString::fromStdString(d.error().message());
+    QVERIFY2(text.contains("made.pte") && text.contains("control flow"), qPrintable(text));
+    p.format = SourceFormat::Pt2;
+    auto e = delowerProgram(p);
+    QVERIFY(!e);
+    QVERIFY(QString::fromStdString(e.error().message()).contains("a program read from a .pte"));
+  }
+
+  // lowering-cli: a .pte runs through DelowerPtePass and the whole pipeline, and exports.
+  void cliLowersAndExportsAPte() {
+    QString path = test::fixture("pte/xor.pte");
+    if (!QFile::exists(path)) QSKIP("fixture absent");
+    std::ostringstream out, err;
+    QCOMPARE(cli::run({"lower", path.toStdString()}, out, err), int(cli::kOk));
+    QVERIFY2(out.str().find("DelowerPtePass: changed") != std::string::npos, out.str().c_str());
+    QVERIFY(out.str().find("MemoryPlanningPass: changed") != std::string::npos);
+    QTemporaryDir dir;
+    std::ostringstream out2, err2;
+    std::string target = (dir.path() + "/xor.pte").toStdString();
+    QCOMPARE(cli::run({"export", path.toStdString(), "-o", target}, out2, err2), int(cli::kOk));
+    QVERIFY2(out2.str().find("method forward: 2 inputs, 10 outputs, 66 instructions") != std::string::npos, out2.str().c_str());
+    auto back = readProgramFile(target);
+    QVERIFY(back);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDelower)
+#include "tst_delower.moc"
