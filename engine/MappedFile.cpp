@@ -39,6 +39,8 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
     }
     f->data_ = static_cast<const uint8_t*>(p);
     f->mapped_ = true;
+    f->fd_ = fd;
+    return std::shared_ptr<const MappedFile>(std::move(f));
   }
   ::close(fd);
   return std::shared_ptr<const MappedFile>(std::move(f));
@@ -73,6 +75,7 @@ void MappedFile::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace lstudio

@@ -30,6 +30,9 @@ class MappedFile {
   const std::string& path() const { return path_; }
   /// True when the bytes are a mapping of the file (not a copy in memory).
   bool isMapped() const { return mapped_; }
+  /// The mapped file, kept open so writers can copy from it in the kernel
+  /// (copy_file_range) from the very inode that was mapped; -1 when not mapped.
+  int fd() const { return fd_; }
 
  private:
   MappedFile() = default;
@@ -37,6 +40,7 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   bool mapped_ = false;
+  int fd_ = -1;
   struct FreeDeleter { void operator()(uint8_t* p) const; };
   std::unique_ptr<uint8_t, FreeDeleter> owned_;
 };

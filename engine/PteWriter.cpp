@@ -114,6 +114,10 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual Status write(const uint8_t* p, uint64_t n) = 0;
+  /// Appends `n` bytes of file `fd` from `offset` without passing them through
+  /// this process (copy_file_range). False when the sink or the file system
+  /// cannot, before anything was copied: the caller writes them instead.
+  virtual Result<bool> copyFrom(int fd, uint64_t offset, uint64_t n) { return false; }
   Status zeros(uint64_t n) {
     static const uint8_t kZeros[4096] = {};
     while (n > 0) {
@@ -184,6 +188,35 @@ class TempFileSink : public Sink {
     }
     return Ok{};
   }
+  Result<bool> copyFrom(int fd, uint64_t offset, uint64_t n) override {
+    if (!kernelCopy_) return false;
+    off64_t in = static_cast<off64_t>(offset);
+    while (n > 0) {
+      size_t k = static_cast<size_t>(std::min<uint64_t>(n, kChunk));
+      if (*faultBudget_ != UINT64_MAX) {
+        if (*faultBudget_ < k) k = static_cast<size_t>(*faultBudget_);
+        if (k == 0) ::raise(SIGKILL);
+      }
+      ssize_t w = ::copy_file_range(fd, &in, fd_, nullptr, k, 0);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        // Not supported between these files (another file system, an old
+        // kernel): nothing of this range was copied, write() takes over.
+        if (in == static_cast<off64_t>(offset) && (w == 0 || errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                                  errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
+          kernelCopy_ = false;
+          return false;
+        }
+        if (w == 0) errno = EIO;
+        return ioError("cannot copy into", written_);
+      }
+      n -= static_cast<uint64_t>(w);
+      written_ += static_cast<uint64_t>(w);
+      if (*faultBudget_ != UINT64_MAX) *faultBudget_ -= static_cast<uint64_t>(w);
+    }
+    return true;
+  }
+  void setKernelCopy(bool on) { kernelCopy_ = on; }
   /// Flushes and closes the temporary file.
   Status finish() {
     if (*faultBudget_ == 0) ::raise(SIGKILL);  // the hook's "everything written, nothing renamed"
@@ -210,6 +243,7 @@ class TempFileSink : public Sink {
   std::string tmp_;
   int fd_ = -1;
   bool committed_ = false;
+  bool kernelCopy_ = true;
   uint64_t* faultBudget_;
 };
 
@@ -226,8 +260,14 @@ class MappedRanges {
   }
   MappedRanges() = default;
   /// After a chunk is written: its whole pages leave the resident set.
+  /// The open file and offset `n` bytes at `p` come from, when they lie in one mapping.
+  std::optional<std::pair<int, uint64_t>> source(const uint8_t* p, uint64_t n) const {
+    for (const auto& [lo, hi, fd] : ranges_)
+      if (fd >= 0 && p >= lo && p + n <= hi) return std::make_pair(fd, static_cast<uint64_t>(p - lo));
+    return std::nullopt;
+  }
   void release(const uint8_t* p, uint64_t n) const {
-    for (const auto& [lo, hi] : ranges_) {
+    for (const auto& [lo, hi, fd] : ranges_) {
       if (p < lo || p + n > hi) continue;
       static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
       uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
@@ -240,9 +280,14 @@ class MappedRanges {
  private:
 
   void add(const MappedFile* f) {
-    if (f && f->isMapped() && f->size()) ranges_.emplace_back(f->data(), f->data() + f->size());
+    if (f && f->isMapped() && f->size()) ranges_.push_back({f->data(), f->data() + f->size(), f->fd()});
   }
-  std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges_;
+  struct Range {
+    const uint8_t* lo;
+    const uint8_t* hi;
+    int fd;
+  };
+  std::vector<Range> ranges_;
 };
 
 /// Reports bytes written across all files of one writePte call; false from
@@ -261,8 +306,18 @@ Status emit(const FilePlan& f, Sink& out, const MappedRanges& mapped = {}, const
     if (auto s = out.zeros(off - out.written()); !s) return s;
     for (uint64_t done = 0; done < b.size;) {
       uint64_t k = std::min(kChunk, b.size - done);
-      if (auto s = out.write(b.data + done, k); !s) return s;
-      mapped.release(b.data + done, k);
+      // Bytes of a mapped file are copied by the kernel, file to file; the
+      // rest (and every file system that cannot) goes through write().
+      bool copied = false;
+      if (auto src = mapped.source(b.data + done, k)) {
+        auto c = out.copyFrom(src->first, src->second, k);
+        if (!c) return c.error();
+        copied = c.value();
+      }
+      if (!copied) {
+        if (auto s = out.write(b.data + done, k); !s) return s;
+        mapped.release(b.data + done, k);
+      }
       done += k;
       if (!progress.report(out.written())) return cancelled();
     }
@@ -1104,6 +1159,7 @@ Result<PteWriteReport> writePte(const Program& program, const std::string& path,
   for (const auto& [p, f] : files) progress.total += f.size;
   for (auto& [p, f] : files) {
     auto sink = std::make_unique<TempFileSink>(p, &faultBudget);
+    sink->setKernelCopy(options.kernelCopy);
     if (auto s = sink->open(); !s) return s.error();
     if (auto s = emit(f, *sink, mapped, progress); !s) {
       Error e = s.error();

@@ -82,6 +82,10 @@ struct PteWriteOptions {
   std::function<bool(uint64_t done, uint64_t total)> progress;
   /// Alignment of .ptd segments (ExecuTorch's FlatTensorConfig.segment_alignment).
   uint64_t ptdSegmentAlignment = 128;
+  /// Weights that lie in a mapped file are copied file to file by the kernel
+  /// (copy_file_range), falling back to write() where it cannot; false always
+  /// writes (bench_export compares the two).
+  bool kernelCopy = true;
 };
 
 struct WrittenFile {

@@ -645,6 +645,13 @@ class TestPteWriter : public QObject {
     QCOMPARE(r->files.size(), size_t(2));
     QCOMPARE(r->files[1].path, written.toStdString());
     QCOMPARE(r->files[1].bytes, uint64_t(QFileInfo(written).size()));
+    // The weights come from the mapped .ptd by copy_file_range; through write() the files are the same.
+    QByteArray kernelCopied = test::readAll(written), pteCopied = test::readAll(out);
+    PteWriteOptions viaWrite;
+    viaWrite.kernelCopy = false;
+    QVERIFY(writePte(p.value(), out.toStdString(), viaWrite).ok());
+    QCOMPARE(test::readAll(written), kernelCopied);
+    QCOMPARE(test::readAll(out), pteCopied);
     auto d = readDataFile(written.toStdString());
     QVERIFY2(d.ok(), d.ok() ? "" : msg(d.error()));
     QVERIFY(!d->legacy);
