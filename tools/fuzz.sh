@@ -5,7 +5,7 @@
 # never copied into the repository). Corpora grow in build-fuzz/corpus_NAME.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60; all targets)
 #   tools/fuzz.sh build                              (build and seed only)
-# Targets: pte ptd pt2 program_json config. FUZZ_NICE=19 runs them niced.
+# Targets: pte ptd pt2 program_json config delower. FUZZ_NICE=19 runs them niced.
 # Exits non-zero on any finding; crash inputs are left in build-fuzz/findings/
 # and the end of the log is printed.
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (Debian packages clang, libclang-rt-dev)" >&2; exit 1; }
 out=build-fuzz
-all=(pte ptd pt2 program_json config)
+all=(pte ptd pt2 program_json config delower)
 
 # An ordinary CMake build with clang: incremental, and quiet unless it fails.
 launcher=()
@@ -32,7 +32,7 @@ fi
 
 # Seeds: real files in place of the fixtures, zoo samples made by the CLI.
 seeds="$out/seeds"
-mkdir -p "$seeds/pte" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
+mkdir -p "$seeds/pte" "$seeds/delower" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
 fixtures="$root/../shared/fixtures"
 if [ -d "$fixtures" ]; then
   cp -u "$fixtures"/pte/*.pte "$fixtures"/other/*.bpte "$seeds/pte/" 2>/dev/null || true
@@ -43,6 +43,13 @@ for s in mlp dynamic_batch training quantized_linear; do
   [ -f "$seeds/pt2/$s.pt2" ] || "$out/app/lowering-cli" sample "$s" -o "$seeds/pt2/$s.pt2" >/dev/null
   [ -f "$seeds/program_json/$s.json" ] ||
     unzip -p "$seeds/pt2/$s.pt2" "$s/models/model.json" > "$seeds/program_json/$s.json" 2>/dev/null || true
+done
+# De-lowering starts from real programs and from zoo samples exported by the studio.
+cp -u "$seeds"/pte/*.pte "$seeds/delower/" 2>/dev/null || true
+[ -f "$seeds/pt2/llama_small.pt2" ] || "$out/app/lowering-cli" sample llama --layers 1 --dim 32 --heads 2 --kv-heads 1 \
+  --seq 8 --vocab 32 -o "$seeds/pt2/llama_small.pt2" >/dev/null
+for s in dynamic_batch quantized_linear training llama_small; do  # small enough for -max_len
+  [ -f "$seeds/delower/$s.pte" ] || "$out/app/lowering-cli" export "$seeds/pt2/$s.pt2" -o "$seeds/delower/$s.pte" >/dev/null
 done
 echo '{"memory_planning_pass": {"alignment": 64}, "remove_view_copy": false, "external_constants": [{"name": "*.weight", "file": "w.ptd"}]}' \
   > "$seeds/config/a.json"
