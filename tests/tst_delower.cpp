@@ -32,6 +32,7 @@
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
+#include "tests/support/SyntheticPte.h"
 
 using namespace lstudio;
 
@@ -286,6 +287,35 @@ class TestDelower : public QObject {
     for (const Node& n : m.nodes)
       for (ValueId o : n.outputs) scratchOutputs += m.values[o].tensor().dtype == ScalarType::Byte;
     QVERIFY(scratchOutputs >= 9);
+  }
+
+  // A call that does not fit the studio's schema (add.out without alpha, as
+  // another version of the operator might be written) is kept as called.
+  void keepsCallsThatDoNotFitTheSchema() {
+    test::SynthProgram p;
+    p.tensors.push_back({ScalarType::Float, {4}, std::make_pair(1u, uint64_t{0}), 0, {}});
+    p.tensors.push_back({ScalarType::Float, {4}, std::make_pair(1u, uint64_t{16}), 0, {}});
+    p.tensors.push_back({ScalarType::Float, {4}, std::make_pair(1u, uint64_t{32}), 0, {}});
+    p.kernels.push_back({"aten::add", "out", {0, 1, 2, 2}});
+    p.inputs = {0, 1};
+    p.outputs = {2};
+    p.arenas = {0, 48};
+    QTemporaryDir dir;
+    std::string path = (dir.path() + "/old_add.pte").toStdString(), error;
+    QVERIFY2(test::writeSyntheticPte(path, p, &error), error.c_str());
+    auto pte = readProgramFile(path);
+    QVERIFY(pte);
+    DelowerReport r;
+    auto d = delowerProgram(pte.value(), &r);
+    QVERIFY(d);
+    QCOMPARE(r.kept, size_t(1));
+    QCOMPARE(r.functionalized, size_t(0));
+    QVERIFY(!r.notes.empty() && r.notes[0].find("kept as called") != std::string::npos);
+    QCOMPARE(d->methods[0].nodes[0].outputs, std::vector<ValueId>{2});
+    auto back = relower(pte.value(), configMatching(pte.value()), (dir.path() + "/again.pte").toStdString());
+    QVERIFY2(back, back ? "" : qPrintable(QString::fromStdString(back.error().message())));
+    std::string diff = compareProgram(pte.value(), back.value());
+    QVERIFY2(diff.empty(), diff.c_str());
   }
 
   void configMatchesTheFile() {

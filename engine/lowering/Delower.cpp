@@ -91,15 +91,23 @@ class MethodDelowerer {
     const OpSchema* s = reg.find(ref.name, ref.overload);
     if (s && s->ns == "executorch_prim" && s->name == "et_view") return viewToViewCopy(n, i);
     const OpSchema* fn = s && s->isOutVariant() ? reg.functionalOf(*s) : nullptr;
+    // A call whose arguments do not fit the studio's schema (another
+    // version of the operator) is kept as the .pte makes it, like prim ops,
+    // in-place write-backs and operators without a known functional form.
+    // ExecuTorch's KernelCall: the schema's arguments (outs included), then one return value.
+    const size_t expected = s ? s->arguments.size() + (s->returns.empty() ? 0 : 1) : 0;
+    if (fn && n.args.size() != expected) {
+      r_.notes.push_back(in_.name + ": " + where(i) + " has " + std::to_string(n.args.size()) + " arguments, its schema " +
+                         std::to_string(expected) + "; kept as called");
+      fn = nullptr;
+    }
     if (!fn) {
-      // Prim ops, in-place write-backs and operators without a known
-      // functional form run as the .pte calls them.
       if (s && n.outputs.empty()) n.outputs = outsOf(n, *s);
       if (!s && !outNamed(ref.overload) && !ref.overload.empty() && ref.overload != "default")
         r_.notes.push_back(in_.name + ": " + ref.fullName() + " is not an operator the studio knows; kept as called");
-      n.target = "torch.ops." + ref.name.substr(0, ref.name.find("::")) + "." +
-                 ref.name.substr(ref.name.find("::") == std::string::npos ? 0 : ref.name.find("::") + 2) + "." +
-                 (ref.overload.empty() ? "default" : ref.overload);
+      size_t colon = ref.name.find("::");
+      std::string ns = colon == std::string::npos ? "aten" : ref.name.substr(0, colon);
+      n.target = "torch.ops." + ns + "." + nodeBaseName(ref.name) + "." + (ref.overload.empty() ? "default" : ref.overload);
       ++r_.kept;
       return n;
     }
@@ -108,9 +116,6 @@ class MethodDelowerer {
     std::vector<ValueId> outs;
     size_t k = 0;
     for (const SchemaArgument& a : s->arguments) {
-      if (k >= n.args.size())
-        return fail(where(i), std::to_string(s->arguments.size()) + " arguments for " + s->qualifiedName(),
-                    std::to_string(n.args.size()));
       if (a.kwargOnly && a.isWrite) outs.push_back(n.args[k]);
       else byName[a.name] = n.args[k];
       ++k;
