@@ -31,6 +31,7 @@
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/schema/program_generated.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
 
@@ -316,6 +317,24 @@ class TestDelower : public QObject {
     QVERIFY2(back, back ? "" : qPrintable(QString::fromStdString(back.error().message())));
     std::string diff = compareProgram(pte.value(), back.value());
     QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // Found by tools/fuzz.sh (delower): optest_maxpool2d with an arena of
+  // INT64_MAX bytes overflowed the pipeline's program fingerprint (UBSan).
+  // De-lowering drops the stored plan; the new one is small and sound.
+  void absurdStoredArena() {
+    QString path = test::fixture("pte/optest_maxpool2d_pte__maxpool2d.pte");
+    if (!QFile::exists(path)) QSKIP("fixture absent");
+    QByteArray bytes = test::readAll(path);
+    auto* plan = executorch_flatbuffer::GetMutableProgram(bytes.data())->mutable_execution_plan()->GetMutableObject(0);
+    plan->mutable_non_const_buffer_sizes()->Mutate(1, INT64_MAX);
+    auto pte = readProgram(MappedFile::fromBytes("huge-arena.pte", bytes.constData(), uint64_t(bytes.size())));
+    QVERIFY(pte);
+    QCOMPARE(pte->methods[0].nonConstBufferSizes[1], INT64_MAX);
+    Pipeline p(std::make_shared<const Program>(std::move(pte.value())), configMatching(pte.value()));
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    QVERIFY(p.current()->methods[0].nonConstBufferSizes[1] < (int64_t(1) << 30));
   }
 
   void configMatchesTheFile() {

@@ -93,7 +93,8 @@ uint64_t programFingerprint(const Program& p) {
   for (const Method& m : p.methods) {
     for (char c : graphText(m)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
     // The arenas too: planning a method with nothing to place changes only them.
-    for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a + 1)) * 1099511628211ull;
+    h = (h ^ m.nonConstBufferSizes.size()) * 1099511628211ull;
+    for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a)) * 1099511628211ull;
   }
   return h;
 }
