@@ -7,6 +7,7 @@
 
 #include "engine/EdgeDialect.h"
 #include "engine/OpRegistry.h"
+#include "engine/TreeSpec.h"
 
 namespace lstudio {
 namespace {
@@ -512,7 +513,11 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
                    [&](const OutputSpec& a, const OutputSpec& b) { return rank(a.kind) < rank(b.kind); });
   m_.outputs.clear();
   for (const auto& s : m_.signature.outputs) m_.outputs.push_back(s.value);
-  m_.moduleCalls = {ModuleCall{"", {}, {}}};
+  // The root call's pytree specs: forward(*user inputs) returning its user outputs.
+  size_t userOutputs = 0;
+  for (const auto& o : m_.signature.outputs)
+    userOutputs += o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss;
+  m_.moduleCalls = {ModuleCall{"", {}, {}, treespecArgs(userInputs_.size()), treespecOutputs(userOutputs)}};
   // Weights in one deterministic buffer, 64-byte aligned each.
   std::vector<uint64_t> offsets;
   uint64_t total = 0;

@@ -225,6 +225,8 @@ struct SymbolRange {
 struct ModuleCall {
   std::string fqn;
   std::vector<std::string> inputs, outputs;
+  /// Its signature's pytree specs as torch's treespec_dumps writes them (JSON); may be empty.
+  std::string inSpec, outSpec;
 };
 
 /// Something a reader or pass noticed about a method, tied to a node when it can be.

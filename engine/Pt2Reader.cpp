@@ -836,6 +836,11 @@ class ProgramJson {
       std::string_view s;
       element f;
       if (e["fqn"].get(f) == simdjson::SUCCESS && f.get_string().get(s) == simdjson::SUCCESS) call.fqn = std::string(s);
+      element sig;
+      if (e["signature"].get(sig) == simdjson::SUCCESS && sig.is_object()) {
+        if (sig["in_spec"].get(f) == simdjson::SUCCESS && f.get_string().get(s) == simdjson::SUCCESS) call.inSpec = std::string(s);
+        if (sig["out_spec"].get(f) == simdjson::SUCCESS && f.get_string().get(s) == simdjson::SUCCESS) call.outSpec = std::string(s);
+      }
       m_.moduleCalls.push_back(std::move(call));
     }
   }

@@ -258,7 +258,12 @@ std::string exportedProgramJson(const Program& program, const Method& m) {
   json ranges = json::object();
   for (const auto& r : m.symbolRanges) ranges[r.symbol] = {{"min_val", r.min}, {"max_val", r.max ? json(*r.max) : json(nullptr)}};
   json calls = json::array();
-  for (const auto& c : m.moduleCalls) calls.push_back({{"fqn", c.fqn}, {"signature", nullptr}});
+  for (const auto& c : m.moduleCalls) {
+    json sig = nullptr;
+    if (!c.inSpec.empty() || !c.outSpec.empty())
+      sig = {{"inputs", json::array()}, {"outputs", json::array()}, {"in_spec", c.inSpec}, {"out_spec", c.outSpec}};
+    calls.push_back({{"fqn", c.fqn}, {"signature", sig}});
+  }
   const ExportFacts& f = program.exportFacts;
   std::string dialect = f.dialect.empty() ? "ATEN" : f.dialect;
   json doc = {{"graph_module",

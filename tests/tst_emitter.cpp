@@ -21,6 +21,7 @@
 #include "engine/PteReader.h"
 #include "engine/PteWriter.h"
 #include "engine/SampleZoo.h"
+#include "engine/TreeSpec.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
@@ -133,7 +134,7 @@ std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendC
         return w + "input " + std::to_string(i) + " differs";
     }
     if (b.outputs.size() != lowered.outputs.size()) return w + "outputs " + std::to_string(b.outputs.size());
-    if (b.encodedInputSpec != encodeArgsSpec(user.size())) return w + "input spec " + b.encodedInputSpec;
+    if (b.encodedInputSpec != treespecArgs(user.size())) return w + "input spec " + b.encodedInputSpec;
     // Weights: every parameter, constant and unmutated buffer of the archive is
     // a constant or external tensor with the archive's bytes; the emitted IR
     // points into the mapped archive (nothing copied).
@@ -207,12 +208,21 @@ ExecutorchBackendConfig named(const std::string& which) {
 class TestEmitter : public QObject {
   Q_OBJECT
  private slots:
+  // The specs byte for byte as ExecuTorch stores them (torch's treespec_dumps).
   void pytreeSpecs() {
-    QCOMPARE(encodeTupleSpec(0), std::string("T0()"));
-    QCOMPARE(encodeTupleSpec(2), std::string("T2#1#1($,$)"));
-    // As ExecuTorch writes forward(x) (fixtures/pte/linear.pte).
-    QCOMPARE(encodeArgsSpec(1), std::string("T2#1#0(T1#1($),D0())"));
-    QCOMPARE(encodeArgsSpec(3), std::string("T2#3#0(T3#1#1#1($,$,$),D0())"));
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto add = readProgramFile(test::fixture("pte/add.pte").toStdString());  // forward(x, y) -> z
+    QVERIFY(add.ok());
+    QCOMPARE(treespecArgs(2), add->methods[0].encodedInputSpec);
+    QCOMPARE(treespecOutputs(1), add->methods[0].encodedOutputSpec);
+    auto xr = readProgramFile(test::fixture("pte/xor.pte").toStdString());  // returns (loss, pred)
+    QVERIFY(xr.ok());
+    QCOMPARE(treespecOutputs(2), xr->methods[0].encodedOutputSpec);
+    // A .pt2's own specs are what the emitter writes (linear.pt2: forward(x) -> y).
+    auto pt2 = openProgramFile(test::fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(pt2.ok());
+    QCOMPARE(pt2->methods[0].moduleCalls.at(0).inSpec, treespecArgs(1));
+    QCOMPARE(pt2->methods[0].moduleCalls.at(0).outSpec, treespecOutputs(1));
   }
 
   void zoo_data() {

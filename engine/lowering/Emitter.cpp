@@ -6,18 +6,9 @@
 #include <unordered_map>
 
 #include "engine/OpRegistry.h"
+#include "engine/TreeSpec.h"
 
 namespace lstudio {
-
-std::string encodeTupleSpec(size_t n) {
-  std::string s = "T" + std::to_string(n);
-  for (size_t i = 0; i < n; ++i) s += "#1";
-  s += "(";
-  for (size_t i = 0; i < n; ++i) s += i ? ",$" : "$";
-  return s + ")";
-}
-
-std::string encodeArgsSpec(size_t n) { return "T2#" + std::to_string(n) + "#0(" + encodeTupleSpec(n) + ",D0())"; }
 
 PteWriteOptions writeOptionsFor(const ExecutorchBackendConfig& config) {
   PteWriteOptions o;
@@ -84,10 +75,18 @@ class MethodEmitter {
     for (ValueId v : in_.outputs) out.outputs.push_back(remap_.at(v));
     for (ValueId v : out.inputs) out.signature.inputs.push_back(InputSpec{InputSpec::Kind::User, v, {}, true});
     for (ValueId v : out.outputs) out.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, v, {}});
-    out.encodedInputSpec = encodeArgsSpec(userInputs_.size());
-    out.encodedOutputSpec = encodeTupleSpec(userOutputs());
-    if (!in_.encodedInputSpec.empty()) out.encodedInputSpec = in_.encodedInputSpec;  // kept from a .pte
-    if (!in_.encodedOutputSpec.empty()) out.encodedOutputSpec = in_.encodedOutputSpec;
+    // The pytree specs: a .pte's own, else the exported root call's (torch's
+    // treespec JSON, which ExecuTorch copies), else forward(*user inputs)
+    // returning the user outputs.
+    const ModuleCall* root = nullptr;
+    for (const ModuleCall& c : in_.moduleCalls)
+      if (c.fqn.empty() && !root) root = &c;
+    out.encodedInputSpec = !in_.encodedInputSpec.empty()   ? in_.encodedInputSpec
+                           : root && !root->inSpec.empty() ? root->inSpec
+                                                           : treespecArgs(userInputs_.size());
+    out.encodedOutputSpec = !in_.encodedOutputSpec.empty()   ? in_.encodedOutputSpec
+                            : root && !root->outSpec.empty() ? root->outSpec
+                                                             : treespecOutputs(userOutputs());
     std::map<std::pair<std::string, std::string>, int32_t> opIndex;
     std::vector<int32_t> delegateIndex(in_.delegates.size(), -1);
     for (const Node& n : in_.nodes) {

@@ -17,8 +17,9 @@
 //     then outputs); values nothing reads are dropped;
 //   - kernel arguments keep the pipeline's order (schema arguments, outs,
 //     returns); the operator table lists operators by first use;
-//   - container metadata: the pytree specs of a flat tuple of user inputs
-//     (args, no kwargs) and of the user outputs;
+//   - container metadata: the pytree specs torch.export recorded for the
+//     root call (treespec JSON, as ExecuTorch copies them), else those of
+//     forward(*user inputs) returning the user outputs;
 //   - stack traces only when emit_stacktrace.
 //   - delegate calls keep their blob where it lies (a de-lowered .pte's
 //     mapped file), with the program's named data;
@@ -53,9 +54,5 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
 /// The serializer options the config asks for (segment, constant and delegate alignments).
 PteWriteOptions writeOptionsFor(const ExecutorchBackendConfig& config);
 
-/// ExecuTorch's pytree string of a tuple of `n` leaves: "T2#1#1($,$)".
-std::string encodeTupleSpec(size_t n);
-/// The input spec of forward(*args) with `n` tensor arguments and no kwargs: "T2#1#0(T1#1($),D0())".
-std::string encodeArgsSpec(size_t n);
 
 }  // namespace lstudio
