@@ -337,6 +337,46 @@ class TestDelower : public QObject {
     QVERIFY(p.current()->methods[0].nonConstBufferSizes[1] < (int64_t(1) << 30));
   }
 
+  // State written in place twice (two copy_ into one buffer) is a buffer the
+  // method mutates; in-place writes are not second definitions.
+  void bufferWrittenInPlaceTwice() {
+    Program p;
+    p.path = "state.pte";
+    Method m;
+    m.name = "forward";
+    TensorSpec x;
+    x.sizes = {4};
+    x.dimOrder = {0};
+    x.slot = PlannedSlot{1, 0};
+    TensorSpec buf = x;
+    buf.slot = PlannedSlot{1, 16};
+    m.values = {Value{x, {}}, Value{buf, {}}, Value{false, {}}};
+    m.operators = {{"aten::copy_", ""}};
+    for (int i = 0; i < 2; ++i) {
+      Node n;
+      n.op = 0;
+      n.args = {1, 0, 2, 1};
+      n.outputs = {1};
+      m.nodes.push_back(n);
+    }
+    m.inputs = {0};
+    m.outputs = {1};
+    m.nonConstBufferSizes = {0, 32};
+    p.methods.push_back(m);
+    DelowerReport r;
+    auto d = delowerProgram(p, &r);
+    QVERIFY(d);
+    QCOMPARE(r.buffers, size_t(1));
+    QCOMPARE(d->methods[0].signature.outputs.at(0).kind, OutputSpec::Kind::BufferMutation);
+    Pipeline pipe(std::make_shared<const Program>(p), configMatching(p));
+    pipe.runToEnd();
+    QVERIFY2(!pipe.failed(), pipe.failed() ? pipe.records()[pipe.position() - 1].diagnostics.at(0).message.c_str() : "");
+    auto e = emitProgram(*pipe.current(), configMatching(p));
+    QVERIFY(e);
+    QCOMPARE(e->methods[0].nodes.size(), size_t(2));
+    QVERIFY(e->methods[0].values[e->methods[0].outputs[0]].tensor().slot);  // the buffer is planned
+  }
+
   void configMatchesTheFile() {
     QString path = test::fixture("pte/stories260k_hybrid_llama_qnn.pte");
     if (!QFile::exists(path)) QSKIP("fixture absent");

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "engine/MemoryPlanAnalysis.h"
+#include "engine/OpRegistry.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/passes/Passes.h"
 
@@ -27,11 +28,16 @@ std::string verifyProgram(const Program& p) {
       for (ValueId v : n.args)
         if (v < 0 || static_cast<size_t>(v) >= m.values.size())
           return m.name + ": node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist";
+      // In-place operators (copy_, index_put_) write a value that exists already: a mutation, not a definition.
+      const OpSchema* s = n.kind == NodeKind::Kernel && n.op >= 0 && static_cast<size_t>(n.op) < m.operators.size()
+                              ? OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload)
+                              : nullptr;
+      bool inPlace = s && s->isInplace();
       for (ValueId v : n.outputs) {
         if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor())
           return m.name + ": node " + std::to_string(i) + " writes a value that is not a tensor";
         // Out variants list their outputs among the arguments; other nodes define each once.
-        if (++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
+        if (!inPlace && ++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
       }
     }
     if (m.nonConstBufferSizes.size() > 1) {
