@@ -424,6 +424,27 @@ class TestPasses : public QObject {
     GOLDEN("passes/memory_format_ops.txt", run);
   }
 
+  // ---- ReplaceViewCopyWithViewPass ----
+  // A view of an input the caller provides (alloc_graph_input off) has no
+  // planned storage to share: the studio keeps the view_copy (ExecuTorch
+  // emits an et_view call there instead, a difference written down here).
+  void viewOfUnplannedInputKeepsItsCopy() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2, 3});
+    TensorRef flat = b.op("aten.view.default", {x, std::vector<int64_t>{6}});  // view_copy after to_edge
+    b.output(b.op("aten.relu.default", {flat}));
+    Program p = finish(b, "flatten");
+    ExecutorchBackendConfig planned;
+    Run run = runPass(p, passes::replaceViewCopyWithView(), planned);
+    QVERIFY(run.outcome.changed);
+    QVERIFY(!hasOp(run.after.methods[0], "aten::view_copy"));
+    ExecutorchBackendConfig callerInputs;
+    callerInputs.memoryPlanning.allocGraphInput = false;
+    Run kept = runPass(p, passes::replaceViewCopyWithView(), callerInputs);
+    QVERIFY(!kept.outcome.changed);
+    QVERIFY(hasOp(kept.after.methods[0], "aten::view_copy"));
+  }
+
   void legalizePortableDimOrder() {
     GraphBuilder b;
     TensorRef x = b.input("x", F, {1, 2, 3, 3});

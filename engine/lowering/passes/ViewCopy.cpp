@@ -70,10 +70,15 @@ class ReplaceViewCopyWithView : public Pass {
   std::string name() const override { return "ReplaceViewCopyWithViewPass"; }
   std::string description() const override { return "static view_copy becomes a view of its base: no copy, shared storage"; }
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+  PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
     for (Method& m : p.methods) {
       std::vector<bool> drop(m.nodes.size(), false);
+      std::vector<bool> isInput(m.values.size(), false), isOutput(m.values.size(), false);
+      for (ValueId v : m.inputs)
+        if (v >= 0 && static_cast<size_t>(v) < m.values.size()) isInput[v] = true;
+      for (ValueId v : m.outputs)
+        if (v >= 0 && static_cast<size_t>(v) < m.values.size()) isOutput[v] = true;
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         if (!isViewCopy(m, n)) continue;
@@ -87,6 +92,12 @@ class ReplaceViewCopyWithView : public Pass {
           continue;
         ValueId root = n.args[0];
         while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
+        // A view of memory the caller provides (an input or output left
+        // unplanned) has no slot to share: the copy stays. ExecuTorch emits
+        // et_view there, which sets the view's data pointer at run time.
+        if ((isInput[root] && !c.memoryPlanning.allocGraphInput) ||
+            ((isOutput[root] || isOutput[n.outputs[0]]) && !c.memoryPlanning.allocGraphOutput))
+          continue;
         view->viewOf = root;
         drop[i] = true;
         out.changed = true;
