@@ -36,10 +36,16 @@ class TestPipeline : public QObject {
     c.memoryPlanning.alignment = 64;
     c.removeViewCopy = false;
     c.externalConstantRules.push_back({.namePattern = "*.weight", .modulePrefix = "layers.", .op = "aten::mm", .minBytes = 1024, .file = "weights.ptd"});
+    // Rules only act while external_constants is on; saved while off, they do not turn it on.
+    auto off = configFromJson(configToJson(c));
+    QVERIFY(off.ok());
+    QVERIFY(!off->externalConstants);
+    c.externalConstants = true;
     auto back = configFromJson(configToJson(c));
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
     QCOMPARE(back->memoryPlanning.alignment, uint64_t(64));
     QCOMPARE(back->removeViewCopy, false);
+    QVERIFY(back->externalConstants);
     QCOMPARE(back->externalConstantRules.size(), size_t(1));
     QCOMPARE(back->externalConstantRules[0].file, std::string("weights.ptd"));
     QCOMPARE(back->externalConstantRules[0].op, std::string("aten::mm"));

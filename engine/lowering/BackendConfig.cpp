@@ -185,7 +185,8 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
             {"delegate_alignment", c.delegateAlignment ? json(*c.delegateAlignment) : json(nullptr)},
             {"sym_shape_eval_pass", c.symShapeEval},
             {"remove_view_copy", c.removeViewCopy},
-            {"external_constants", c.externalConstantRules.empty() ? json(c.externalConstants) : rules},
+            // Rules act only while external_constants is on (a list turns it on when read back).
+            {"external_constants", c.externalConstants && !c.externalConstantRules.empty() ? rules : json(c.externalConstants)},
             {"external_mutable_weights", c.externalMutableWeights},
             {"emit_mutable_buffer_names", c.emitMutableBufferNames},
             {"do_quant_fusion_and_const_prop", c.doQuantFusionAndConstProp},
