@@ -7,6 +7,7 @@
 
 #include "engine/EdgeDialect.h"
 #include "engine/OpRegistry.h"
+#include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio {
 namespace {
@@ -48,7 +49,9 @@ class MethodDelowerer {
     }
     m_.nodes = std::move(nodes);
     rebuildSignature();
-    dropUnusedOperators();
+    passes::dropUnusedOperators(m_);
+    for (OperatorRef& r : m_.operators)
+      if (r.overload.empty()) r.overload = "default";  // the spelling of the passes' tables
     return std::move(m_);
   }
 
@@ -223,22 +226,6 @@ class MethodDelowerer {
     std::string name = base;
     for (int k = 1; !nodeNames_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
     return name;
-  }
-
-  void dropUnusedOperators() {
-    std::vector<int32_t> remap(m_.operators.size(), -1);
-    std::vector<OperatorRef> kept;
-    for (Node& n : m_.nodes)
-      if (n.kind == NodeKind::Kernel && n.op >= 0) {
-        if (remap[n.op] < 0) {
-          remap[n.op] = static_cast<int32_t>(kept.size());
-          OperatorRef r = m_.operators[n.op];
-          if (r.overload.empty()) r.overload = "default";
-          kept.push_back(std::move(r));
-        }
-        n.op = remap[n.op];
-      }
-    m_.operators = std::move(kept);
   }
 
   /// torch.export's signature: constants become parameters, state becomes

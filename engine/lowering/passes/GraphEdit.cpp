@@ -133,4 +133,18 @@ bool hasBackwardSignature(const Method& m) {
   return false;
 }
 
+void dropUnusedOperators(Method& m) {
+  std::vector<int32_t> remap(m.operators.size(), -1);
+  std::vector<OperatorRef> kept;
+  for (Node& n : m.nodes)
+    if (n.kind == NodeKind::Kernel && n.op >= 0) {
+      if (remap[n.op] < 0) {
+        remap[n.op] = static_cast<int32_t>(kept.size());
+        kept.push_back(m.operators[n.op]);
+      }
+      n.op = remap[n.op];
+    }
+  m.operators = std::move(kept);
+}
+
 }  // namespace lstudio::passes

@@ -15,6 +15,8 @@ ValueId addInt(Method& m, int64_t x);
 ValueId addIntList(Method& m, const std::vector<int64_t>& xs);
 /// The operator table index of `schema`, added when missing.
 int32_t operatorIndex(Method& m, const OpSchema& schema);
+/// Keeps only the operators some kernel node calls, in order of first call.
+void dropUnusedOperators(Method& m);
 /// Points `n` at `schema` (operator index and the target spelling).
 void setOperator(Method& m, Node& n, const OpSchema& schema);
 /// "aten::index_put" + "default" of a kernel node, or empty strings.

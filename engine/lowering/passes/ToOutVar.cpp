@@ -102,19 +102,7 @@ class ToOutVar : public Pass {
         out.changed = true;
       }
     // Operators no node calls any more are dropped from the table.
-    for (Method& m : p.methods) {
-      std::vector<int32_t> remap(m.operators.size(), -1);
-      std::vector<OperatorRef> kept;
-      for (Node& n : m.nodes)
-        if (n.kind == NodeKind::Kernel && n.op >= 0) {
-          if (remap[n.op] < 0) {
-            remap[n.op] = static_cast<int32_t>(kept.size());
-            kept.push_back(m.operators[n.op]);
-          }
-          n.op = remap[n.op];
-        }
-      m.operators = std::move(kept);
-    }
+    for (Method& m : p.methods) dropUnusedOperators(m);
     return out;
   }
 };
