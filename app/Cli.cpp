@@ -70,7 +70,7 @@ const char* kUsageText =
     "      OUT.pte). Prints the files, sizes, segments and arenas written.\n"
     "\n"
     "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
-    "         [--seq N] [--vocab N] [--batch N]\n"
+    "         [--seq N] [--vocab N] [--batch N] [--attention mha|static]\n"
     "  sample --list\n"
     "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
@@ -339,6 +339,10 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
     else if (a == "--seq") ok = number(o.seq);
     else if (a == "--vocab") ok = number(o.vocab);
     else if (a == "--batch") ok = number(o.batch);
+    else if (a == "--attention") {
+      ok = i + 1 < args.size();
+      if (ok) o.attention = args[++i];
+    }
     else if (!a.empty() && a[0] == '-') ok = false;
     else if (name.empty()) name = a;
     else ok = false;

@@ -487,6 +487,8 @@ void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint6
 
 }  // namespace
 
+void GraphBuilder::callSpecs(PyTree inputs, PyTree outputs) { callSpecs_ = {std::move(inputs), std::move(outputs)}; }
+
 Result<Program> GraphBuilder::finish(const std::string& name) {
   if (error_) return *error_;
   // torch.export orders placeholders: parameters, buffers, then user inputs;
@@ -517,7 +519,16 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
   size_t userOutputs = 0;
   for (const auto& o : m_.signature.outputs)
     userOutputs += o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss;
-  m_.moduleCalls = {ModuleCall{"", {}, {}, treespecArgs(userInputs_.size()), treespecOutputs(userOutputs)}};
+  ModuleCall root{"", {}, {}, treespecArgs(userInputs_.size()), treespecOutputs(userOutputs)};
+  if (callSpecs_) {
+    if (callSpecs_->first.leafCount() != userInputs_.size() || callSpecs_->second.leafCount() != userOutputs)
+      return Error{ErrorCode::Invalid, {}, std::nullopt, "pytree specs of " + name,
+                   std::to_string(userInputs_.size()) + " input and " + std::to_string(userOutputs) + " output leaves",
+                   std::to_string(callSpecs_->first.leafCount()) + " and " + std::to_string(callSpecs_->second.leafCount())};
+    root.inSpec = treespecJson(callSpecs_->first);
+    root.outSpec = treespecJson(callSpecs_->second);
+  }
+  m_.moduleCalls = {std::move(root)};
   // Weights in one deterministic buffer, 64-byte aligned each.
   std::vector<uint64_t> offsets;
   uint64_t total = 0;

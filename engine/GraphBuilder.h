@@ -16,6 +16,7 @@
 
 #include "engine/Error.h"
 #include "engine/Ir.h"
+#include "engine/TreeSpec.h"
 
 namespace lstudio {
 
@@ -83,6 +84,11 @@ class GraphBuilder {
   void lossOutput(TensorRef v);
   void gradientOutput(TensorRef v, const std::string& parameterFqn);
 
+  /// The structure of forward's arguments and results (torch.export's
+  /// in_spec / out_spec), when they are not a flat tuple: the leaves are the
+  /// user inputs and user outputs in order. finish() checks the counts.
+  void callSpecs(PyTree inputs, PyTree outputs);
+
   /// The finished program (format Pt2), weights filled in one owned buffer.
   Result<Program> finish(const std::string& name);
 
@@ -101,6 +107,7 @@ class GraphBuilder {
   };
   std::vector<PendingWeight> weights_;
   std::vector<InputSpec> userInputs_, stateInputs_;
+  std::optional<std::pair<PyTree, PyTree>> callSpecs_;
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> nextSuffix_;
   std::optional<Error> error_;

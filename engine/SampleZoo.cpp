@@ -15,7 +15,7 @@ const std::vector<Entry>& entries() {
       {{"mlp", "a 784-256-128-10 multilayer perceptron (the bundled default)"}, samples::mlp},
       {{"dynamic_batch", "two linear layers with a symbolic batch dimension s0 in [1, 64]"}, samples::dynamicBatch},
       {{"mobilenet_v2", "torchvision's MobileNetV2 in eval mode, 3.5 M parameters, 224x224 input"}, samples::mobilenetV2},
-      {{"llama", "a Llama-style decoder step with a KV cache in mutable buffers (--layers --dim --heads --kv-heads --seq --vocab)"},
+      {{"llama", "a Llama-style decoder step with a KV cache in mutable buffers (--layers --dim --heads --kv-heads --seq --vocab; --attention static: per-head attention, caches as inputs and outputs, as ExecuTorch's NPU exports)"},
        samples::llama},
       {{"quantized_linear", "linear layers as PT2E quantization leaves them (quantize/dequantize around each op)"},
        samples::quantizedLinear},

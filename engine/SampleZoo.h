@@ -20,6 +20,7 @@ struct SampleOptions {
   int kvHeads = 0; ///< llama: key/value heads (grouped-query attention)
   int seq = 0;     ///< llama: KV cache length
   int vocab = 0;   ///< llama: vocabulary
+  std::string attention;  ///< llama: "mha" (empty: the default) or "static" (per-head, caches as inputs and outputs)
 };
 
 struct SampleInfo {

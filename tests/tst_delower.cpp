@@ -216,14 +216,18 @@ class TestDelower : public QObject {
 
   void zooSamplesRoundTrip_data() {
     QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("attention");
     for (const char* s : {"mlp", "dynamic_batch", "llama", "quantized_linear", "training", "mobilenet_v2"})
-      QTest::newRow(s) << s;
+      QTest::newRow(s) << s << QString();
+    QTest::newRow("llama --attention static") << "llama" << "static";
   }
   void zooSamplesRoundTrip() {
     QFETCH(QString, name);
+    QFETCH(QString, attention);
     QTemporaryDir dir;
     SampleOptions o;
     o.layers = 2;
+    o.attention = attention.toStdString();
     auto first = exportedSample(dir.path(), name.toStdString(), o);
     QVERIFY2(first, first ? "" : qPrintable(QString::fromStdString(first.error().message())));
     ExecutorchBackendConfig c = configMatching(first.value());

@@ -6,6 +6,7 @@
 #include <QtTest>
 #include <cstring>
 
+#include "engine/EdgeDialect.h"
 #include "engine/Inspect.h"
 #include "engine/Pt2Reader.h"
 #include "engine/Pt2Writer.h"
@@ -24,6 +25,26 @@ uint64_t parameterCount(const Method& m) {
   return n;
 }
 
+size_t userInputs(const Method& m) {
+  size_t n = 0;
+  for (const auto& in : m.signature.inputs) n += in.kind == InputSpec::Kind::User;
+  return n;
+}
+
+SampleOptions staticAttention(int layers = 0, int dim = 0) {
+  SampleOptions o;
+  o.attention = "static";
+  o.layers = layers;
+  o.dim = dim;
+  return o;
+}
+
+/// Problems the edge-dialect check finds (operators unknown, outside core ATen, bad arguments).
+size_t edgeProblems(const Program& p) {
+  Method m = p.methods[0];
+  return resolveEdgeDialect(m);
+}
+
 }  // namespace
 
 class TestZoo : public QObject {
@@ -31,11 +52,16 @@ class TestZoo : public QObject {
  private slots:
   void roundTrip_data() {
     QTest::addColumn<QString>("name");
-    for (const auto& s : sampleList()) QTest::newRow(s.name.c_str()) << QString::fromStdString(s.name);
+    QTest::addColumn<QString>("attention");
+    for (const auto& s : sampleList()) QTest::newRow(s.name.c_str()) << QString::fromStdString(s.name) << QString();
+    QTest::newRow("llama --attention static") << "llama" << "static";
   }
   void roundTrip() {
     QFETCH(QString, name);
-    auto sample = buildSample(name.toStdString());
+    QFETCH(QString, attention);
+    SampleOptions options;
+    options.attention = attention.toStdString();
+    auto sample = buildSample(name.toStdString(), options);
     QVERIFY2(sample.ok(), sample.ok() ? "" : sample.error().message().c_str());
     QTemporaryDir a, b;
     std::string first = (a.path() + "/" + name + ".pt2").toStdString(), second = (b.path() + "/" + name + ".pt2").toStdString();
@@ -45,6 +71,7 @@ class TestZoo : public QObject {
     QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().message().c_str());
     const Method& m = imported->methods[0];
     QVERIFY2(m.diagnostics.empty(), m.diagnostics.empty() ? "" : m.diagnostics[0].message.c_str());
+    QCOMPARE(edgeProblems(imported.value()), size_t(0));
     QCOMPARE(m.nodes.size(), sample->methods[0].nodes.size());
     QCOMPARE(parameterCount(m), parameterCount(sample->methods[0]));
     // Weights come back bit for bit.
@@ -67,6 +94,71 @@ class TestZoo : public QObject {
     QVERIFY(p.ok());
     QCOMPARE(parameterCount(p->methods[0]), uint64_t(784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10));
     QCOMPARE(p->methods[0].nodes.size(), size_t(8));  // 3 x (permute, addmm) + 2 relu
+  }
+
+  void mobilenetNumbers() {
+    auto p = buildSample("mobilenet_v2");
+    QVERIFY(p.ok());
+    // torchvision's MobileNetV2 (1000 classes): 3,504,872 parameters.
+    const double n = double(parameterCount(p->methods[0]));
+    QVERIFY2(std::abs(n - 3504872.0) / 3504872.0 < 0.01, qPrintable(QString::number(n, 'f', 0)));
+  }
+
+  // The default llama: 2 layers, dim 256, 8 heads of 32, 2 KV heads, hidden 768, vocabulary 512, cache 128.
+  void llamaNumbers() {
+    auto p = buildSample("llama");
+    QVERIFY(p.ok());
+    const Method& m = p->methods[0];
+    const uint64_t d = 256, kv = 64, h = 768, v = 512, layers = 2;
+    const uint64_t perLayer = 2 * d * d + 2 * kv * d + 3 * h * d + 2 * d;
+    QCOMPARE(parameterCount(m), layers * perLayer + 2 * v * d + d);
+    QCOMPARE(m.nodes.size(), size_t(113 * layers + 12));
+    QCOMPARE(userInputs(m), size_t(2));  // tokens, input_pos
+    size_t mutations = 0;
+    for (const auto& o : m.signature.outputs) mutations += o.kind == OutputSpec::Kind::BufferMutation;
+    QCOMPARE(mutations, size_t(2 * layers));  // k and v cache of every layer
+  }
+
+  // --attention static: the same parameters split per head, caches as inputs and outputs.
+  void staticLlamaNumbers() {
+    auto mha = buildSample("llama");
+    auto p = buildSample("llama", staticAttention());
+    QVERIFY(p.ok() && mha.ok());
+    const Method& m = p->methods[0];
+    const size_t layers = 2, heads = 8, kvHeads = 2;
+    QCOMPARE(parameterCount(m), parameterCount(mha->methods[0]));
+    QCOMPARE(m.nodes.size(), layers * (34 + 32 * heads + 22 * kvHeads) + 11);
+    QCOMPARE(userInputs(m), 4 + 2 * layers * kvHeads);  // tokens, mask, cos, sin, k and v caches
+    QCOMPARE(m.outputs.size(), 1 + 2 * layers * kvHeads);  // logits, new keys and values
+    for (const auto& in : m.signature.inputs) QVERIFY(in.kind != InputSpec::Kind::Buffer);
+    const TensorSpec& cache = m.values[m.signature.inputs.back().value].tensor();
+    QCOMPARE(cache.sizes, (std::vector<int64_t>{1, 127, 32}));  // batch, cache_len = seq - 1, head_dim
+    QCOMPARE(m.values[m.signature.inputs.back().value].name, std::string("attn_options_in_cache_state_1_l1_h1"));
+    // forward(tokens, attn_options) -> (logits, {"out_cache_state": ...}), as pytree specs.
+    const ModuleCall& root = m.moduleCalls.at(0);
+    const std::string optionKeys = "\"context\": \"[\\\"masks\\\", \\\"freqs_cos_override\\\", \\\"freqs_sin_override\\\", \\\"in_cache_state\\\"]\"";
+    const std::string maskKey = "\"context\": \"[127]\"";
+    const std::string cacheKeys = "\"context\": \"[\\\"l0,h0\\\", \\\"l0,h1\\\", \\\"l1,h0\\\", \\\"l1,h1\\\"]\"";
+    QVERIFY2(root.inSpec.find(optionKeys) != std::string::npos, root.inSpec.c_str());
+    QVERIFY(root.inSpec.find(maskKey) != std::string::npos);
+    QVERIFY2(root.outSpec.find(cacheKeys) != std::string::npos, root.outSpec.c_str());
+  }
+
+  // ExecuTorch's static layout at 32 layers (default heads) is a graph of more than 10,000 nodes.
+  void staticLlama32Layers() {
+    auto p = buildSample("llama", staticAttention(32, 64));  // narrow, so the test stays small
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->methods[0].nodes.size(), size_t(32 * (34 + 32 * 8 + 22 * 2) + 11));
+    QVERIFY(p->methods[0].nodes.size() >= 10000);
+    QCOMPARE(edgeProblems(p.value()), size_t(0));
+  }
+
+  void badAttentionOption() {
+    SampleOptions o;
+    o.attention = "flash";
+    auto p = buildSample("llama", o);
+    QVERIFY(!p.ok());
+    QVERIFY(p.error().message().find("mha or static") != std::string::npos);
   }
 
   void dynamicBatchRange() {

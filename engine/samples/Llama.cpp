@@ -48,6 +48,37 @@
 //    position * frequency; weights are deterministic patterns.
 //  - One decode step: seqlen is 1, so every .contiguous() on a transposed
 //    tensor is a no-op (no clone node); prefill (seqlen > 1) would add clones.
+//
+// --attention static: ExecuTorch's StaticAttention (attention_type "static",
+// split_mha), the layout its Core ML and Qualcomm Llama exports use for NPUs:
+// every head is its own nn.Linear (wqs.<h>, wks.<h>, wvs.<h>) and its own
+// single-head attention; the KV caches are not buffers but inputs (the past
+// cache_len = seq - 1 positions of each layer and KV head) and outputs (the
+// new position's keys and values), which the runner shifts into the caches.
+// Modelled on examples/models/llama/static_attention.py at commit cff6f4dd32e6
+// (2026-08-22) with the default options (non-HF RoPE, no QK norm, no bias,
+// caches not transposed, smart-mask style additive mask as an input).
+// forward(tokens, attn_options) with attn_options = {"masks": {cache_len: mask},
+// "freqs_cos_override", "freqs_sin_override", "in_cache_state": ({k caches},
+// {v caches})}, returning (logits, {"out_cache_state": ({new k}, {new v})});
+// the caches' dict keys are "l<layer>,h<head>", as in StaticKVCache.
+// One layer with H heads and KV key/value heads has 34 + 32 H + 22 KV nodes:
+//   attention_norm (6); per query head: linear (4), RoPE (12: slice x2 for
+//   x[..., ::2] and x[..., 1::2], 4 mul + sub + add, stack = unsqueeze x2 + cat,
+//   flatten = view), attention (16: permute for k^T, matmul = expand + view x2 +
+//   bmm + view, mul by 1/sqrt(head_dim), add(mask), _softmax, matmul with v);
+//   per KV head: wks and wvs linears (8), RoPE of k (12), cat of cache and new
+//   k and v (2); cat of the heads (1), wo (4), residual (1), ffn_norm (6),
+//   feed_forward (15), residual (1). Around the layers: embedding, final norm,
+//   output head (4, full logits): 11. 32 layers of the default 8 heads and 2 KV
+//   heads: 10,699 nodes.
+// Simplifications of the static layout:
+//  - generate_full_logits: the head sees every position (no
+//    last_valid_token_pos input, which would add an index.Tensor).
+//  - The root's RoPE tables (rope.freqs_cos / freqs_sin, unused once the
+//    overrides are given) are not lifted.
+//  - Placeholder names follow torch.export's key-path naming
+//    ("attn_options_in_cache_state_0_l0_h0").
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -65,6 +96,8 @@ using Ints = std::vector<int64_t>;
 constexpr const char* kModelPy = "executorch/examples/models/llama/llama_transformer.py";
 constexpr const char* kRopePy = "executorch/examples/models/llama/rope.py";
 const std::string kPkg = "executorch.examples.models.llama.llama_transformer.";
+constexpr const char* kStaticPy = "executorch/examples/models/llama/static_attention.py";
+const std::string kStaticPkg = "executorch.examples.models.llama.static_attention.";
 constexpr ScalarType I64 = ScalarType::Long;
 
 /// Weights above this are refused (the builder fills them in memory).
@@ -74,6 +107,7 @@ constexpr int64_t kMaxLayers = 256;
 
 struct Config {
   int64_t layers = 2, dim = 256, heads = 8, kvHeads = 2, seq = 128, vocab = 512, batch = 1;
+  bool staticAttention = false;  ///< --attention static
   int64_t seqlen = 1;  ///< one decode step
   int64_t headDim = 0, hidden = 0, rep = 0;
   double eps = 1e-5;  ///< ModelArgs.norm_eps
@@ -82,6 +116,8 @@ struct Config {
 struct LayerState {
   TensorRef wq, wk, wv, wo, w1, w2, w3, attentionNorm, ffnNorm;  // parameters
   TensorRef mask, kCache, vCache;                                // buffers
+  // Static attention: a projection per head, and the caches as user inputs.
+  std::vector<TensorRef> wqs, wks, wvs, kCaches, vCaches;
 };
 
 Error optionError(const std::string& what, const std::string& expected, const std::string& found) {
@@ -104,10 +140,16 @@ Result<Config> configure(const SampleOptions& o) {
       return optionError(p.name, "a positive number (0 or absent: the default)", std::to_string(p.value));
     if (p.value > 0) *p.into = p.value;
   }
+  if (o.attention == "static") c.staticAttention = true;
+  else if (!o.attention.empty() && o.attention != "mha")
+    return optionError("--attention", "mha or static", o.attention);
   if (c.layers > kMaxLayers)
     return optionError("--layers", "at most " + std::to_string(kMaxLayers), std::to_string(c.layers));
   if (c.dim % c.heads != 0)
     return optionError("--dim", "a multiple of --heads (" + std::to_string(c.heads) + ")", std::to_string(c.dim));
+  if (c.staticAttention && c.seq <= c.seqlen)
+    return optionError("--seq", "more than " + std::to_string(c.seqlen) + " (the static caches hold seq - 1 positions)",
+                       std::to_string(c.seq));
   if (c.heads % c.kvHeads != 0)
     return optionError("--heads", "a multiple of --kv-heads (" + std::to_string(c.kvHeads) + ")",
                        std::to_string(c.heads));
@@ -120,9 +162,10 @@ Result<Config> configure(const SampleOptions& o) {
   c.hidden = (hidden + 255) / 256 * 256;
   // Weight bytes, checked before anything is allocated.
   const uint64_t d = c.dim, kv = c.kvHeads * c.headDim, h = c.hidden, f = 4;
-  const uint64_t perLayer = (2 * d * d + 2 * kv * d + 3 * h * d + 2 * d) * f  // parameters
-                            + uint64_t(c.seq) * c.seq * f                     // mask
-                            + 2 * uint64_t(c.batch) * kv * c.seq * f;         // k and v caches
+  uint64_t perLayer = (2 * d * d + 2 * kv * d + 3 * h * d + 2 * d) * f;  // parameters
+  if (!c.staticAttention)
+    perLayer += uint64_t(c.seq) * c.seq * f                   // mask
+                + 2 * uint64_t(c.batch) * kv * c.seq * f;     // k and v caches
   const uint64_t rest = (2 * uint64_t(c.vocab) * d + d) * f + 2 * uint64_t(c.seq) * (c.headDim / 2) * f;
   const double total = double(perLayer) * double(c.layers) + double(rest);
   if (total > double(kMaxWeightBytes))
@@ -138,13 +181,11 @@ class Llama {
   Result<Program> build() {
     b_.enterModule("", kPkg + "Transformer");
     declareState();
+    if (c_.staticAttention) return buildStatic();
     TensorRef tokens = b_.input("tokens", I64, {c_.batch, c_.seqlen});
     TensorRef inputPos = b_.input("input_pos", I64, {c_.seqlen});
 
-    b_.at(kModelPy, 500, "forward", "h = self.tok_embeddings(tokens)");
-    b_.enterModule("tok_embeddings", "torch.nn.modules.sparse.Embedding");
-    TensorRef h = b_.op("aten.embedding.default", {tokEmbeddings_, tokens});
-    b_.exitModule();
+    TensorRef h = embed(tokens);
     // Static shapes: the rows of the RoPE tables are picked with index.Tensor (not narrow).
     b_.at(kModelPy, 522, "forward", "freqs_cos = self.freqs_cos[input_pos]");
     TensorRef cos = b_.op("aten.index.Tensor", {freqsCos_, std::vector<TensorRef>{inputPos}});
@@ -169,6 +210,56 @@ class Llama {
   }
 
  private:
+  TensorRef embed(TensorRef tokens) {
+    b_.at(kModelPy, 500, "forward", "h = self.tok_embeddings(tokens)");
+    b_.enterModule("tok_embeddings", "torch.nn.modules.sparse.Embedding");
+    TensorRef h = b_.op("aten.embedding.default", {tokEmbeddings_, tokens});
+    b_.exitModule();
+    return h;
+  }
+
+  /// The static-attention model: forward(tokens, attn_options) -> (logits, {"out_cache_state": ...}).
+  Result<Program> buildStatic() {
+    const int64_t B = c_.batch, S = c_.seqlen, D = c_.headDim, C = c_.seq - c_.seqlen;
+    TensorRef tokens = b_.input("tokens", I64, {B, S});
+    // Smart-mask style: 0 where attended, -inf elsewhere, over cache_len + input_len positions.
+    mask_ = b_.input("attn_options_masks_" + std::to_string(C), F, {1, S, C + S});
+    TensorRef cos = b_.input("attn_options_freqs_cos_override", F, {S, D / 2});
+    TensorRef sin = b_.input("attn_options_freqs_sin_override", F, {S, D / 2});
+    std::vector<std::string> cacheKeys;  // "l<layer>,h<head>" as JSON strings, in the runner's order
+    for (int64_t i = 0; i < c_.layers; ++i)
+      for (int64_t h = 0; h < c_.kvHeads; ++h) cacheKeys.push_back("\"l" + std::to_string(i) + ",h" + std::to_string(h) + "\"");
+    for (int kv = 0; kv < 2; ++kv)
+      for (int64_t i = 0; i < c_.layers; ++i)
+        for (int64_t h = 0; h < c_.kvHeads; ++h) {
+          TensorRef cache = b_.input("attn_options_in_cache_state_" + std::to_string(kv) + "_l" + std::to_string(i) +
+                                         "_h" + std::to_string(h),
+                                     F, {B, C, D});
+          (kv == 0 ? layers_[i].kCaches : layers_[i].vCaches).push_back(cache);
+        }
+
+    TensorRef h = embed(tokens);
+    for (int64_t i = 0; i < c_.layers; ++i) h = block(i, h, cos, sin, TensorRef{});
+    b_.at(kModelPy, 542, "forward", "h = self.norm(h)");
+    h = rmsNorm("norm", norm_, h);
+    b_.at(kModelPy, 544, "forward", "logits = self.output(h)");
+    b_.output(linear("output", output_, h, c_.dim, c_.vocab));
+    for (TensorRef k : newKs_) b_.output(k);
+    for (TensorRef v : newVs_) b_.output(v);
+    b_.exitModule();
+
+    auto dict = [](std::vector<std::string> keys, std::vector<PyTree> children) {
+      return PyTree{PyTree::Kind::Dict, std::move(keys), std::move(children)};
+    };
+    const size_t n = cacheKeys.size();
+    PyTree caches = PyTree::tuple({dict(cacheKeys, std::vector<PyTree>(n)), dict(cacheKeys, std::vector<PyTree>(n))});
+    PyTree options = dict({"\"masks\"", "\"freqs_cos_override\"", "\"freqs_sin_override\"", "\"in_cache_state\""},
+                          {dict({std::to_string(C)}, {PyTree{}}), PyTree{}, PyTree{}, caches});
+    b_.callSpecs(PyTree::tuple({PyTree::tuple({PyTree{}, options}), dict({}, {})}),
+                 PyTree::tuple({PyTree{}, dict({"\"out_cache_state\""}, {caches})}));
+    return b_.finish("llama");
+  }
+
   /// Parameters in named_parameters() order, then buffers in named_buffers()
   /// order (the root's own buffers first), as torch.export lifts them.
   void declareState() {
@@ -182,9 +273,20 @@ class Llama {
     for (int64_t i = 0; i < c_.layers; ++i) {
       const std::string p = "layers." + std::to_string(i) + ".";
       LayerState& l = layers_[i];
-      l.wq = b_.parameter(p + "attention.wq.weight", F, {q, d}, lin(d));
-      l.wk = b_.parameter(p + "attention.wk.weight", F, {kv, d}, lin(d));
-      l.wv = b_.parameter(p + "attention.wv.weight", F, {kv, d}, lin(d));
+      if (c_.staticAttention) {
+        auto heads = [&](const char* name, int64_t n, std::vector<TensorRef>& into) {
+          for (int64_t h = 0; h < n; ++h)
+            into.push_back(b_.parameter(p + "attention." + name + "." + std::to_string(h) + ".weight", F,
+                                        {c_.headDim, d}, lin(d)));
+        };
+        heads("wqs", c_.heads, l.wqs);
+        heads("wks", c_.kvHeads, l.wks);
+        heads("wvs", c_.kvHeads, l.wvs);
+      } else {
+        l.wq = b_.parameter(p + "attention.wq.weight", F, {q, d}, lin(d));
+        l.wk = b_.parameter(p + "attention.wk.weight", F, {kv, d}, lin(d));
+        l.wv = b_.parameter(p + "attention.wv.weight", F, {kv, d}, lin(d));
+      }
       l.wo = b_.parameter(p + "attention.wo.weight", F, {d, q}, lin(q));
       l.w1 = b_.parameter(p + "feed_forward.w1.weight", F, {hid, d}, lin(d));
       l.w2 = b_.parameter(p + "feed_forward.w2.weight", F, {d, hid}, lin(hid));
@@ -194,6 +296,7 @@ class Llama {
     }
     norm_ = b_.parameter("norm.weight", F, {d}, ones);
     output_ = b_.parameter("output.weight", F, {c_.vocab, d}, lin(d));
+    if (c_.staticAttention) return;  // no buffers: the caches and the mask are inputs
 
     // SIMPLIFICATION: a fixed pattern in [-1, 1] instead of cos/sin(position * frequency).
     const WeightInit unit{WeightInit::Kind::Pattern, 0, 1.0};
@@ -243,7 +346,8 @@ class Llama {
     const LayerState& l = layers_[i];
     b_.enterModule(p, kPkg + "TransformerBlock");
     TensorRef normed = rmsNorm(p + ".attention_norm", l.attentionNorm, x);
-    TensorRef a = attention(p + ".attention", l, normed, cos, sin, inputPos);
+    TensorRef a = c_.staticAttention ? staticAttention(p + ".attention", l, normed, cos, sin)
+                                     : attention(p + ".attention", l, normed, cos, sin, inputPos);
     b_.at(kModelPy, 443, "forward", "h = x + h");
     TensorRef h = b_.op("aten.add.Tensor", {x, a});
     TensorRef f = feedForward(p + ".feed_forward", l, rmsNorm(p + ".ffn_norm", l.ffnNorm, h));
@@ -393,6 +497,95 @@ class Llama {
     return y;
   }
 
+  /// StaticAttention.forward with split_mha: one projection and one attention per head.
+  TensorRef staticAttention(const std::string& p, const LayerState& l, TensorRef x, TensorRef cos, TensorRef sin) {
+    const int64_t H = c_.heads, KV = c_.kvHeads, D = c_.headDim;
+    b_.enterModule(p, kStaticPkg + "StaticAttention");
+    std::vector<TensorRef> qs, ks, vs;
+    b_.at(kStaticPy, 1101, "forward", "new_qs = [lora_call(wq, x, _lora_blob) for wq in self.wqs]");
+    for (int64_t h = 0; h < H; ++h) qs.push_back(linear(p + ".wqs." + std::to_string(h), l.wqs[h], x, c_.dim, D));
+    b_.at(kStaticPy, 1111, "forward", "new_ks = [lora_call(wk, x, _lora_blob) for wk in self.wks]");
+    for (int64_t h = 0; h < KV; ++h) ks.push_back(linear(p + ".wks." + std::to_string(h), l.wks[h], x, c_.dim, D));
+    b_.at(kStaticPy, 1112, "forward", "new_vs = [lora_call(wv, x, _lora_blob) for wv in self.wvs]");
+    for (int64_t h = 0; h < KV; ++h) vs.push_back(linear(p + ".wvs." + std::to_string(h), l.wvs[h], x, c_.dim, D));
+    // _apply_rope: every query head, then every key head, through the one rope module.
+    for (TensorRef& q : qs) q = staticRope(p + ".rope", q, cos, sin);
+    for (TensorRef& k : ks) k = staticRope(p + ".rope", k, cos, sin);
+    // _update_kv_cache: past and new positions concatenated; the new ones are outputs (out_cache_state).
+    std::vector<TensorRef> allK, allV;
+    for (int64_t h = 0; h < KV; ++h) {
+      b_.enterModule(p + ".k_caches." + std::to_string(h), kStaticPkg + "StaticKCache");
+      b_.at(kStaticPy, 147, "update", "all_data = torch.cat([cache, new_data], dim=seq_dim)");
+      allK.push_back(b_.op("aten.cat.default", {std::vector<TensorRef>{l.kCaches[h], ks[h]}, -2}));
+      b_.exitModule();
+      b_.enterModule(p + ".v_caches." + std::to_string(h), kStaticPkg + "StaticVCache");
+      b_.at(kStaticPy, 168, "update", "all_data = torch.cat([cache, new_data], dim=-2)");
+      allV.push_back(b_.op("aten.cat.default", {std::vector<TensorRef>{l.vCaches[h], vs[h]}, -2}));
+      b_.exitModule();
+      newKs_.push_back(ks[h]);
+      newVs_.push_back(vs[h]);
+    }
+    std::vector<TensorRef> heads;
+    for (int64_t h = 0; h < H; ++h) heads.push_back(singleHead(qs[h], allK[h / c_.rep], allV[h / c_.rep]));
+    b_.at(kStaticPy, 1334, "_process_normal_kv", "return torch.cat(heads, dim=-1), out_cache_state, kv_to_share");
+    TensorRef y = b_.op("aten.cat.default", {heads, -1});
+    b_.at(kStaticPy, 1158, "forward", "y = lora_call(self.wo, y, _lora_blob)");
+    TensorRef out = linear(p + ".wo", l.wo, y, H * D, c_.dim);
+    b_.exitModule();
+    return out;
+  }
+
+  /// _Rope.forward without HF RoPE: even and odd elements rotated as pairs.
+  TensorRef staticRope(const std::string& p, TensorRef x, TensorRef cos, TensorRef sin) {
+    const int64_t B = c_.batch, S = c_.seqlen;
+    constexpr int64_t kEnd = INT64_MAX;  // torch.export records an open slice end as sys.maxsize
+    b_.enterModule(p, kStaticPkg + "_Rope");
+    b_.at(kStaticPy, 824, "forward", "x_r, x_i = x[..., ::2], x[..., 1::2]");
+    TensorRef r = b_.op("aten.slice.Tensor", {x, -1, int64_t(0), kEnd, int64_t(2)});
+    TensorRef i = b_.op("aten.slice.Tensor", {x, -1, int64_t(1), kEnd, int64_t(2)});
+    b_.at(kStaticPy, 825, "forward", "x_out_r = x_r * freqs_cos - x_i * freqs_sin");
+    TensorRef a = b_.op("aten.mul.Tensor", {r, cos});
+    TensorRef bb = b_.op("aten.mul.Tensor", {i, sin});
+    TensorRef outR = b_.op("aten.sub.Tensor", {a, bb});
+    b_.at(kStaticPy, 826, "forward", "x_out_i = x_r * freqs_sin + x_i * freqs_cos");
+    TensorRef c = b_.op("aten.mul.Tensor", {r, sin});
+    TensorRef d = b_.op("aten.mul.Tensor", {i, cos});
+    TensorRef outI = b_.op("aten.add.Tensor", {c, d});
+    b_.at(kStaticPy, 827, "forward", "x_out = torch.stack([x_out_r, x_out_i], dim=-1).flatten(-2)");
+    TensorRef u = b_.op("aten.unsqueeze.default", {outR, 3});
+    TensorRef w = b_.op("aten.unsqueeze.default", {outI, 3});
+    TensorRef cat = b_.op("aten.cat.default", {std::vector<TensorRef>{u, w}, -1});
+    TensorRef y = b_.op("aten.view.default", {cat, Ints{B, S, c_.headDim}});
+    b_.exitModule();
+    return y;
+  }
+
+  /// matmul of two 3-d tensors [B, n, k] @ [B, k, m] as torch decomposes it:
+  /// expand both to the batch shape, fold them (views), bmm, unfold.
+  TensorRef matmul3(TensorRef a, TensorRef b, int64_t n, int64_t k, int64_t m) {
+    const int64_t B = c_.batch;
+    TensorRef a3 = b_.op("aten.view.default", {b_.op("aten.expand.default", {a, Ints{B, n, k}}), Ints{B, n, k}});
+    TensorRef b3 = b_.op("aten.view.default", {b_.op("aten.expand.default", {b, Ints{B, k, m}}), Ints{B, k, m}});
+    return b_.op("aten.view.default", {b_.op("aten.bmm.default", {a3, b3}), Ints{B, n, m}});
+  }
+
+  /// StaticAttention._compute_attention for one query head (the additive mask path).
+  TensorRef singleHead(TensorRef q, TensorRef k, TensorRef v) {
+    const int64_t S = c_.seqlen, L = c_.seq, D = c_.headDim;  // L = cache_len + input_len
+    b_.at(kStaticPy, 1225, "_compute_attention", "attn = q @ k.transpose(-2, -1)");
+    TensorRef kt = b_.op("aten.permute.default", {k, Ints{0, 2, 1}});
+    TensorRef attn = matmul3(q, kt, S, D, L);
+    b_.at(kStaticPy, 1226, "_compute_attention", "attn = attn * self.inv_scale");
+    attn = b_.op("aten.mul.Tensor", {attn, 1.0 / std::sqrt(double(D))});
+    b_.at(kStaticPy, 1232, "_compute_attention", "attn = attn + mask");
+    attn = b_.op("aten.add.Tensor", {attn, mask_});
+    // SIMPLIFICATION: as in the MHA path, _softmax for torch's softmax (no _safe_softmax nodes).
+    b_.at(kStaticPy, 1233, "_compute_attention", "attn = F.softmax(attn, dim=-1)");
+    attn = b_.op("aten._softmax.default", {attn, -1, false});
+    b_.at(kStaticPy, 1234, "_compute_attention", "return attn @ v");
+    return matmul3(attn, v, S, L, D);
+  }
+
   /// FeedForward: w2(silu(w1(x)) * w3(x)); silu is not core ATen and decomposes to x * sigmoid(x).
   TensorRef feedForward(const std::string& p, const LayerState& l, TensorRef x) {
     b_.enterModule(p, kPkg + "FeedForward");
@@ -410,6 +603,8 @@ class Llama {
   Config c_;
   GraphBuilder b_;
   TensorRef tokEmbeddings_, norm_, output_, freqsCos_, freqsSin_;
+  TensorRef mask_;                       ///< static attention: the mask input
+  std::vector<TensorRef> newKs_, newVs_;  ///< static attention: out_cache_state, in the runner's order
   std::vector<LayerState> layers_;
 };
 
@@ -417,7 +612,8 @@ class Llama {
 
 /// A Llama-style decoder with a KV cache (ExecuTorch export_llama, one decode step).
 /// Defaults: 2 layers, dim 256, 8 heads, 2 KV heads, cache length 128,
-/// vocabulary 512, batch 1; MLP hidden size by the Llama rule.
+/// vocabulary 512, batch 1; MLP hidden size by the Llama rule; attention
+/// with a KV cache in buffers ("mha"), or split per head ("static").
 Result<Program> llama(const SampleOptions& o) {
   auto c = configure(o);
   if (!c) return c.error();
