@@ -3,7 +3,7 @@
 // and of the whole pipeline over R runs, for the default config and with
 // each gated pass turned on. Target: well under 1 s in total.
 //
-//   bench_lower [--layers N] [--dim D] [--runs R]
+//   bench_lower [--layers N] [--dim D] [--attention mha|static] [--runs R]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) o.layers = std::atoi(argv[++i]);
     else if (a == "--dim" && i + 1 < argc) o.dim = std::atoi(argv[++i]);
+    else if (a == "--attention" && i + 1 < argc) o.attention = argv[++i];
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
   }
   auto built = buildSample("llama", o);

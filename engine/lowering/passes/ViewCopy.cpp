@@ -15,14 +15,6 @@ bool isViewCopy(const Method& m, const Node& n) {
          n.outputs.size() == 1;
 }
 
-/// Index of the node that writes `v`, or -1.
-int producer(const Method& m, ValueId v) {
-  for (size_t i = 0; i < m.nodes.size(); ++i)
-    for (ValueId o : m.nodes[i].outputs)
-      if (o == v) return static_cast<int>(i);
-  return -1;
-}
-
 class NormalizeViewCopyBase : public Pass {
  public:
   std::string name() const override { return "NormalizeViewCopyBasePass"; }
@@ -30,16 +22,23 @@ class NormalizeViewCopyBase : public Pass {
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods)
+    for (Method& m : p.methods) {
+      // The node writing each value (one index, not a scan per view_copy: linear in the graph).
+      std::vector<int> producer(m.values.size(), -1);
+      for (size_t i = 0; i < m.nodes.size(); ++i)
+        for (ValueId o : m.nodes[i].outputs)
+          if (o >= 0 && static_cast<size_t>(o) < producer.size() && producer[o] < 0) producer[o] = static_cast<int>(i);
+      auto writer = [&](ValueId v) { return v >= 0 && static_cast<size_t>(v) < producer.size() ? producer[v] : -1; };
       for (Node& n : m.nodes) {
         if (!isViewCopy(m, n)) continue;
-        int src = producer(m, n.args[0]);
+        int src = writer(n.args[0]);
         while (src >= 0 && isViewCopy(m, m.nodes[src])) {
           n.args[0] = m.nodes[src].args[0];
           out.changed = true;
-          src = producer(m, n.args[0]);
+          src = writer(n.args[0]);
         }
       }
+    }
     return out;
   }
 };
