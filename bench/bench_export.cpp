@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/BenchSupport.h"
 #include "engine/OpenProgram.h"
 #include "engine/Pt2Writer.h"
 #include "engine/PteWriter.h"
@@ -31,26 +32,18 @@
 #include "engine/lowering/Pipeline.h"
 
 using namespace lstudio;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::copyOnce;
+using bench::die;
+using bench::median;
+using bench::seconds;
 
 namespace {
-
-double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 long maxRssKiB() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "bench_export: %s\n", what.c_str());
-  std::exit(1);
 }
 
 /// Writes the sample archive in a child process, so that building the
@@ -107,29 +100,6 @@ Run exportOnce(const std::string& pt2, const std::string& out, bool kernelCopy =
   r.total = seconds(t0);
   for (const auto& f : report->files) r.bytes += f.bytes;
   return r;
-}
-
-/// cp of `from` to `to`: read and write in 8 MiB chunks, then fsync.
-double copyOnce(const std::string& from, const std::string& to) {
-  auto t0 = Clock::now();
-  int in = ::open(from.c_str(), O_RDONLY);
-  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (in < 0 || out < 0) die("cannot copy " + from);
-  std::unique_ptr<char[]> buf(new char[8 << 20]);
-  for (;;) {
-    ssize_t n = ::read(in, buf.get(), 8 << 20);
-    if (n < 0) die("read failed");
-    if (n == 0) break;
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = ::write(out, buf.get() + done, static_cast<size_t>(n - done));
-      if (w <= 0) die("write failed");
-      done += w;
-    }
-  }
-  if (::fsync(out) != 0) die("fsync failed");
-  ::close(in);
-  ::close(out);
-  return seconds(t0);
 }
 
 }  // namespace
