@@ -1,6 +1,5 @@
 #include "engine/Pt2Writer.h"
 
-#include <minizip/zip.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/OpRegistry.h"
+#include "engine/StoredZipWriter.h"
 
 namespace lstudio {
 namespace {
@@ -314,53 +314,48 @@ Status writePt2(const Program& program, const std::string& path) {
   std::string model = exportedProgramJson(program, m);
   std::string cfg = json{{"config", config}}.dump();
 
+  // Records in a fixed order. The bytes are those minizip wrote for this
+  // archive before (see StoredZipWriter.h), so writing stays deterministic.
+  std::string mc = json{{"config", constConfig}}.dump();
+  std::vector<StoredZipRecord> records;
+  auto add = [&](const std::string& name, const void* data, uint64_t size) {
+    records.push_back({root + "/" + name, static_cast<const uint8_t*>(data), size});
+  };
+  auto text = [&](const std::string& name, const std::string& s) { add(name, s.data(), s.size()); };
+  const std::string format = "pt2", version = "0", byteorder = "little", dataVersion = "6\n";
+  text("archive_format", format);
+  text("archive_version", version);
+  text("byteorder", byteorder);
+  text(".data/version", dataVersion);
+  text("models/model.json", model);
+  text("data/weights/model_weights_config.json", cfg);
+  text("data/constants/model_constants_config.json", mc);
+  for (const auto& [name, bytes] : weights) add(name, bytes.data, bytes.data ? bytes.size : 0);
+
   std::string tmp = path + ".tmp-XXXXXX";
   int fd = mkstemp(tmp.data());
   if (fd < 0) return Error{ErrorCode::Io, path, std::nullopt, "cannot create a temporary file beside it", "", std::strerror(errno)};
+  auto fail = [&](Error e) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return e;
+  };
   mode_t mask = ::umask(0);  // mkstemp makes 0600; archives are ordinary files
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
-  ::close(fd);
-  zipFile z = zipOpen64(tmp.c_str(), APPEND_STATUS_CREATE);
-  if (!z) {
-    std::remove(tmp.c_str());
-    return Error{ErrorCode::Io, path, std::nullopt, "cannot write the archive", "", std::strerror(errno)};
-  }
-  bool ok = true;
-  auto record = [&](const std::string& name, const void* data, uint64_t size) {
-    zip_fileinfo info{};  // zero timestamps: the same program gives the same bytes
-    ok = ok && zipOpenNewFileInZip64(z, (root + "/" + name).c_str(), &info, nullptr, 0, nullptr, 0, nullptr, 0, 0,
-                                     size >= 0xffffffffull ? 1 : 0) == ZIP_OK;
-    const auto* p = static_cast<const uint8_t*>(data);
-    for (uint64_t done = 0; ok && done < size;) {
-      unsigned chunk = static_cast<unsigned>(std::min<uint64_t>(size - done, 1u << 26));
-      ok = zipWriteInFileInZip(z, p + done, chunk) == ZIP_OK;
-      done += chunk;
-    }
-    ok = ok && zipCloseFileInZip(z) == ZIP_OK;
-  };
-  auto text = [&](const std::string& name, const std::string& s) { record(name, s.data(), s.size()); };
-  text("archive_format", "pt2");
-  text("archive_version", "0");
-  text("byteorder", "little");
-  text(".data/version", "6\n");
-  text("models/model.json", model);
-  text("data/weights/model_weights_config.json", cfg);
-  text("data/constants/model_constants_config.json", json{{"config", constConfig}}.dump());
-  for (const auto& [name, bytes] : weights) record(name, bytes.data, bytes.data ? bytes.size : 0);
-  ok = zipClose(z, nullptr) == ZIP_OK && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Error{ErrorCode::Io, path, std::nullopt, "cannot write the archive", "", std::strerror(errno)};
-  }
+  if (auto s = writeStoredZip(fd, path, records); !s) return fail(s.error());
   // Durable before it replaces anything: flush the finished archive first.
-  if (int f = ::open(tmp.c_str(), O_RDONLY); f >= 0) {
-    ok = ::fsync(f) == 0;
-    ::close(f);
+  if (::fsync(fd) != 0)
+    return fail(Error{ErrorCode::Io, path, std::nullopt, "cannot flush the archive to disk", "", std::strerror(errno)});
+  if (::close(fd) != 0) {
+    Error e{ErrorCode::Io, path, std::nullopt, "cannot close the archive", "", std::strerror(errno)};
+    ::unlink(tmp.c_str());
+    return e;
   }
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Error{ErrorCode::Io, path, std::nullopt, "cannot rename the temporary file into place", "", std::strerror(errno)};
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e{ErrorCode::Io, path, std::nullopt, "cannot rename the temporary file into place", "", std::strerror(errno)};
+    ::unlink(tmp.c_str());
+    return e;
   }
   return Ok{};
 }
