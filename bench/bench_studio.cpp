@@ -9,7 +9,7 @@
 // pan/zoom frames. Slow numbers are reported, not failed: the exit code is
 // non-zero only when something goes wrong (load error, failed pass, timeout).
 //
-//   QT_QPA_PLATFORM=offscreen bench_studio [--layers N] [--frames F] [--timeout S]
+//   QT_QPA_PLATFORM=offscreen bench_studio [--layers N] [--attention mha|static] [--frames F] [--timeout S]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -154,8 +154,10 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QStandardPaths::setTestModeEnabled(true);  // recent files etc. go to a test location, not the user's settings
   int layers = 32, frameCount = 120;
+  std::string attention;
   for (int i = 1; i + 1 < argc; ++i) {
     if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--attention")) attention = argv[++i];
     else if (!std::strcmp(argv[i], "--frames")) frameCount = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--timeout")) timeoutMs = std::atoi(argv[++i]) * 1000;
   }
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   // The sample as a user would have it: a .pt2 on disk.
   SampleOptions o;
   o.layers = layers;
+  o.attention = attention;
   auto built = buildSample("llama", o);
   if (!built) {
     std::fprintf(stderr, "llama: %s\n", built.error().message().c_str());
