@@ -21,6 +21,7 @@
 
 #include "engine/FormatUtil.h"
 #include "engine/lowering/ConstantTagging.h"
+#include "ui/Background.h"
 
 namespace lstudio::ui {
 namespace {
@@ -164,7 +165,7 @@ bool ExportDialog::startExport() {
   auto cancel = cancel_;
   std::string out = path.toStdString(), dir = ptdDir_->text().trimmed().toStdString();
   QPointer<QProgressBar> bar = progress_;
-  watcher_.setFuture(QtConcurrent::run([program, config, out, dir, cancel, bar] {
+  watcher_.setFuture(QtConcurrent::run(inBackground([program, config, out, dir, cancel, bar] {
     int last = -1;
     return exportToFiles(*program, config, out, dir, [&](uint64_t done, uint64_t total) {
       int permille = total ? static_cast<int>(done * 1000 / total) : 1000;
@@ -174,7 +175,7 @@ bool ExportDialog::startExport() {
       }
       return !cancel->load();
     });
-  }));
+  })));
   return true;
 }
 

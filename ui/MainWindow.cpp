@@ -39,6 +39,7 @@
 #include "engine/SampleZoo.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/GraphText.h"
+#include "ui/Background.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
 #include "ui/ExportDialog.h"
@@ -490,7 +491,7 @@ bool MainWindow::openWorkspace(const QString& path, QString* error) {
     return true;
   }
   status_->setText(tr("Loading %1…").arg(QFileInfo(q(input)).fileName()));
-  startLoad(QtConcurrent::run([input, data] { return loadProgram(input, data.empty() ? dataFilesBeside(input) : data); }));
+  startLoad(QtConcurrent::run(inBackground([input, data] { return loadProgram(input, data.empty() ? dataFilesBeside(input) : data); })));
   return true;
 }
 
@@ -644,14 +645,14 @@ void MainWindow::openFile(const QString& path) {
   std::string p = path.toStdString();
   status_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
   log(tr("Opening %1").arg(path));
-  startLoad(QtConcurrent::run([p] { return loadProgram(p, dataFilesBeside(p)); }));
+  startLoad(QtConcurrent::run(inBackground([p] { return loadProgram(p, dataFilesBeside(p)); })));
 }
 
 void MainWindow::openSample(const QString& name) {
   std::string n = name.toStdString();
   status_->setText(tr("Building sample %1…").arg(name));
   log(tr("Building sample %1").arg(name));
-  startLoad(QtConcurrent::run([n] {
+  startLoad(QtConcurrent::run(inBackground([n] {
     LoadedProgram r;
     r.path = "sample:" + n;
     auto p = buildSample(n);
@@ -665,7 +666,7 @@ void MainWindow::openSample(const QString& name) {
     r.program = std::make_shared<const Program>(std::move(p.value()));
     r.ok = true;
     return r;
-  }));
+  })));
 }
 
 void MainWindow::openProgram(std::shared_ptr<const Program> program, const QString& title) {

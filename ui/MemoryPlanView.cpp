@@ -14,6 +14,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/FormatUtil.h"
+#include "ui/Background.h"
 #include "ui/PeakTensorModel.h"
 #include "ui/PlanCanvas.h"
 
@@ -121,7 +122,7 @@ void MemoryPlanView::setPlan(std::shared_ptr<const Program> program, int methodI
   showMessage(tr("Analysing the memory plan\u2026"));
   ready_ = false;  // until the worker's layout is shown
   watcher_.setProperty("generation", QVariant::fromValue<qulonglong>(generation_));
-  watcher_.setFuture(QtConcurrent::run(buildPlanLayout, std::move(program), methodIndex));
+  watcher_.setFuture(QtConcurrent::run(inBackground(buildPlanLayout), std::move(program), methodIndex));
 }
 
 void MemoryPlanView::clear() {

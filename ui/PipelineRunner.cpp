@@ -4,6 +4,8 @@
 #include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "ui/Background.h"
+
 namespace lstudio::ui {
 
 std::shared_ptr<const Program> PipelineState::snapshot(size_t index) const {
@@ -101,7 +103,7 @@ void PipelineRunner::post(Op op) {
   // newest state once instead of working through every stale one while the
   // GUI thread serves no input (seconds on a long run to the end).
   auto queued = std::make_shared<std::atomic<int>>(0);
-  (void)QtConcurrent::run(&pool_, [this, session, gen, stop, op, queued] {
+  (void)QtConcurrent::run(&pool_, inBackground([this, session, gen, stop, op, queued] {
     auto publish = [&] {
       if (stop->load()) return;
       queued->fetch_add(1);
@@ -116,7 +118,7 @@ void PipelineRunner::post(Op op) {
       queued->fetch_sub(1);
       deliver(s, gen, true);
     }, Qt::QueuedConnection);
-  });
+  }));
 }
 
 void PipelineRunner::deliver(PipelineState s, quint64 generation, bool last) {
