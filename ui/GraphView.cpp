@@ -14,12 +14,14 @@
 #include <QPainterPathStroker>
 #include <QScrollBar>
 #include <QStyleOptionGraphicsItem>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
+#include "ui/Background.h"
 #include "ui/GraphLayout.h"
 
 namespace lstudio::ui {
@@ -68,6 +70,20 @@ QFont subtitleFont() {
   f.setPointSizeF(7.5);
   return f;
 }
+
+/// Width of a label in one of the three label fonts. Labels repeat a lot
+/// (operator names, shapes such as "float32[1, 1, 16]"), and text shaping is
+/// most of what a layout request costs on the GUI thread, so widths are kept.
+double labelWidth(int font, const std::string& text) {
+  static const QFontMetricsF metrics[3] = {QFontMetricsF(titleFont()), QFontMetricsF(groupFont()),
+                                           QFontMetricsF(subtitleFont())};
+  static std::unordered_map<std::string, double> cache[3];
+  auto& c = cache[font];
+  if (auto it = c.find(text); it != c.end()) return it->second;
+  if (c.size() > 200000) c.clear();  // bounded: names of huge graphs are mostly unique
+  return c.emplace(text, metrics[font].horizontalAdvance(QString::fromStdString(text))).first->second;
+}
+enum LabelFont { kTitleFont, kGroupFont, kSubtitleFont };
 
 double levelOfDetail(const QStyleOptionGraphicsItem* option, QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
@@ -371,7 +387,7 @@ void GraphCanvas::scrollContentsBy(int dx, int dy) {
 
 GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   scene_ = new QGraphicsScene(this);
-  scene_->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+  scene_->setItemIndexMethod(QGraphicsScene::NoIndex);
   view_ = new GraphCanvas(this, scene_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -451,10 +467,10 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
     }
     requestLayout();
   });
-  watcher->setFuture(QtConcurrent::run([program = program_, methodIndex] {
+  watcher->setFuture(QtConcurrent::run(inBackground([program = program_, methodIndex] {
     auto model = std::make_shared<const GraphModel>(GraphModel::build(program->methods[methodIndex]));
     return Prepared{model, initialCollapsed(*model)};
-  }));
+  })));
 }
 
 void GraphView::showBusy(const QString& text) {
@@ -481,21 +497,18 @@ void GraphView::requestLayout() {
     clusterIndex[g] = int(req.clusters.size());
     req.clusters.push_back(std::move(c));
   }
-  QFontMetricsF tm(titleFont()), gm(groupFont()), sm(subtitleFont());
   std::unordered_map<int, int> requestIndex;
   for (int item : vis->items) {
     LayoutRequest::Item it;
     it.id = item;
     if (item < n) {
       const GraphNode& gn = model_->nodes[item];
-      double w = std::max(tm.horizontalAdvance(QString::fromStdString(model_->displayTitle(item))),
-                          sm.horizontalAdvance(QString::fromStdString(gn.subtitle)));
+      double w = std::max(labelWidth(kTitleFont, model_->displayTitle(item)), labelWidth(kSubtitleFont, gn.subtitle));
       it.width = std::clamp(w + 20, 72.0, 230.0);
       it.height = kNodeHeight;
     } else {
       const GraphGroup& grp = model_->groups[item - n];
-      double w = std::max(gm.horizontalAdvance(QString::fromStdString(grp.shortPath(*model_))),
-                          sm.horizontalAdvance(QString::fromStdString(grp.type + ", 0000 nodes")));
+      double w = std::max(labelWidth(kGroupFont, grp.shortPath(*model_)), labelWidth(kSubtitleFont, grp.type + ", 0000 nodes"));
       it.width = std::clamp(w + 28, 110.0, 280.0);
       it.height = kGroupHeight;
     }
@@ -522,10 +535,10 @@ void GraphView::requestLayout() {
     shown_ = vis;
     applyLayout(serial, watcher->result(), clock_.elapsed());
   });
-  watcher->setFuture(QtConcurrent::run(layoutPool(), [req = std::move(req), latest, serial] {
+  watcher->setFuture(QtConcurrent::run(layoutPool(), inBackground([req = std::move(req), latest, serial] {
     if (latest->load() != serial) return LayoutResult{};  // stale before it started: skip Graphviz
     return runLayout(req);
-  }));
+  })));
 }
 
 void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
@@ -657,8 +670,17 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   firstLayout_ = false;
   pendingCenter_ = -1;
   focusGroup_ = -1;
-  minimap_->rebuild();
-  refreshMinimap();
+  // The overview renders the whole scene: in an event of its own, so that
+  // placing the items and drawing the overview are two shorter GUI-thread
+  // stretches instead of one long one.
+  if (!minimapQueued_) {
+    minimapQueued_ = true;
+    QTimer::singleShot(0, this, [this] {
+      minimapQueued_ = false;
+      minimap_->rebuild();
+      refreshMinimap();
+    });
+  }
   emit layoutFinished(elapsedMs);
 }
 

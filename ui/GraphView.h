@@ -117,6 +117,7 @@ class GraphView : public QWidget {
   /// Shared with queued layout jobs so that stale ones skip Graphviz.
   std::shared_ptr<std::atomic<uint64_t>> latest_ = std::make_shared<std::atomic<uint64_t>>(0);
   bool pending_ = false;
+  bool minimapQueued_ = false;  ///< an overview rebuild is posted
   int selectedItem_ = -1;
   int selectedGraphNode_ = -1;
   int pendingCenter_ = -1;  ///< graph node to center once its layout arrives
