@@ -1,9 +1,11 @@
 #include "engine/GraphBuilder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "engine/EdgeDialect.h"
 #include "engine/OpRegistry.h"
@@ -448,17 +450,28 @@ uint64_t mix(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
+/// The next value of a Pattern weight: uniform in [-scale, scale].
+double patternValue(uint64_t& s, double scale) { return (double(mix(s) >> 11) / double(1ull << 53) * 2.0 - 1.0) * scale; }
+
 void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint64_t seed) {
   uint64_t n = t.numel().value_or(0);
   auto valueAt = [&](uint64_t& s) -> double {
     switch (init.kind) {
       case WeightInit::Kind::Zeros: return 0.0;
       case WeightInit::Kind::Constant: return init.value;
-      case WeightInit::Kind::Pattern: return (double(mix(s) >> 11) / double(1ull << 53) * 2.0 - 1.0) * init.scale;
+      case WeightInit::Kind::Pattern: return patternValue(s, init.scale);
     }
     return 0.0;
   };
   uint64_t s = seed;
+  if (t.dtype == ScalarType::Float && init.kind == WeightInit::Kind::Pattern) {
+    // The common case (every linear and embedding weight) without the per-element switches.
+    for (uint64_t i = 0; i < n; ++i) {
+      float f = static_cast<float>(patternValue(s, init.scale));
+      std::memcpy(out + i * 4, &f, 4);
+    }
+    return;
+  }
   for (uint64_t i = 0; i < n; ++i) {
     double v = valueAt(s);
     switch (t.dtype) {
@@ -537,12 +550,23 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
     total += (m_.values[w.value].tensor().nbytes().value_or(0) + 63) / 64 * 64;
   }
   auto storage = MappedFile::generated(name + " (generated weights)", total, [&](uint8_t* base) {
-    for (size_t i = 0; i < weights_.size(); ++i) {
-      const TensorSpec& t = m_.values[weights_[i].value].tensor();
-      uint64_t seed = 0x5eed;
-      for (char c : t.fqn) seed = seed * 131 + static_cast<uint8_t>(c);
-      fillWeight(base + offsets[i], t, weights_[i].init, seed);
-    }
+    // Each weight is seeded by its name alone, so they can be filled in any
+    // order: on every core when there is enough to fill (gigabytes for the
+    // large llama samples), the same bytes whatever the number of threads.
+    std::atomic<size_t> next{0};
+    auto fill = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < weights_.size();) {
+        const TensorSpec& t = m_.values[weights_[i].value].tensor();
+        uint64_t seed = 0x5eed;
+        for (char c : t.fqn) seed = seed * 131 + static_cast<uint8_t>(c);
+        fillWeight(base + offsets[i], t, weights_[i].init, seed);
+      }
+    };
+    unsigned threads = total >= (uint64_t(64) << 20) ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1u;
+    std::vector<std::thread> helpers;
+    for (unsigned k = 1; k < threads; ++k) helpers.emplace_back(fill);
+    fill();
+    for (std::thread& h : helpers) h.join();
   });
   if (!storage)
     return Error{ErrorCode::Io, name, std::nullopt, "memory for the weights", std::to_string(total) + " bytes", "allocation failed"};
