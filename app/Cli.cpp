@@ -320,30 +320,14 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
       for (const auto& s : sampleList()) out << s.name << "  " << s.description << "\n";
       return kOk;
     }
-    auto number = [&](int& into) {
-      if (i + 1 >= args.size()) return false;
-      char* end = nullptr;
-      long v = std::strtol(args[++i].c_str(), &end, 10);
-      if (!end || *end || v <= 0 || v > (1 << 24)) return false;
-      into = static_cast<int>(v);
-      return true;
-    };
     bool ok = true;
     if (a == "-o" || a == "--output") {
       ok = i + 1 < args.size();
       if (ok) output = args[++i];
-    } else if (a == "--layers") ok = number(o.layers);
-    else if (a == "--dim") ok = number(o.dim);
-    else if (a == "--heads") ok = number(o.heads);
-    else if (a == "--kv-heads") ok = number(o.kvHeads);
-    else if (a == "--seq") ok = number(o.seq);
-    else if (a == "--vocab") ok = number(o.vocab);
-    else if (a == "--batch") ok = number(o.batch);
-    else if (a == "--attention") {
-      ok = i + 1 < args.size();
-      if (ok) o.attention = args[++i];
-    }
-    else if (!a.empty() && a[0] == '-') ok = false;
+    } else if (a.size() > 2 && a.rfind("--", 0) == 0) {
+      ok = i + 1 < args.size() && setSampleOption(o, a, args[i + 1]);
+      ++i;
+    } else if (!a.empty() && a[0] == '-') ok = false;
     else if (name.empty()) name = a;
     else ok = false;
     if (!ok) {

@@ -26,9 +26,18 @@ struct SampleOptions {
 struct SampleInfo {
   std::string name;
   std::string description;
+  /// Other ways to build it worth a menu entry, as sample specs ("llama --attention static").
+  std::vector<std::string> variants;
 };
 
 std::vector<SampleInfo> sampleList();
 Result<Program> buildSample(const std::string& name, const SampleOptions& options = {});
+
+/// Sets option `key` ("--layers", "--attention", ...) of `o` from `value`;
+/// false for an unknown key or a value it cannot take.
+bool setSampleOption(SampleOptions& o, const std::string& key, const std::string& value);
+/// Builds a sample from a spec: its name, then options as on the command
+/// line ("llama --layers 4 --attention static").
+Result<Program> buildSampleSpec(const std::string& spec);
 
 }  // namespace lstudio

@@ -7,6 +7,8 @@
 #include <QCheckBox>
 #include <QProgressBar>
 #include <QDir>
+#include <QMenu>
+#include <QMenuBar>
 #include <QTextBlock>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -69,6 +71,27 @@ class TestMainWindow : public QObject {
     QVERIFY(w.windowTitle().startsWith("numpyrt_const_methods.pte"));
     QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
     if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-inspect.png"));
+  }
+
+  // The sample menu offers the zoo and its variants; a variant's options reach the builder.
+  void opensASampleVariant() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QAction* variant = nullptr;
+    for (QAction* a : w.menuBar()->findChildren<QAction*>())
+      if (a->text() == "llama --attention static") variant = a;
+    QVERIFY(variant);
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    variant->trigger();
+    QVERIFY(spy.wait(30000));
+    QCOMPARE(spy.first().at(0).toBool(), true);
+    QVERIFY(w.current());
+    QCOMPARE(w.current()->program->methods[0].nodes.size(), size_t(2 * (34 + 32 * 8 + 22 * 2) + 11));
+    QVERIFY(w.windowTitle().contains("llama --attention static"));
+    spy.clear();
+    w.openSample("llama --layers");  // an option without its value: an error, not a crash
+    QVERIFY(spy.wait(30000));
+    QCOMPARE(spy.first().at(0).toBool(), false);
   }
 
   void opensAnExportArchive() {

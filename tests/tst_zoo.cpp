@@ -153,6 +153,19 @@ class TestZoo : public QObject {
     QCOMPARE(edgeProblems(p.value()), size_t(0));
   }
 
+  // A spec as the studio's sample menu and workspaces keep it: name, then options.
+  void sampleSpecs() {
+    auto p = buildSampleSpec("llama --layers 3 --attention static");
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->methods[0].nodes.size(), size_t(3 * (34 + 32 * 8 + 22 * 2) + 11));
+    QVERIFY(buildSampleSpec("mlp").ok());
+    for (const char* bad : {"llama --layers", "llama --layers -2", "llama --bogus 1", "llama --dim x"}) {
+      auto b = buildSampleSpec(bad);
+      QVERIFY2(!b.ok(), bad);
+      QVERIFY(b.error().message().find("sample spec") != std::string::npos);
+    }
+  }
+
   void badAttentionOption() {
     SampleOptions o;
     o.attention = "flash";

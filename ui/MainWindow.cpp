@@ -332,6 +332,7 @@ void MainWindow::buildActions() {
   for (const SampleInfo& info : sampleList()) {
     auto* a = samples->addAction(q(info.name), this, [this, n = q(info.name)] { openSample(n); });
     a->setToolTip(q(info.description));
+    for (const std::string& spec : info.variants) samples->addAction(q(spec), this, [this, s = q(spec)] { openSample(s); });
   }
   samples->setToolTipsVisible(true);
   file->addSeparator();
@@ -648,14 +649,14 @@ void MainWindow::openFile(const QString& path) {
   startLoad(QtConcurrent::run(inBackground([p] { return loadProgram(p, dataFilesBeside(p)); })));
 }
 
-void MainWindow::openSample(const QString& name) {
-  std::string n = name.toStdString();
-  status_->setText(tr("Building sample %1…").arg(name));
-  log(tr("Building sample %1").arg(name));
+void MainWindow::openSample(const QString& spec) {
+  std::string n = spec.toStdString();
+  status_->setText(tr("Building sample %1…").arg(spec));
+  log(tr("Building sample %1").arg(spec));
   startLoad(QtConcurrent::run(inBackground([n] {
     LoadedProgram r;
     r.path = "sample:" + n;
-    auto p = buildSample(n);
+    auto p = buildSampleSpec(n);
     if (!p) {
       r.error = p.error().message();
       return r;

@@ -44,8 +44,9 @@ class MainWindow : public QMainWindow {
   void openFile(const QString& path);
   /// Drops the load in progress (the window keeps what it showed).
   void cancelLoad();
-  /// Builds a sample of the zoo (engine/SampleZoo) on a worker and opens it.
-  void openSample(const QString& name);
+  /// Builds a sample of the zoo (engine/SampleZoo) on a worker and opens it:
+  /// its name, or its name and options ("llama --attention static").
+  void openSample(const QString& spec);
   /// Opens a program already in memory (tests; samples).
   void openProgram(std::shared_ptr<const Program> program, const QString& title);
   /// The last successfully loaded program, or null.
