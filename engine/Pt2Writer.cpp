@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/AtomicFile.h"
 #include "engine/OpRegistry.h"
 #include "engine/StoredZipWriter.h"
 
@@ -332,7 +333,8 @@ Status writePt2(const Program& program, const std::string& path) {
   text("data/constants/model_constants_config.json", mc);
   for (const auto& [name, bytes] : weights) add(name, bytes.data, bytes.data ? bytes.size : 0);
 
-  std::string tmp = path + ".tmp-XXXXXX";
+  removeStaleTemporaries(path);  // left by a write that was killed
+  std::string tmp = temporaryNameFor(path);
   int fd = mkstemp(tmp.data());
   if (fd < 0) return Error{ErrorCode::Io, path, std::nullopt, "cannot create a temporary file beside it", "", std::strerror(errno)};
   auto fail = [&](Error e) {
@@ -357,6 +359,7 @@ Status writePt2(const Program& program, const std::string& path) {
     ::unlink(tmp.c_str());
     return e;
   }
+  syncFolder(std::filesystem::path(path).parent_path().string());  // the rename survives a power cut
   return Ok{};
 }
 

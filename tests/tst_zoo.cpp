@@ -2,7 +2,9 @@
 // through the .pt2 reader, passes the edge-dialect check, has the numbers
 // its architecture implies, and sample -> .pt2 -> import -> .pt2 is
 // byte-identical.
+#include <QDir>
 #include <QTemporaryDir>
+#include <unistd.h>
 #include <QtTest>
 #include <cstring>
 
@@ -87,6 +89,32 @@ class TestZoo : public QObject {
     QByteArray x = readAll(QString::fromStdString(first)), y = readAll(QString::fromStdString(second));
     QVERIFY(!x.isEmpty());
     QVERIFY2(x == y, qPrintable(QString("%1: rewritten archive differs (%2 vs %3 bytes)").arg(name).arg(x.size()).arg(y.size())));
+  }
+
+  // Writes are atomic: a killed earlier write's temporary is cleaned up, a
+  // failed write leaves the previous archive and no temporary behind.
+  void writesAreAtomic() {
+    auto p = buildSample("mlp");
+    QVERIFY(p.ok());
+    QTemporaryDir d;
+    const QString path = d.path() + "/mlp.pt2";
+    QFile stale(path + ".tmp-Ab12Cd");
+    QVERIFY(stale.open(QIODevice::WriteOnly));
+    stale.write("half an archive");
+    stale.close();
+    QVERIFY(writePt2(p.value(), path.toStdString()).ok());
+    QVERIFY(!QFile::exists(path + ".tmp-Ab12Cd"));
+    const QByteArray first = readAll(path);
+    // A folder where the temporary cannot be created: a clear error, the old file untouched.
+    QVERIFY(QFile::setPermissions(d.path(), QFileDevice::ReadOwner | QFileDevice::ExeOwner));
+    auto w = writePt2(p.value(), path.toStdString());
+    QVERIFY(QFile::setPermissions(d.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+    if (::geteuid() != 0) {  // root writes anyway
+      QVERIFY(!w.ok());
+      QVERIFY(w.error().message().find("mlp.pt2") != std::string::npos);
+    }
+    QCOMPARE(readAll(path), first);
+    QCOMPARE(QDir(d.path()).entryList({"*.tmp-*"}, QDir::Files), QStringList());
   }
 
   void mlpNumbers() {
