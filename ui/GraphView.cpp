@@ -71,10 +71,12 @@ QFont subtitleFont() {
   return f;
 }
 
+enum LabelFont { kTitleFont, kGroupFont, kSubtitleFont };
+
 /// Width of a label in one of the three label fonts. Labels repeat a lot
 /// (operator names, shapes such as "float32[1, 1, 16]"), and text shaping is
 /// most of what a layout request costs on the GUI thread, so widths are kept.
-double labelWidth(int font, const std::string& text) {
+double labelWidth(LabelFont font, const std::string& text) {
   static const QFontMetricsF metrics[3] = {QFontMetricsF(titleFont()), QFontMetricsF(groupFont()),
                                            QFontMetricsF(subtitleFont())};
   static std::unordered_map<std::string, double> cache[3];
@@ -83,7 +85,6 @@ double labelWidth(int font, const std::string& text) {
   if (c.size() > 200000) c.clear();  // bounded: names of huge graphs are mostly unique
   return c.emplace(text, metrics[font].horizontalAdvance(QString::fromStdString(text))).first->second;
 }
-enum LabelFont { kTitleFont, kGroupFont, kSubtitleFont };
 
 double levelOfDetail(const QStyleOptionGraphicsItem* option, QPainter* painter) {
   return option->levelOfDetailFromTransform(painter->worldTransform());
