@@ -5,22 +5,22 @@
 #include <filesystem>
 #include <ostream>
 
-#include "engine/AtomicFile.h"
-#include "engine/FormatUtil.h"
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/Inspect.h"
-#include "engine/MemoryPlanning.h"
-#include "engine/Planners.h"
-#include "engine/Pt2Writer.h"
-#include "engine/PteWriter.h"
-#include "engine/SampleZoo.h"
+#include "engine/support/AtomicFile.h"
+#include "engine/support/FormatUtil.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/planning/MemoryPlanning.h"
+#include "engine/planning/Planners.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Export.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
-#include "engine/PtdReader.h"
-#include "engine/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/OpenProgram.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"

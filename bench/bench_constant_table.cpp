@@ -15,8 +15,8 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/GraphBuilder.h"
-#include "engine/SampleZoo.h"
+#include "engine/samples/GraphBuilder.h"
+#include "engine/samples/SampleZoo.h"
 #include "ui/ConstantTable.h"
 
 using namespace lstudio;

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "bench/BenchSupport.h"
-#include "engine/OpenProgram.h"
-#include "engine/Pt2Writer.h"
-#include "engine/PteWriter.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
 

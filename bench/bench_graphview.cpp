@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "ui/GraphView.h"
 
 using namespace lstudio;

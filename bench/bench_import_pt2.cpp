@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Inspect.h"
-#include "engine/Pt2Reader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/Pt2Reader.h"
 #include "tests/support/ZipWriter.h"
 
 using namespace lstudio;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 
 using namespace lstudio;

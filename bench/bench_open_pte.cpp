@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Inspect.h"
-#include "engine/PteReader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/PteReader.h"
 #include "tests/support/SyntheticPte.h"
 
 using namespace lstudio;

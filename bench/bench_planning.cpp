@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/MemoryPlanning.h"
-#include "engine/Planners.h"
-#include "engine/PteReader.h"
-#include "engine/SampleZoo.h"
+#include "engine/planning/MemoryPlanning.h"
+#include "engine/planning/Planners.h"
+#include "engine/formats/PteReader.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 
 using namespace lstudio;

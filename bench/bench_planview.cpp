@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 #include "ui/MemoryPlanView.h"
 #include "ui/PlanCanvas.h"

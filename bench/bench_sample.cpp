@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "bench/BenchSupport.h"
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 
 using namespace lstudio;
 using bench::Clock;

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 #include "ui/GraphView.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "app/Cli.h"
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;

@@ -11,7 +11,7 @@
 #include <QToolButton>
 #include <QtTest>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/ConstantTagging.h"
 #include "tests/TestSupport.h"

@@ -8,12 +8,12 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "engine/Inspect.h"
-#include "engine/PtdReader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/PtdReader.h"
 #include "app/Cli.h"
-#include "engine/Pt2Reader.h"
-#include "engine/PteReader.h"
-#include "engine/schema/program_generated.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/schema/program_generated.h"
 #include "tests/TestSupport.h"
 #include "tests/support/Pt2Samples.h"
 #include "tests/support/SyntheticPte.h"

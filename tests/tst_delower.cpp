@@ -22,16 +22,16 @@
 #include <sstream>
 
 #include "app/Cli.h"
-#include "engine/OpenProgram.h"
-#include "engine/PtdReader.h"
-#include "engine/Pt2Writer.h"
-#include "engine/PteReader.h"
-#include "engine/PteWriter.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
-#include "engine/schema/program_generated.h"
+#include "engine/formats/schema/program_generated.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
 

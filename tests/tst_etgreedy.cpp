@@ -7,9 +7,9 @@
 #include <map>
 #include <random>
 
-#include "engine/EtGreedyPlanner.h"
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/PteReader.h"
+#include "engine/planning/EtGreedyPlanner.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;

@@ -1,6 +1,6 @@
 // Fault injection for export: `lowering-cli export` is killed with SIGKILL at
 // chosen byte counts of its output (the LSTUDIO_FAULT_AFTER_BYTES hook in the
-// writer, see engine/AtomicFile.h), from the first byte to "everything
+// writer, see engine/support/AtomicFile.h), from the first byte to "everything
 // written, nothing renamed". The files it would replace must stay
 // byte-identical, leftovers must be obviously temporary (NAME.tmp-XXXXXX),
 // and the next export must clean them up and succeed.

@@ -1,7 +1,7 @@
 // What a pass changed: nodes matched by name, modified when their printed line differs.
 #include <QtTest>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/GraphDiff.h"
 #include "engine/lowering/GraphText.h"
 

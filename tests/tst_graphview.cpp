@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "engine/OpenProgram.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
 

@@ -14,12 +14,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "engine/OpenProgram.h"
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
-#include "engine/Pt2Reader.h"
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/Inspector.h"
 #include "ui/ConfigEditor.h"

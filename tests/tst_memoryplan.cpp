@@ -2,7 +2,7 @@
 // lower bound and the overlap check.
 #include <QtTest>
 
-#include "engine/MemoryPlanAnalysis.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
 
 using namespace lstudio;
 

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/OpRegistry.h"
-#include "engine/OpSchema.h"
+#include "engine/ir/OpRegistry.h"
+#include "engine/ir/OpSchema.h"
 
 using namespace lstudio;
 

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "engine/GraphBuilder.h"
-#include "engine/SampleZoo.h"
+#include "engine/samples/GraphBuilder.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/passes/Passes.h"

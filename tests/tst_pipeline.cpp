@@ -2,10 +2,10 @@
 // samples, failures that name the node, and the plan it ends with.
 #include <QtTest>
 
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/Pt2Reader.h"
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"

@@ -4,7 +4,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "engine/SampleZoo.h"
+#include "engine/samples/SampleZoo.h"
 #include "ui/PipelineRunner.h"
 
 using namespace lstudio;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/MemoryPlanning.h"
-#include "engine/Planners.h"
-#include "engine/PteReader.h"
+#include "engine/planning/MemoryPlanning.h"
+#include "engine/planning/Planners.h"
+#include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;

@@ -10,11 +10,11 @@
 #include <QtTest>
 #include <set>
 
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/OpenProgram.h"
-#include "engine/Pt2Reader.h"
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
 #include "ui/MemoryPlanView.h"

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <QtTest>
 
-#include "engine/Inspect.h"
-#include "engine/OpenProgram.h"
-#include "engine/Pt2Reader.h"
-#include "engine/StoredZipWriter.h"
-#include "engine/ZipArchive.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/StoredZipWriter.h"
+#include "engine/formats/ZipArchive.h"
 #include "tests/TestSupport.h"
 #include "tests/support/Pt2Samples.h"
 #include "tests/support/ZipWriter.h"

@@ -1,8 +1,8 @@
 // The .ptd reader (both FlatTensor generations) and external tensor resolution.
 #include <QtTest>
 
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
 

@@ -4,10 +4,10 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "engine/Inspect.h"
-#include "engine/OpenProgram.h"
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
 
@@ -58,7 +58,7 @@ class TestPteReader : public QObject {
     QTemporaryDir dir;
     QProcess flatc;
     flatc.start(LSTUDIO_FLATC, {"--json", "--strict-json", "--raw-binary", "--defaults-json", "-o", dir.path(),
-                                LSTUDIO_SOURCE_DIR "/engine/schema/program.fbs", "--", path});
+                                LSTUDIO_SOURCE_DIR "/engine/formats/schema/program.fbs", "--", path});
     QVERIFY(flatc.waitForFinished(60000));
     QCOMPARE(flatc.exitCode(), 0);
     QByteArray text = readAll(dir.path() + "/" + QFileInfo(path).completeBaseName() + ".json");

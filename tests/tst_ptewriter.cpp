@@ -14,10 +14,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
-#include "engine/PteWriter.h"
-#include "engine/schema/program_generated.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/formats/schema/program_generated.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;
@@ -196,7 +196,7 @@ json flatcJson(const QString& file, QString* error) {
   QTemporaryDir dir;
   QProcess flatc;
   flatc.start(LSTUDIO_FLATC, {"--json", "--strict-json", "--raw-binary", "--defaults-json", "-o", dir.path(),
-                              LSTUDIO_SOURCE_DIR "/engine/schema/program.fbs", "--", file});
+                              LSTUDIO_SOURCE_DIR "/engine/formats/schema/program.fbs", "--", file});
   if (!flatc.waitForFinished(60000) || flatc.exitCode() != 0) {
     *error = "flatc failed on " + file + ": " + QString::fromUtf8(flatc.readAllStandardError());
     return {};

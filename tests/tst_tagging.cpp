@@ -2,9 +2,9 @@
 // (external_constants as a boolean or as rules, external_mutable_weights).
 #include <QtTest>
 
-#include "engine/OpenProgram.h"
-#include "engine/PtdReader.h"
-#include "engine/SampleZoo.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/ConstantTagging.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/TorchPickle.h"
+#include "engine/formats/TorchPickle.h"
 
 using namespace lstudio;
 

@@ -8,11 +8,11 @@
 #include <QtTest>
 #include <cstring>
 
-#include "engine/EdgeDialect.h"
-#include "engine/Inspect.h"
-#include "engine/Pt2Reader.h"
-#include "engine/Pt2Writer.h"
-#include "engine/SampleZoo.h"
+#include "engine/ir/EdgeDialect.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;

@@ -19,7 +19,7 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
-#include "engine/AtomicFile.h"
+#include "engine/support/AtomicFile.h"
 #include "engine/lowering/ConfigPython.h"
 
 namespace lstudio::ui {

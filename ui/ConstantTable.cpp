@@ -21,8 +21,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "engine/FormatUtil.h"
-#include "engine/ScalarType.h"
+#include "engine/support/FormatUtil.h"
+#include "engine/ir/ScalarType.h"
 
 namespace lstudio::ui {
 

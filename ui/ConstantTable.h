@@ -9,7 +9,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 #include "engine/lowering/BackendConfig.h"
 #include "engine/lowering/ConstantTagging.h"
 

@@ -19,7 +19,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <set>
 
-#include "engine/FormatUtil.h"
+#include "engine/support/FormatUtil.h"
 #include "engine/lowering/ConstantTagging.h"
 #include "ui/Background.h"
 

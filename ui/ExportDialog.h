@@ -8,7 +8,7 @@
 #include <atomic>
 #include <memory>
 
-#include "engine/Error.h"
+#include "engine/support/Error.h"
 #include "engine/lowering/Export.h"
 
 class QDialogButtonBox;

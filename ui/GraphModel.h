@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 
 namespace lstudio::ui {
 

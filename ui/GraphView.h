@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 #include "ui/GraphModel.h"
 
 class QGraphicsScene;

@@ -2,8 +2,8 @@
 
 #include <QUrl>
 
-#include "engine/FormatUtil.h"
-#include "engine/OpRegistry.h"
+#include "engine/support/FormatUtil.h"
+#include "engine/ir/OpRegistry.h"
 
 namespace lstudio::ui {
 namespace {

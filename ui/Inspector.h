@@ -7,8 +7,8 @@
 #include <QTextBrowser>
 #include <memory>
 
-#include "engine/Ir.h"
-#include "engine/MemoryPlanAnalysis.h"
+#include "engine/ir/Ir.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
 
 namespace lstudio::ui {
 

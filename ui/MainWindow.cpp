@@ -35,8 +35,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "engine/FormatUtil.h"
-#include "engine/SampleZoo.h"
+#include "engine/support/FormatUtil.h"
+#include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/GraphText.h"
 #include "ui/Background.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "engine/Workspace.h"
+#include "engine/workspace/Workspace.h"
 #include "engine/lowering/GraphDiff.h"
 #include "ui/PipelineRunner.h"
 #include "ui/ProgramLoader.h"

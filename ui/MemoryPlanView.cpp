@@ -13,7 +13,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "engine/FormatUtil.h"
+#include "engine/support/FormatUtil.h"
 #include "ui/Background.h"
 #include "ui/PeakTensorModel.h"
 #include "ui/PlanCanvas.h"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 #include "ui/PlanLayout.h"
 
 class QComboBox;

@@ -1,6 +1,6 @@
 #include "ui/PeakTensorModel.h"
 
-#include "engine/FormatUtil.h"
+#include "engine/support/FormatUtil.h"
 
 namespace lstudio::ui {
 

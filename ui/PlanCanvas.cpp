@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/FormatUtil.h"
+#include "engine/support/FormatUtil.h"
 
 namespace lstudio::ui {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Ir.h"
-#include "engine/MemoryPlanAnalysis.h"
+#include "engine/ir/Ir.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
 
 namespace lstudio::ui {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/PtdReader.h"
-#include "engine/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/OpenProgram.h"
 
 namespace lstudio::ui {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Inspect.h"
-#include "engine/Ir.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/ir/Ir.h"
 
 namespace lstudio::ui {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/MappedFile.h"
+#include "engine/support/MappedFile.h"
 
 namespace lstudio {
 namespace {

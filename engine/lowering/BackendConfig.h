@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/Error.h"
+#include "engine/support/Error.h"
 
 namespace lstudio {
 

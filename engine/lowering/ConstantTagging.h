@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 #include "engine/lowering/BackendConfig.h"
 
 namespace lstudio {

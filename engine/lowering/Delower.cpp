@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
-#include "engine/EdgeDialect.h"
-#include "engine/OpRegistry.h"
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio {

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Error.h"
-#include "engine/Ir.h"
+#include "engine/support/Error.h"
+#include "engine/ir/Ir.h"
 #include "engine/lowering/BackendConfig.h"
 
 namespace lstudio {

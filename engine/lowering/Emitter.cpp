@@ -5,8 +5,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "engine/OpRegistry.h"
-#include "engine/TreeSpec.h"
+#include "engine/ir/OpRegistry.h"
+#include "engine/ir/TreeSpec.h"
 
 namespace lstudio {
 

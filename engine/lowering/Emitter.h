@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/Error.h"
-#include "engine/Ir.h"
-#include "engine/PteWriter.h"
+#include "engine/support/Error.h"
+#include "engine/ir/Ir.h"
+#include "engine/formats/PteWriter.h"
 #include "engine/lowering/BackendConfig.h"
 
 namespace lstudio {

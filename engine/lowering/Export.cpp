@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "engine/PtdReader.h"
+#include "engine/formats/PtdReader.h"
 #include "engine/lowering/Emitter.h"
 
 namespace lstudio {

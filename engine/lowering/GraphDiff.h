@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 
 namespace lstudio {
 

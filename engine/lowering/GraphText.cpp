@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "engine/Inspect.h"
+#include "engine/inspect/Inspect.h"
 
 namespace lstudio {
 namespace {

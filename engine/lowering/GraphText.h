@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/Ir.h"
+#include "engine/ir/Ir.h"
 
 namespace lstudio {
 

@@ -1,6 +1,6 @@
 #include "engine/lowering/Pass.h"
 
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio {

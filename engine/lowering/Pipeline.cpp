@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "engine/MemoryPlanAnalysis.h"
-#include "engine/OpRegistry.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/passes/Passes.h"
 

@@ -2,8 +2,8 @@
 // SampleZoo.cpp), and helpers they share.
 #pragma once
 
-#include "engine/GraphBuilder.h"
-#include "engine/SampleZoo.h"
+#include "engine/samples/GraphBuilder.h"
+#include "engine/samples/SampleZoo.h"
 
 namespace lstudio::samples {
 

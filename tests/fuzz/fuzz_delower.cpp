@@ -2,8 +2,8 @@
 // the pipeline under the config matching the file, the emitter and the
 // serializer (in memory): what the studio does when a user opens a .pte and
 // exports it again.
-#include "engine/PteReader.h"
-#include "engine/PteWriter.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Inspect.h"
-#include "engine/Pt2Reader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/Pt2Reader.h"
 
 using namespace lstudio;
 

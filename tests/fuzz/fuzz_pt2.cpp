@@ -1,7 +1,7 @@
 // libFuzzer target: .pt2 / ETRecord zips through the importer (zip, JSON,
 // pickle, program mapping, edge-dialect check) and the lowering pipeline.
-#include "engine/Inspect.h"
-#include "engine/Pt2Reader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Pipeline.h"
 
 using namespace lstudio;

@@ -4,9 +4,9 @@
 // so mutated entries reach the size and dtype checks of the resolver.
 #include <nlohmann/json.hpp>
 
-#include "engine/Inspect.h"
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
 #include "tests/support/SyntheticPte.h"
 
 using namespace lstudio;

@@ -2,9 +2,9 @@
 // summary (memory-plan analysis included) and external-tensor resolution.
 #include <nlohmann/json.hpp>
 
-#include "engine/Inspect.h"
-#include "engine/PtdReader.h"
-#include "engine/PteReader.h"
+#include "engine/inspect/Inspect.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/PteReader.h"
 
 using namespace lstudio;
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <functional>
 
-#include "engine/schema/program_generated.h"
+#include "engine/formats/schema/program_generated.h"
 
 namespace lstudio::test {
 namespace fb = executorch_flatbuffer;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/ScalarType.h"
+#include "engine/ir/ScalarType.h"
 
 namespace lstudio::test {
 

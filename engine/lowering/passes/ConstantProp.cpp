@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

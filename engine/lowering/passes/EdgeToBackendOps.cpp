@@ -5,7 +5,7 @@
 // object for its backend-dialect twin, which the IR does not distinguish).
 #include <map>
 
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

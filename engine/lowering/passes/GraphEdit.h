@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/Ir.h"
-#include "engine/OpSchema.h"
+#include "engine/ir/Ir.h"
+#include "engine/ir/OpSchema.h"
 
 namespace lstudio::passes {
 

@@ -3,7 +3,7 @@
 // written in place (a chain of in-place ops back to it, e.g. after
 // reinplace), an explicit copy_(buffer, new value) is added at the end and
 // the output becomes the buffer, so the state persists across calls.
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

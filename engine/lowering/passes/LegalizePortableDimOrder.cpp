@@ -2,8 +2,8 @@
 // avg_pool2d, expand_copy, mean.dim and sum.dim_IntList need their first
 // input in the default (contiguous) dim order; when it is not, a
 // _to_dim_order_copy to the contiguous order is put in front of the call.
-#include "engine/EdgeDialect.h"
-#include "engine/OpRegistry.h"
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

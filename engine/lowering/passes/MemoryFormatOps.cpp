@@ -4,8 +4,8 @@
 // empty.memory_format -> _empty_dim_order, clone -> _clone_dim_order. The
 // dim order is the input's for preserve_format (or no format), contiguous
 // {0..n-1}, channels_last {0,2,3,1}, channels_last_3d {0,2,3,4,1}.
-#include "engine/EdgeDialect.h"
-#include "engine/OpRegistry.h"
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

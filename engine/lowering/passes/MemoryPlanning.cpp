@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <map>
 
-#include "engine/MemoryPlanner.h"
-#include "engine/Planners.h"
+#include "engine/planning/MemoryPlanner.h"
+#include "engine/planning/Planners.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {

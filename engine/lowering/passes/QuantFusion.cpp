@@ -11,7 +11,7 @@
 // qparams including the dtype. There is no pattern for linear/addmm/conv:
 // those stay dq -> op -> q, as ExecuTorch leaves them (XNNPACK fuses them).
 // Programs with a backward signature (training) are refused, as to_executorch does.
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

@@ -9,7 +9,7 @@
 // written. Uses of the old result read the mutated input afterwards.
 #include <map>
 
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

@@ -9,7 +9,7 @@
 // the rest are the wrapped operator's arguments in schema order. (The .pt2
 // importer keeps operator arguments only as a description, so real files do
 // not reach this pass yet.)
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

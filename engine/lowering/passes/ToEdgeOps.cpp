@@ -1,7 +1,7 @@
 // to_edge's operator conversion: ATen view operators become their *_copy
 // variants (view -> view_copy, permute -> permute_copy, ...), because the
 // edge dialect has no aliasing operators; views come back later, planned.
-#include "engine/OpRegistry.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {

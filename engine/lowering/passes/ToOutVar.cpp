@@ -4,8 +4,8 @@
 // repeated as the return (one out), or as a TensorList of them (several). An operator without an out variant fails the pass,
 // naming the node, the operator and the source line — unless
 // ignore_to_out_var_failure is set.
-#include "engine/EdgeDialect.h"
-#include "engine/OpRegistry.h"
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 

@@ -1,0 +1,108 @@
+#include "engine/ir/Ir.h"
+
+namespace lstudio {
+
+const char* tensorStorageName(TensorStorage s) {
+  switch (s) {
+    case TensorStorage::RunTime: return "run-time";
+    case TensorStorage::Planned: return "planned";
+    case TensorStorage::Constant: return "constant";
+    case TensorStorage::External: return "external";
+    case TensorStorage::Mutable: return "mutable";
+  }
+  return "?";
+}
+
+const char* valueKindName(ValueKind k) {
+  static const char* names[] = {"None",   "Int",        "Bool",       "Double",   "String",            "Tensor",
+                                "IntList", "DoubleList", "BoolList",   "TensorList", "OptionalTensorList"};
+  return names[static_cast<int>(k)];
+}
+
+const char* nodeKindName(NodeKind k) {
+  switch (k) {
+    case NodeKind::Kernel: return "kernel";
+    case NodeKind::Delegate: return "delegate";
+    case NodeKind::Move: return "move";
+    case NodeKind::JumpFalse: return "jump_false";
+    case NodeKind::Free: return "free";
+  }
+  return "?";
+}
+
+const char* headerName(ContainerFacts::Header h) {
+  switch (h) {
+    case ContainerFacts::Header::None: return "none";
+    case ContainerFacts::Header::Eh00Short: return "eh00 (24 bytes)";
+    case ContainerFacts::Header::Eh00: return "eh00 (32 bytes)";
+  }
+  return "?";
+}
+
+TensorStorage TensorSpec::storage() const {
+  // A planned tensor with an initial value (in the file or, for external
+  // mutable weights, in a .ptd) is state that lives in the arena.
+  if (slot)
+    return dataBufferIndex > 0 || mutableSegmentIndex || external || !data.empty() ? TensorStorage::Mutable
+                                                                                   : TensorStorage::Planned;
+  if (external) return TensorStorage::External;
+  if (dataBufferIndex > 0 || !data.empty()) return TensorStorage::Constant;
+  return TensorStorage::RunTime;
+}
+
+std::optional<uint64_t> TensorSpec::numel() const {
+  uint64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) return std::nullopt;
+    if (s != 0 && n > UINT64_MAX / static_cast<uint64_t>(s)) return std::nullopt;
+    n *= static_cast<uint64_t>(s);
+  }
+  return n;
+}
+
+std::optional<uint64_t> TensorSpec::nbytes() const {
+  auto n = numel();
+  uint64_t es = elementSize(dtype);
+  if (!n || es == 0) return std::nullopt;
+  if (*n > UINT64_MAX / es) return std::nullopt;
+  return *n * es;
+}
+
+std::string TensorSpec::shapeString() const {
+  std::string s(scalarTypeName(dtype));
+  s += '[';
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    if (i < symbols.size() && !symbols[i].empty())
+      s += symbols[i] + "<=" + std::to_string(sizes[i]);
+    else
+      s += std::to_string(sizes[i]);
+  }
+  s += ']';
+  return s;
+}
+
+OperatorRef operatorFromTarget(std::string_view t) {
+  for (std::string_view prefix : {"torch.ops.", "executorch.exir.dialects.edge.ops.", "torch._ops."})
+    if (t.substr(0, prefix.size()) == prefix) {
+      t.remove_prefix(prefix.size());
+      break;
+    }
+  std::string s(t);
+  if (size_t colons = s.find("::"); colons != std::string::npos) s.replace(colons, 2, ".");
+  size_t d1 = s.find('.');
+  if (d1 == std::string::npos) return {s, ""};
+  size_t d2 = s.find('.', d1 + 1);
+  std::string ns = s.substr(0, d1);
+  std::string name = d2 == std::string::npos ? s.substr(d1 + 1) : s.substr(d1 + 1, d2 - d1 - 1);
+  std::string overload = d2 == std::string::npos ? "default" : s.substr(d2 + 1);
+  return {ns + "::" + name, overload};
+}
+
+const Method* Program::method(const std::string& name) const {
+  for (const auto& m : methods)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+}  // namespace lstudio

@@ -1,0 +1,590 @@
+#include "engine/samples/GraphBuilder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
+#include "engine/ir/TreeSpec.h"
+
+namespace lstudio {
+namespace {
+
+const TensorSpec* tensorArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0 || static_cast<size_t>(args[i]) >= m.values.size()) return nullptr;
+  return m.values[args[i]].tensorIf();
+}
+
+std::optional<int64_t> intArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0) return std::nullopt;
+  if (auto* v = std::get_if<int64_t>(&m.values[args[i]].payload)) return *v;
+  if (auto* b = std::get_if<bool>(&m.values[args[i]].payload)) return *b ? 1 : 0;
+  return std::nullopt;
+}
+
+/// Items of an IntList argument (nullopt when the argument is None).
+std::optional<std::vector<int64_t>> intsArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0) return std::nullopt;
+  const auto* l = std::get_if<IntList>(&m.values[args[i]].payload);
+  if (!l) return std::nullopt;
+  std::vector<int64_t> out;
+  for (ValueId x : l->items) out.push_back(std::get<int64_t>(m.values[x].payload));
+  return out;
+}
+
+std::string symbolOf(const TensorSpec& t, size_t d) { return d < t.symbols.size() ? t.symbols[d] : std::string(); }
+
+TensorSpec like(const TensorSpec& t, std::vector<int64_t> sizes, std::vector<std::string> symbols = {}) {
+  TensorSpec r;
+  r.dtype = t.dtype;
+  r.sizes = std::move(sizes);
+  r.symbols = std::move(symbols);
+  bool any = false;
+  for (const auto& s : r.symbols) any = any || !s.empty();
+  if (!any) r.symbols.clear();
+  r.dynamism = any ? ShapeDynamism::DynamicBound : ShapeDynamism::Static;
+  for (size_t d = 0; d < r.sizes.size(); ++d) r.dimOrder.push_back(static_cast<uint8_t>(d));
+  return r;
+}
+
+int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+
+Error shapeError(const std::string& op, const std::string& what) {
+  return Error{ErrorCode::Invalid, {}, std::nullopt, "shape inference for " + op, "consistent arguments", what};
+}
+
+/// Broadcast of two shapes (numpy rules), symbols kept from whichever side has the dimension.
+std::optional<TensorSpec> broadcast(const TensorSpec& a, const TensorSpec& b) {
+  size_t n = std::max(a.sizes.size(), b.sizes.size());
+  std::vector<int64_t> sizes(n);
+  std::vector<std::string> syms(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.sizes.size() ? 1 : a.sizes[i - (n - a.sizes.size())];
+    int64_t db = i < n - b.sizes.size() ? 1 : b.sizes[i - (n - b.sizes.size())];
+    std::string sa = i < n - a.sizes.size() ? "" : symbolOf(a, i - (n - a.sizes.size()));
+    std::string sb = i < n - b.sizes.size() ? "" : symbolOf(b, i - (n - b.sizes.size()));
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    sizes[i] = da == 1 ? db : da;
+    syms[i] = da == 1 ? sb : sa;
+  }
+  return like(a, sizes, syms);
+}
+
+}  // namespace
+
+Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& name, const std::string& overload,
+                                                 const std::vector<ValueId>& args) {
+  const std::string op = name + "." + overload;
+  const TensorSpec* a0 = tensorArg(m, args, 0);
+  auto one = [](TensorSpec t) { return std::vector<TensorSpec>{std::move(t)}; };
+  static const char* unary[] = {"aten::relu", "aten::sigmoid", "aten::neg", "aten::rsqrt", "aten::cos", "aten::sin",
+                                "aten::hardtanh", "aten::clone", "aten::alias", "aten::exp", "aten::tanh", "aten::sqrt",
+                                "aten::_softmax", "aten::_log_softmax", "aten::index_put", "aten::abs", "aten::gelu"};
+  for (const char* u : unary)
+    if (name == u) {
+      if (!a0) return shapeError(op, "no input tensor");
+      return one(like(*a0, a0->sizes, a0->symbols));
+    }
+  if (name == "aten::add" || name == "aten::sub" || name == "aten::mul" || name == "aten::div" || name == "aten::pow") {
+    if (!a0) return shapeError(op, "no input tensor");
+    const TensorSpec* a1 = tensorArg(m, args, 1);
+    if (!a1) return one(like(*a0, a0->sizes, a0->symbols));  // Scalar overloads
+    auto r = broadcast(*a0, *a1);
+    if (!r) return shapeError(op, "shapes that do not broadcast: " + a0->shapeString() + " and " + a1->shapeString());
+    return one(*r);
+  }
+  if (name == "aten::where") {
+    const TensorSpec *c = a0, *x = tensorArg(m, args, 1), *y = tensorArg(m, args, 2);
+    if (!c || !x || !y) return shapeError(op, "three tensors");
+    auto r = broadcast(*x, *y);
+    if (r) r = broadcast(*c, *r);
+    if (!r) return shapeError(op, "shapes that do not broadcast");
+    r->dtype = x->dtype;
+    return one(*r);
+  }
+  if (name == "aten::addmm" || name == "aten::mm" || name == "aten::bmm") {
+    size_t first = name == "aten::addmm" ? 1 : 0;
+    const TensorSpec *x = tensorArg(m, args, first), *w = tensorArg(m, args, first + 1);
+    if (!x || !w) return shapeError(op, "two matrices");
+    size_t rx = x->sizes.size(), rw = w->sizes.size();
+    if (rx < 2 || rw < 2 || x->sizes[rx - 1] != w->sizes[rw - 2])
+      return shapeError(op, "inner sizes that differ: " + x->shapeString() + " @ " + w->shapeString());
+    std::vector<int64_t> s(x->sizes.begin(), x->sizes.end() - 1);
+    std::vector<std::string> sy(s.size());
+    for (size_t d = 0; d < s.size(); ++d) sy[d] = symbolOf(*x, d);
+    s.push_back(w->sizes[rw - 1]);
+    sy.push_back(symbolOf(*w, rw - 1));
+    return one(like(*x, s, sy));
+  }
+  if (name == "aten::permute") {
+    auto dims = intsArg(m, args, 1);
+    if (!a0 || !dims || dims->size() != a0->sizes.size()) return shapeError(op, "a permutation of every dimension");
+    std::vector<int64_t> s;
+    std::vector<std::string> sy;
+    for (int64_t d : *dims) {
+      d = wrapDim(d, a0->sizes.size());
+      s.push_back(a0->sizes[d]);
+      sy.push_back(symbolOf(*a0, d));
+    }
+    return one(like(*a0, s, sy));
+  }
+  if (name == "aten::view" || name == "aten::expand" || name == "aten::full" || name == "aten::empty") {
+    size_t at = name == "aten::full" || name == "aten::empty" ? 0 : 1;
+    auto sizes = intsArg(m, args, at);
+    if (!sizes) return shapeError(op, "a size list");
+    std::vector<int64_t> s = *sizes;
+    if (name == "aten::full" || name == "aten::empty") {
+      TensorSpec proto;
+      std::optional<int64_t> dt = intArg(m, args, name == "aten::full" ? 2 : 1);
+      proto.dtype = dt ? static_cast<ScalarType>(*dt) : ScalarType::Float;
+      return one(like(proto, s));
+    }
+    if (!a0) return shapeError(op, "an input tensor");
+    auto numel = a0->numel().value_or(0);
+    int64_t known = 1, infer = -1;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] == -1 && name == "aten::view") infer = static_cast<int64_t>(d);
+      else if (s[d] == -1) s[d] = a0->sizes[d + a0->sizes.size() - s.size()];
+      else known *= s[d];
+    }
+    if (infer >= 0) s[infer] = known ? static_cast<int64_t>(numel) / known : 0;
+    return one(like(*a0, s));
+  }
+  if (name == "aten::unsqueeze" || name == "aten::squeeze" || name == "aten::select" || name == "aten::slice") {
+    if (!a0) return shapeError(op, "an input tensor");
+    std::vector<int64_t> s = a0->sizes;
+    std::vector<std::string> sy(s.size());
+    for (size_t d = 0; d < s.size(); ++d) sy[d] = symbolOf(*a0, d);
+    if (name == "aten::unsqueeze") {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size() + 1);
+      s.insert(s.begin() + d, 1);
+      sy.insert(sy.begin() + d, "");
+    } else if (name == "aten::squeeze") {
+      auto dims = intsArg(m, args, 1).value_or(std::vector<int64_t>{});
+      for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+        int64_t d = wrapDim(*it, s.size());
+        if (d >= 0 && static_cast<size_t>(d) < s.size() && s[d] == 1) s.erase(s.begin() + d), sy.erase(sy.begin() + d);
+      }
+    } else if (name == "aten::select") {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size());
+      if (d < 0 || static_cast<size_t>(d) >= s.size()) return shapeError(op, "a dimension in range");
+      s.erase(s.begin() + d);
+      sy.erase(sy.begin() + d);
+    } else {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size());
+      if (d < 0 || static_cast<size_t>(d) >= s.size()) return shapeError(op, "a dimension in range");
+      int64_t start = intArg(m, args, 2).value_or(0), end = intArg(m, args, 3).value_or(s[d]), step = intArg(m, args, 4).value_or(1);
+      if (start < 0) start += s[d];
+      if (end < 0) end += s[d];
+      end = std::min(end, s[d]);
+      start = std::clamp<int64_t>(start, 0, end);
+      s[d] = step > 0 ? (end - start + step - 1) / step : 0;
+      sy[d].clear();
+    }
+    return one(like(*a0, s, sy));
+  }
+  if (name == "aten::index") {
+    // index.Tensor with one index tensor among Nones: that dimension is replaced by the index's shape.
+    const auto* list = args.size() > 1 ? std::get_if<OptionalTensorList>(&m.values[args[1]].payload) : nullptr;
+    if (!a0 || !list) return shapeError(op, "a tensor and a list of optional index tensors");
+    std::vector<int64_t> s;
+    size_t used = 0;
+    for (size_t d = 0; d < list->items.size(); ++d) {
+      if (list->items[d] == kNoValue) {
+        s.push_back(a0->sizes[d]);
+      } else {
+        const TensorSpec& idx = m.values[list->items[d]].tensor();
+        s.insert(s.end(), idx.sizes.begin(), idx.sizes.end());
+      }
+      ++used;
+    }
+    for (size_t d = used; d < a0->sizes.size(); ++d) s.push_back(a0->sizes[d]);
+    return one(like(*a0, s));
+  }
+  if (name == "aten::cat") {
+    const auto* list = args.empty() ? nullptr : std::get_if<TensorList>(&m.values[args[0]].payload);
+    if (!list || list->items.empty()) return shapeError(op, "a non-empty tensor list");
+    const TensorSpec& f = m.values[list->items[0]].tensor();
+    int64_t d = wrapDim(intArg(m, args, 1).value_or(0), f.sizes.size());
+    std::vector<int64_t> s = f.sizes;
+    s[d] = 0;
+    for (ValueId x : list->items) s[d] += m.values[x].tensor().sizes[d];
+    return one(like(f, s));
+  }
+  if (name == "aten::mean" || name == "aten::sum") {
+    if (!a0) return shapeError(op, "an input tensor");
+    auto dims = intsArg(m, args, 1);
+    bool keep = intArg(m, args, 2).value_or(0) != 0;
+    if (overload == "default" || !dims) return one(like(*a0, {}));
+    std::vector<int64_t> s;
+    std::vector<std::string> sy;
+    for (size_t d = 0; d < a0->sizes.size(); ++d) {
+      bool reduced = false;
+      for (int64_t r : *dims) reduced = reduced || wrapDim(r, a0->sizes.size()) == static_cast<int64_t>(d);
+      if (reduced && !keep) continue;
+      s.push_back(reduced ? 1 : a0->sizes[d]);
+      sy.push_back(reduced ? "" : symbolOf(*a0, d));
+    }
+    return one(like(*a0, s, sy));
+  }
+  if (name == "aten::embedding") {
+    const TensorSpec* idx = tensorArg(m, args, 1);
+    if (!a0 || !idx || a0->sizes.size() != 2) return shapeError(op, "a 2-d weight and indices");
+    std::vector<int64_t> s = idx->sizes;
+    std::vector<std::string> sy(idx->symbols);
+    sy.resize(s.size());
+    s.push_back(a0->sizes[1]);
+    sy.push_back("");
+    return one(like(*a0, s, sy));
+  }
+  if (name == "aten::convolution") {
+    const TensorSpec* w = tensorArg(m, args, 1);
+    auto stride = intsArg(m, args, 3), pad = intsArg(m, args, 4), dil = intsArg(m, args, 5);
+    if (!a0 || !w || !stride || !pad || !dil || a0->sizes.size() != 4 || w->sizes.size() != 4)
+      return shapeError(op, "NCHW input, OIHW weight, stride, padding, dilation");
+    std::vector<int64_t> s = {a0->sizes[0], w->sizes[0], 0, 0};
+    for (int k = 0; k < 2; ++k) {
+      int64_t st = (*stride)[std::min<size_t>(k, stride->size() - 1)], p = (*pad)[std::min<size_t>(k, pad->size() - 1)],
+              di = (*dil)[std::min<size_t>(k, dil->size() - 1)];
+      s[2 + k] = (a0->sizes[2 + k] + 2 * p - di * (w->sizes[2 + k] - 1) - 1) / st + 1;
+    }
+    return one(like(*a0, s, {symbolOf(*a0, 0), "", "", ""}));
+  }
+  if (name == "aten::_native_batch_norm_legit_no_training") {
+    if (!a0) return shapeError(op, "an input tensor");
+    return std::vector<TensorSpec>{like(*a0, a0->sizes, a0->symbols), like(*a0, {0}), like(*a0, {0})};
+  }
+  if (name == "quantized_decomposed::quantize_per_tensor" || name == "quantized_decomposed::dequantize_per_tensor") {
+    if (!a0) return shapeError(op, "an input tensor");
+    TensorSpec r = like(*a0, a0->sizes, a0->symbols);
+    if (name == "quantized_decomposed::quantize_per_tensor") r.dtype = static_cast<ScalarType>(intArg(m, args, 5).value_or(1));
+    else r.dtype = ScalarType::Float;
+    return one(r);
+  }
+  return shapeError(op, "an operator the builder knows (add it to inferResultSpecs)");
+}
+
+GraphBuilder::GraphBuilder(std::string method) { m_.name = std::move(method); }
+
+void GraphBuilder::enterModule(const std::string& path, const std::string& type) { modules_.push_back({path, type}); }
+void GraphBuilder::exitModule() {
+  if (!modules_.empty()) modules_.pop_back();
+}
+void GraphBuilder::at(const std::string& file, int line, const std::string& function, const std::string& code) {
+  source_ = StackFrame{file, line, function, code};
+}
+
+std::string GraphBuilder::freshName(const std::string& base) {
+  // torch.fx naming: the first use of a name is bare, later ones get _1, _2, ...
+  int& next = nextSuffix_[base];
+  std::string name = next == 0 ? base : base + "_" + std::to_string(next);
+  while (names_.count(name)) name = base + "_" + std::to_string(++next);
+  ++next;
+  names_.insert(name);
+  return name;
+}
+
+TensorRef GraphBuilder::placeholder(const std::string& name, TensorSpec spec, InputSpec::Kind kind, const std::string& fqn,
+                                  bool persistent) {
+  for (size_t d = spec.dimOrder.size(); d < spec.sizes.size(); ++d) spec.dimOrder.push_back(static_cast<uint8_t>(d));
+  spec.fqn = fqn;
+  m_.values.push_back(Value{std::move(spec), freshName(name)});
+  ValueId id = static_cast<ValueId>(m_.values.size() - 1);
+  (kind == InputSpec::Kind::User ? userInputs_ : stateInputs_).push_back(InputSpec{kind, id, fqn, persistent});
+  return TensorRef{id};
+}
+
+TensorRef GraphBuilder::input(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes,
+                            std::vector<std::string> symbols) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  bool any = false;
+  for (const auto& s : symbols) any = any || !s.empty();
+  if (any) {
+    t.symbols = std::move(symbols);
+    t.dynamism = ShapeDynamism::DynamicBound;
+  }
+  return placeholder(name, std::move(t), InputSpec::Kind::User, {}, true);
+}
+
+static std::string placeholderName(const char* prefix, const std::string& fqn) {
+  std::string n = prefix + fqn;
+  std::replace(n.begin(), n.end(), '.', '_');
+  return n;
+}
+
+TensorRef GraphBuilder::parameter(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  t.requiresGrad = true;
+  TensorRef id = placeholder(placeholderName("p_", fqn), std::move(t), InputSpec::Kind::Parameter, fqn, true);
+  weights_.push_back({id.id, init});
+  return id;
+}
+
+TensorRef GraphBuilder::buffer(const std::string& fqn, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init,
+                             bool persistent) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  TensorRef id = placeholder(placeholderName("b_", fqn), std::move(t), InputSpec::Kind::Buffer, fqn, persistent);
+  weights_.push_back({id.id, init});
+  return id;
+}
+
+TensorRef GraphBuilder::constant(const std::string& name, ScalarType dtype, std::vector<int64_t> sizes, WeightInit init) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  TensorRef id = placeholder("c_" + name, std::move(t), InputSpec::Kind::ConstantTensor, name, true);
+  weights_.push_back({id.id, init});
+  return id;
+}
+
+TensorRef GraphBuilder::symbol(const std::string& name, int64_t hint, int64_t min, int64_t max) {
+  m_.symbolRanges.push_back(SymbolRange{name, min, max});
+  Value v{hint, name};
+  v.symbolic = true;
+  m_.values.push_back(std::move(v));
+  return TensorRef{static_cast<ValueId>(m_.values.size() - 1)};
+}
+
+std::vector<TensorRef> GraphBuilder::call(const std::string& target, std::vector<BuildArg> args) {
+  if (error_) return {};
+  const OperatorRef ref = operatorFromTarget(target);
+  const OpSchema* schema = OpRegistry::builtin().find(ref.name, ref.overload);
+  auto fail = [&](std::string what) {
+    error_ = Error{ErrorCode::Invalid, {}, std::nullopt, "building " + target, "a valid call", std::move(what)};
+    return std::vector<TensorRef>{};
+  };
+  if (!schema) return fail("no schema for the operator");
+  if (args.size() > schema->arguments.size()) return fail("more arguments than the schema has");
+  Node n;
+  n.target = "torch.ops." + schema->ns + "." + schema->name + "." + (schema->overload.empty() ? "default" : schema->overload);
+  auto add = [&](Value v) {
+    m_.values.push_back(std::move(v));
+    return static_cast<ValueId>(m_.values.size() - 1);
+  };
+  for (size_t i = 0; i < schema->arguments.size(); ++i) {
+    const SchemaArgument& sa = schema->arguments[i];
+    ValueId id = kNoValue;
+    if (i < args.size()) {
+      const auto& v = args[i].v;
+      if (auto* t = std::get_if<TensorRef>(&v)) id = t->id;
+      else if (auto* x = std::get_if<int64_t>(&v)) id = sa.type.base == SchemaType::Base::Float ? add(Value{double(*x), {}}) : add(Value{*x, {}});
+      else if (auto* d = std::get_if<double>(&v)) id = add(Value{*d, {}});
+      else if (auto* b = std::get_if<bool>(&v)) id = add(Value{*b, {}});
+      else if (auto* st = std::get_if<ScalarType>(&v)) id = add(Value{int64_t(static_cast<int>(*st)), {}});
+      else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
+        IntList list;
+        for (int64_t x : *l) list.items.push_back(add(Value{x, {}}));
+        id = add(Value{std::move(list), {}});
+      } else if (auto* tl = std::get_if<std::vector<TensorRef>>(&v)) {
+        std::vector<ValueId> ids;
+        for (const TensorRef& r : *tl) ids.push_back(r.id);
+        if (sa.type.optionalElements) id = add(Value{OptionalTensorList{std::move(ids)}, {}});
+        else id = add(Value{TensorList{std::move(ids)}, {}});
+      } else {
+        id = add(Value{None{}, {}});
+      }
+    } else if (auto d = schemaDefault(m_, sa)) {
+      id = *d;
+    } else {
+      return fail("argument '" + sa.name + "' is missing and has no default");
+    }
+    n.args.push_back(id);
+    n.argNames.push_back(sa.name);
+  }
+  auto specs = inferResultSpecs(m_, ref.name, ref.overload, n.args);
+  if (!specs) return fail(specs.error().message());
+  std::string base = schema->name;
+  if (!base.empty() && base.back() == '_') base.pop_back();
+  for (auto& spec : specs.value()) {
+    m_.values.push_back(Value{std::move(spec), freshName(base)});
+    n.outputs.push_back(static_cast<ValueId>(m_.values.size() - 1));
+  }
+  n.name = m_.values[n.outputs.front()].name;
+  n.meta.moduleStack = modules_;
+  if (source_) n.meta.stackTrace = {*source_};
+  auto it = std::find_if(m_.operators.begin(), m_.operators.end(),
+                         [&](const OperatorRef& o) { return o.name == ref.name && o.overload == ref.overload; });
+  if (it == m_.operators.end()) {
+    m_.operators.push_back(ref);
+    n.op = static_cast<int32_t>(m_.operators.size() - 1);
+  } else {
+    n.op = static_cast<int32_t>(it - m_.operators.begin());
+  }
+  std::vector<TensorRef> outs;
+  for (ValueId o : n.outputs) outs.push_back(TensorRef{o});
+  m_.nodes.push_back(std::move(n));
+  return outs;
+}
+
+TensorRef GraphBuilder::op(const std::string& target, std::vector<BuildArg> args) {
+  auto outs = call(target, std::move(args));
+  return outs.empty() ? TensorRef{} : outs.front();
+}
+
+void GraphBuilder::output(TensorRef v) { m_.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, v.id, {}}); }
+void GraphBuilder::bufferMutation(TensorRef v, const std::string& fqn) {
+  m_.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::BufferMutation, v.id, fqn});
+}
+void GraphBuilder::lossOutput(TensorRef v) { m_.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::Loss, v.id, {}}); }
+void GraphBuilder::gradientOutput(TensorRef v, const std::string& fqn) {
+  m_.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::GradientToParameter, v.id, fqn});
+}
+
+namespace {
+
+/// A fixed pseudo-random sequence (SplitMix64) so weights are the same on every machine.
+uint64_t mix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// The next value of a Pattern weight: uniform in [-scale, scale].
+double patternValue(uint64_t& s, double scale) { return (double(mix(s) >> 11) / double(1ull << 53) * 2.0 - 1.0) * scale; }
+
+void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint64_t seed) {
+  uint64_t n = t.numel().value_or(0);
+  auto valueAt = [&](uint64_t& s) -> double {
+    switch (init.kind) {
+      case WeightInit::Kind::Zeros: return 0.0;
+      case WeightInit::Kind::Constant: return init.value;
+      case WeightInit::Kind::Pattern: return patternValue(s, init.scale);
+    }
+    return 0.0;
+  };
+  uint64_t s = seed;
+  if (t.dtype == ScalarType::Float && init.kind == WeightInit::Kind::Pattern) {
+    // The common case (every linear and embedding weight) without the per-element switches.
+    for (uint64_t i = 0; i < n; ++i) {
+      float f = static_cast<float>(patternValue(s, init.scale));
+      std::memcpy(out + i * 4, &f, 4);
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    double v = valueAt(s);
+    switch (t.dtype) {
+      case ScalarType::Float: {
+        float f = static_cast<float>(v);
+        std::memcpy(out + i * 4, &f, 4);
+        break;
+      }
+      case ScalarType::Long: {
+        int64_t x = static_cast<int64_t>(std::llround(v));
+        std::memcpy(out + i * 8, &x, 8);
+        break;
+      }
+      case ScalarType::Int: {
+        int32_t x = static_cast<int32_t>(std::lround(v));
+        std::memcpy(out + i * 4, &x, 4);
+        break;
+      }
+      case ScalarType::Char: out[i] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(v))); break;
+      case ScalarType::Byte:
+      case ScalarType::Bool: out[i] = static_cast<uint8_t>(std::lround(v)); break;
+      default: std::memset(out + i * elementSize(t.dtype), 0, elementSize(t.dtype)); break;
+    }
+  }
+}
+
+}  // namespace
+
+void GraphBuilder::callSpecs(PyTree inputs, PyTree outputs) { callSpecs_ = {std::move(inputs), std::move(outputs)}; }
+
+Result<Program> GraphBuilder::finish(const std::string& name) {
+  if (error_) return *error_;
+  // torch.export orders placeholders: parameters, buffers, then user inputs;
+  // outputs: buffer mutations first, then user outputs, loss, gradients.
+  auto kindRank = [](const InputSpec& s) {
+    return s.kind == InputSpec::Kind::Parameter ? 0 : s.kind == InputSpec::Kind::Buffer ? 1 : 2;
+  };
+  std::stable_sort(stateInputs_.begin(), stateInputs_.end(),
+                   [&](const InputSpec& a, const InputSpec& b) { return kindRank(a) < kindRank(b); });
+  m_.signature.inputs = stateInputs_;
+  m_.signature.inputs.insert(m_.signature.inputs.end(), userInputs_.begin(), userInputs_.end());
+  m_.inputs.clear();
+  for (const auto& s : m_.signature.inputs) m_.inputs.push_back(s.value);
+  auto rank = [](OutputSpec::Kind k) {
+    switch (k) {
+      case OutputSpec::Kind::BufferMutation: return 0;
+      case OutputSpec::Kind::UserInputMutation: return 0;
+      case OutputSpec::Kind::Loss: return 1;  // torch puts the loss before the other user outputs
+      case OutputSpec::Kind::GradientToParameter: return 4;
+      default: return 2;
+    }
+  };
+  std::stable_sort(m_.signature.outputs.begin(), m_.signature.outputs.end(),
+                   [&](const OutputSpec& a, const OutputSpec& b) { return rank(a.kind) < rank(b.kind); });
+  m_.outputs.clear();
+  for (const auto& s : m_.signature.outputs) m_.outputs.push_back(s.value);
+  // The root call's pytree specs: forward(*user inputs) returning its user outputs.
+  size_t userOutputs = 0;
+  for (const auto& o : m_.signature.outputs)
+    userOutputs += o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss;
+  ModuleCall root{"", {}, {}, treespecArgs(userInputs_.size()), treespecOutputs(userOutputs)};
+  if (callSpecs_) {
+    if (callSpecs_->first.leafCount() != userInputs_.size() || callSpecs_->second.leafCount() != userOutputs)
+      return Error{ErrorCode::Invalid, {}, std::nullopt, "pytree specs of " + name,
+                   std::to_string(userInputs_.size()) + " input and " + std::to_string(userOutputs) + " output leaves",
+                   std::to_string(callSpecs_->first.leafCount()) + " and " + std::to_string(callSpecs_->second.leafCount())};
+    root.inSpec = treespecJson(callSpecs_->first);
+    root.outSpec = treespecJson(callSpecs_->second);
+  }
+  m_.moduleCalls = {std::move(root)};
+  // Weights in one deterministic buffer, 64-byte aligned each.
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (const auto& w : weights_) {
+    offsets.push_back(total);
+    total += (m_.values[w.value].tensor().nbytes().value_or(0) + 63) / 64 * 64;
+  }
+  auto storage = MappedFile::generated(name + " (generated weights)", total, [&](uint8_t* base) {
+    // Each weight is seeded by its name alone, so they can be filled in any
+    // order: on every core when there is enough to fill (gigabytes for the
+    // large llama samples), the same bytes whatever the number of threads.
+    std::atomic<size_t> next{0};
+    auto fill = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < weights_.size();) {
+        const TensorSpec& t = m_.values[weights_[i].value].tensor();
+        uint64_t seed = 0x5eed;
+        for (char c : t.fqn) seed = seed * 131 + static_cast<uint8_t>(c);
+        fillWeight(base + offsets[i], t, weights_[i].init, seed);
+      }
+    };
+    unsigned threads = total >= (uint64_t(64) << 20) ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1u;
+    std::vector<std::thread> helpers;
+    for (unsigned k = 1; k < threads; ++k) helpers.emplace_back(fill);
+    fill();
+    for (std::thread& h : helpers) h.join();
+  });
+  if (!storage)
+    return Error{ErrorCode::Io, name, std::nullopt, "memory for the weights", std::to_string(total) + " bytes", "allocation failed"};
+  for (size_t i = 0; i < weights_.size(); ++i) {
+    TensorSpec& t = m_.values[weights_[i].value].tensor();
+    t.data = Bytes{storage->data() + offsets[i], t.nbytes().value_or(0), offsets[i]};
+  }
+  Program p;
+  p.path = name;
+  p.format = SourceFormat::Pt2;
+  p.exportFacts.container = "pt2 archive";
+  p.exportFacts.schemaVersion = "8.12";
+  p.exportFacts.dialect = "ATEN";
+  p.exportFacts.torchVersion = "lowering-studio sample";
+  p.backing = storage;
+  p.methods.push_back(std::move(m_));
+  m_ = Method{};
+  return p;
+}
+
+}  // namespace lstudio

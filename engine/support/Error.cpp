@@ -1,0 +1,43 @@
+#include "engine/support/Error.h"
+
+#include <cstdio>
+
+namespace lstudio {
+
+const char* errorCodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::Io: return "io";
+    case ErrorCode::Truncated: return "truncated";
+    case ErrorCode::BadMagic: return "bad-magic";
+    case ErrorCode::BadHeader: return "bad-header";
+    case ErrorCode::Verification: return "verification";
+    case ErrorCode::OutOfRange: return "out-of-range";
+    case ErrorCode::Overflow: return "overflow";
+    case ErrorCode::Invalid: return "invalid";
+    case ErrorCode::Unsupported: return "unsupported";
+    case ErrorCode::MissingKey: return "missing-key";
+    case ErrorCode::Mismatch: return "mismatch";
+  }
+  return "unknown";
+}
+
+std::string Error::message() const {
+  std::string m = file.empty() ? std::string("<memory>") : file;
+  m += ": ";
+  if (offset) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "at byte %llu (0x%llx): ", static_cast<unsigned long long>(*offset),
+                  static_cast<unsigned long long>(*offset));
+    m += buf;
+  }
+  m += what;
+  if (!expected.empty() || !found.empty()) {
+    m += ": expected ";
+    m += expected.empty() ? "?" : expected;
+    m += ", found ";
+    m += found.empty() ? "?" : found;
+  }
+  return m;
+}
+
+}  // namespace lstudio
