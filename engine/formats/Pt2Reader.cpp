@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -88,7 +89,9 @@ void replaceNonFiniteTokens(std::string& s) {
     bool replaced = false;
     for (std::string_view tok : {"-Infinity", "Infinity", "NaN"})
       if (!inString && s.compare(i, tok.size(), tok) == 0) {
-        out += "null";
+        out += '"';  // kept as a string that nonFinite() reads back
+        out += tok;
+        out += '"';
         i += tok.size() - 1;
         replaced = true;
         break;
@@ -96,6 +99,17 @@ void replaceNonFiniteTokens(std::string& s) {
     if (!replaced) out += c;
   }
   s.swap(out);
+}
+
+/// A number torch wrote as Python's -Infinity / Infinity / NaN (a string after
+/// replaceNonFiniteTokens).
+std::optional<double> nonFinite(simdjson::dom::element x) {
+  std::string_view t;
+  if (x.get_string().get(t) != simdjson::SUCCESS) return std::nullopt;
+  if (t == "Infinity") return std::numeric_limits<double>::infinity();
+  if (t == "-Infinity") return -std::numeric_limits<double>::infinity();
+  if (t == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  return std::nullopt;
 }
 
 /// A JSON path for error messages, built into text only when an error
@@ -383,6 +397,7 @@ class ProgramJson {
     if (kind == "as_sym_int") return symIntArgument(x, where);
     if (kind == "as_float" || kind == "as_sym_float") {
       double d = 0;
+      if (auto nf = nonFinite(x)) return addValue(Value{*nf, {}});
       if (x.get_double().get(d) != simdjson::SUCCESS) {
         if (kind == "as_sym_float") {
           Value v{0.0, "symfloat"};
@@ -399,7 +414,8 @@ class ProgramJson {
       DoubleList l;
       for (element e : *a) {
         double d = 0;
-        if (e.get_double().get(d) != simdjson::SUCCESS) return fail(where, "numbers", typeName(e.type()));
+        if (auto nf = nonFinite(e)) d = *nf;
+        else if (e.get_double().get(d) != simdjson::SUCCESS) return fail(where, "numbers", typeName(e.type()));
         l.items.push_back(d);
       }
       return addValue(Value{std::move(l), {}});
@@ -1137,21 +1153,37 @@ class ExportImporter {
     return std::move(program_);
   }
 
+  /// An ETRecord opens as its edge programs, the input of to_executorch, one
+  /// method each: "edge_dialect_exported_program" (older files, forward only) or
+  /// "edge_dialect_exported_program/<method>" (ExecuTorch 1.x). Files with no edge
+  /// program open as what they have: the ATen outputs and extra modules.
   Result<Program> etRecord() {
     program_.format = SourceFormat::EtRecord;
     program_.exportFacts.container = "etrecord";
+    static constexpr std::string_view kEdge = "edge_dialect_exported_program";
+    auto isSidecar = [](const std::string& n) {
+      return n.ends_with("_state_dict") || n.ends_with("_constants") || n.ends_with("_example_inputs");
+    };
+    std::vector<std::pair<const ZipEntry*, std::string>> programs;  // entry, method name
     for (const ZipEntry& e : zip_.entries()) {
-      bool isProgram = e.name == "edge_dialect_exported_program" || e.name.rfind("aten_dialect_output/", 0) == 0 ||
-                       e.name.rfind("edge_dialect_output/", 0) == 0 || e.name == "extra_export_modules";
-      if (!isProgram || e.name.ends_with("_state_dict") || e.name.ends_with("_constants") ||
-          e.name.ends_with("_example_inputs"))
-        continue;
+      if (isSidecar(e.name)) continue;
+      if (e.name == kEdge) programs.emplace_back(&e, "forward");
+      else if (e.name.size() > kEdge.size() + 1 && e.name.starts_with(kEdge) && e.name[kEdge.size()] == '/')
+        programs.emplace_back(&e, e.name.substr(kEdge.size() + 1));
+    }
+    if (programs.empty())
+      for (const ZipEntry& e : zip_.entries())
+        if (!isSidecar(e.name) && (e.name.starts_with("aten_dialect_output/") || e.name.starts_with("edge_dialect_output/") ||
+                                   e.name == "extra_export_modules"))
+          programs.emplace_back(&e, e.name);
+    for (const auto& [entry, name] : programs) {
       Method m;
-      if (auto s = parseProgram(e, e.name, m); !s) return s.error();
+      if (auto s = parseProgram(*entry, name, m); !s) return s.error();
       std::unordered_map<std::string, WeightData> weights;
-      if (const ZipEntry* sd = zip_.find(e.name + "_state_dict"); sd && sd->size > 0)
-        if (auto s = torchSave(*sd, weights); !s) return s.error();
-      if (auto s = attachWeights(m, weights, file_->path() + ":" + e.name); !s) return s.error();
+      for (const char* sidecar : {"_state_dict", "_constants"})
+        if (const ZipEntry* sd = zip_.find(entry->name + sidecar); sd && sd->size > 0)
+          if (auto s = torchSave(*sd, weights); !s) return s.error();
+      if (auto s = attachWeights(m, weights, file_->path() + ":" + entry->name); !s) return s.error();
       program_.methods.push_back(std::move(m));
     }
     if (program_.methods.empty()) return refuse("an ETRecord without exported programs");
