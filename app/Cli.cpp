@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "engine/support/AtomicFile.h"
@@ -14,6 +15,7 @@
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteWriter.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Export.h"
@@ -58,8 +60,8 @@ const char* kUsageText =
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
     "\n"
-    "  export FILE [--ptd DATA.ptd]... [--config CFG.json] -o OUT.pte\n"
-    "         [--ptd-dir DIR]\n"
+    "  export FILE [--ptd DATA.ptd]... [--config CFG.json] [--set KEY=VALUE]...\n"
+    "         -o OUT.pte [--ptd-dir DIR]\n"
     "      Write an ExecuTorch program (.pte) under a config. The program is\n"
     "      lowered through the whole pipeline and emitted; an ExecuTorch program\n"
     "      (.pte, with --ptd data files) is de-lowered first, and without\n"
@@ -68,6 +70,13 @@ const char* kUsageText =
     "      in their files). Segment, constant and delegate alignments are\n"
     "      applied, external tensors go to .ptd files in DIR (default: beside\n"
     "      OUT.pte). Prints the files, sizes, segments and arenas written.\n"
+    "      --set changes one field of the config (KEY a path in its JSON, e.g.\n"
+    "      segment_alignment=4096 or memory_planning_pass.algorithms=et-greedy).\n"
+    "\n"
+    "  config [FILE] [--config CFG.json] [--set KEY=VALUE]... [--python]\n"
+    "      Print the config export would use (for a .pte, the one it was made\n"
+    "      with) as JSON, or with --python as ExecuTorch Python that builds the\n"
+    "      same ExecutorchBackendConfig.\n"
     "\n"
     "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
     "         [--seq N] [--vocab N] [--batch N] [--attention mha|static]\n"
@@ -171,9 +180,51 @@ std::string ratio(uint64_t a, uint64_t b) {
 /// The config a command runs under: the file given, else for a .pte the
 /// config matching how it was made (re-exporting it changes nothing the
 /// user did not ask for), else ExecuTorch's defaults.
-Result<ExecutorchBackendConfig> configFor(const Program& program, const std::string& configPath) {
-  if (configPath.empty() && program.format == SourceFormat::Pte) return configMatching(program);
-  return loadConfigFile(configPath);
+/// `settings` ("KEY=VALUE", --set) then change single fields of it.
+Result<ExecutorchBackendConfig> configFor(const Program* program, const std::string& configPath,
+                                          const std::vector<std::string>& settings = {}) {
+  auto config = configPath.empty() && program && program->format == SourceFormat::Pte ? configMatching(*program)
+                                                                                      : loadConfigFile(configPath);
+  for (const std::string& s : settings) {
+    if (!config) break;
+    config = applySetting(config.value(), s);
+  }
+  return config;
+}
+Result<ExecutorchBackendConfig> configFor(const Program& program, const std::string& configPath,
+                                          const std::vector<std::string>& settings = {}) {
+  return configFor(&program, configPath, settings);
+}
+
+/// `config [FILE] [--config CFG.json] [--set KEY=VALUE]... [--python]`: the config a
+/// command would run under, as JSON or as ExecuTorch Python (the studio's Copy as Python).
+int configCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, configPath;
+  std::vector<std::string> settings;
+  bool python = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--python") {
+      python = true;
+    } else if ((a == "--config" || a == "--set") && i + 1 < args.size()) {
+      (a == "--config" ? configPath : settings.emplace_back()) = args[++i];
+    } else if (a.empty() || a[0] == '-' || !file.empty()) {
+      err << "lowering-cli config: bad argument near '" << a << "'\n" << kUsageText;
+      return kUsage;
+    } else {
+      file = a;
+    }
+  }
+  std::optional<Program> program;
+  if (!file.empty()) {
+    auto p = openProgramFile(file);
+    if (!p) return err << "error: " << p.error().message() << "\n", kBadFile;
+    program = std::move(p.value());
+  }
+  auto config = configFor(program ? &*program : nullptr, configPath, settings);
+  if (!config) return err << "error: " << config.error().message() << "\n", kBadFile;
+  out << (python ? configToPython(config.value()) : configToJson(config.value()));
+  return kOk;
 }
 
 /// Runs every pass; on a failure prints the pass and its diagnostics and returns null.
@@ -440,7 +491,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
 
 int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, output, configPath, ptdDir;
-  std::vector<std::string> ptds;
+  std::vector<std::string> ptds, settings;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
@@ -450,6 +501,7 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
     else if (a == "--config") ok = next(configPath);
     else if (a == "--ptd-dir") ok = next(ptdDir);
     else if (a == "--ptd") ok = next(v), ptds.push_back(v);
+    else if (a == "--set") ok = next(v), settings.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
     else if (file.empty()) file = a;
     else ok = false;
@@ -474,7 +526,7 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!data.empty())
     if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-  auto loaded = configFor(program.value(), configPath);
+  auto loaded = configFor(program.value(), configPath, settings);
   if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
   const ExecutorchBackendConfig& config = loaded.value();
   // The whole pipeline first (a .pte is de-lowered by its first pass).
@@ -509,6 +561,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "sample") return sample(rest, out, err);
   if (cmd == "lower") return lower(rest, out, err);
   if (cmd == "export") return exportProgram(rest, out, err);
+  if (cmd == "config") return configCommand(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

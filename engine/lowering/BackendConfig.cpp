@@ -195,6 +195,38 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
   return j.dump(2) + "\n";
 }
 
+Result<ExecutorchBackendConfig> applySetting(const ExecutorchBackendConfig& c, const std::string& keyEqualsValue) {
+  const size_t eq = keyEqualsValue.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return fieldError("--set", keyEqualsValue, "KEY=VALUE", "no '='");
+  const std::string key = keyEqualsValue.substr(0, eq), text = keyEqualsValue.substr(eq + 1);
+  json j = json::parse(configToJson(c));
+  json* at = &j;
+  size_t from = 0;
+  for (;;) {
+    const size_t dot = key.find('.', from);
+    const std::string part = key.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!at->is_object() || !at->contains(part))
+      return fieldError("--set", key, "a field of ExecutorchBackendConfig", "an unknown field");
+    at = &(*at)[part];
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;  // a bare word: a string
+  if (at->is_array() && value.is_string()) {  // "et-greedy,best-fit" for a list of names
+    json list = json::array();
+    for (size_t p = 0, q; p <= text.size(); p = q + 1) {
+      q = text.find(',', p);
+      if (q == std::string::npos) q = text.size();
+      if (q > p) list.push_back(text.substr(p, q - p));
+    }
+    value = list;
+  }
+  *at = value;
+  return configFromJson(j.dump(), "--set " + key);
+}
+
 Result<ExecutorchBackendConfig> loadConfigFile(const std::string& path) {
   if (path.empty()) return ExecutorchBackendConfig{};
   auto f = MappedFile::open(path);

@@ -60,6 +60,10 @@ struct ExecutorchBackendConfig {
 /// naming the field (`file` names the source in messages).
 Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const std::string& file = "config");
 std::string configToJson(const ExecutorchBackendConfig& c);
+/// `c` with one field changed by "KEY=VALUE": KEY a path in the config's JSON
+/// ("segment_alignment", "memory_planning_pass.algorithms"), VALUE JSON or else a
+/// plain string; a list field takes a comma-separated list of names.
+Result<ExecutorchBackendConfig> applySetting(const ExecutorchBackendConfig& c, const std::string& keyEqualsValue);
 /// Reads a config file; an empty path gives the defaults.
 Result<ExecutorchBackendConfig> loadConfigFile(const std::string& path);
 
