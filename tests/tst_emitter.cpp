@@ -104,8 +104,11 @@ std::string exportAndRead(const Lowered& l, const ExecutorchBackendConfig& confi
 /// Everything the emitted and re-read program must satisfy; empty when it does.
 std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendConfig& config) {
   const MappedFile& archive = *l.pt2->backing;
-  if (x.back.methods.size() != l.planned->methods.size()) return "method count";
-  for (size_t mi = 0; mi < x.back.methods.size(); ++mi) {
+  // A training program gains ExecuTorch's __et_training_* getters after its methods.
+  size_t getters = 0;
+  for (const Method& m : x.back.methods) getters += m.name.rfind("__et_training_", 0) == 0;
+  if (x.back.methods.size() != l.planned->methods.size() + getters) return "method count";
+  for (size_t mi = 0; mi < l.planned->methods.size(); ++mi) {
     const Method& lowered = l.planned->methods[mi];
     const Method& e = x.emitted.methods[mi];
     const Method& b = x.back.methods[mi];
@@ -120,7 +123,11 @@ std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendC
       // A default overload is written as "" (ExecuTorch's emitter does the same).
       if (got.name != want.name || got.overload != (want.overload == "default" ? std::string() : want.overload))
         return w + "instruction " + std::to_string(i) + " calls " + got.fullName() + ", lowered " + want.fullName();
-      if (b.nodes[i].args.size() != lowered.nodes[i].args.size()) return w + "argument count of instruction " + std::to_string(i);
+      // An in-place call gains its return value (self again) after its arguments.
+      const size_t returns = b.nodes[i].args.size() == lowered.nodes[i].args.size() + 1 && got.name.ends_with("_") &&
+                             b.nodes[i].args.back() == b.nodes[i].args.front();
+      if (b.nodes[i].args.size() != lowered.nodes[i].args.size() + returns)
+        return w + "argument count of instruction " + std::to_string(i);
     }
     // Inputs: the user's only, in order, with their shapes.
     std::vector<ValueId> user;
@@ -133,7 +140,10 @@ std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendC
       if (!want != !got || (want && (want->sizes != got->sizes || want->dtype != got->dtype)))
         return w + "input " + std::to_string(i) + " differs";
     }
-    if (b.outputs.size() != lowered.outputs.size()) return w + "outputs " + std::to_string(b.outputs.size());
+    // Outputs: the user's only; buffer mutations are written back in place, not returned.
+    size_t mutations = 0;
+    for (const OutputSpec& o : lowered.signature.outputs) mutations += o.kind == OutputSpec::Kind::BufferMutation;
+    if (b.outputs.size() != lowered.outputs.size() - mutations) return w + "outputs " + std::to_string(b.outputs.size());
     if (b.encodedInputSpec != treespecArgs(user.size())) return w + "input spec " + b.encodedInputSpec;
     // Weights: every parameter, constant and unmutated buffer of the archive is
     // a constant or external tensor with the archive's bytes; the emitted IR
@@ -152,7 +162,8 @@ std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendC
       ++weights;
       if (!inside(et->data, archive)) return w + "value " + std::to_string(v) + " was copied out of the archive";
       if (et->external != bt->external) return w + "value " + std::to_string(v) + " external flag";
-      if (bt->slot) return w + "constant " + std::to_string(v) + " is planned";
+      // Only state is planned: a trained weight keeps its initial value (ExecuTorch plans it).
+      if (bt->slot && !et->slot) return w + "constant " + std::to_string(v) + " is planned";
       if (!sameContent(et->data, bt->data)) return w + "value " + std::to_string(v) + " bytes differ after the round trip";
     }
     size_t expectedWeights = 0;
@@ -168,7 +179,10 @@ std::string verify(const Lowered& l, const Exported& x, const ExecutorchBackendC
       bool found = false;
       for (size_t v = 0; v < b.values.size() && !found; ++v) {
         const TensorSpec* bt = b.values[v].tensorIf();
-        found = bt && !bt->slot && sameContent(bt->data, Bytes{t.data.data, t.nbytes().value(), 0}) &&
+        // Unplanned, or a trained weight: planned, its initial value in the mutable segment or a .ptd.
+        const bool stored = bt && (!bt->slot || bt->external || bt->mutableSegmentIndex ||
+                                   bt->source == ConstantSource::MutableSegment);
+        found = stored && sameContent(bt->data, Bytes{t.data.data, t.nbytes().value(), 0}) &&
                 (!bt->external || bt->fqn == in.target);
       }
       if (!found) return w + "weight '" + in.target + "' not found with the archive's bytes";
@@ -383,6 +397,82 @@ class TestEmitter : public QObject {
     for (const Value& v : back->methods[0].values)
       if (auto* t = v.tensorIf(); t && !t->fqn.empty()) backNamed += !t->external;
     QCOMPARE(backNamed, caches);
+  }
+
+  // ExecuTorch's runtime checks a kernel's argument count: an in-place call is
+  // emitted with its schema arguments then its return value (self again), so
+  // aten::copy_ takes 4 (self, src, non_blocking, self); and a method returns
+  // only the user's outputs, not the buffer mutations written back by copy_.
+  void writeBackCallsAndUserOutputs() {
+    QTemporaryDir dir;
+    ExecutorchBackendConfig c;
+    std::string why;
+    SampleOptions o;
+    o.layers = 2;
+    auto l = lowerSample(dir.path(), "llama", c, &why, o);
+    QVERIFY2(l, why.c_str());
+    const Method& planned = l->planned->methods[0];
+    size_t user = 0, mutations = 0;
+    for (const OutputSpec& s : planned.signature.outputs) {
+      user += s.kind == OutputSpec::Kind::User;
+      mutations += s.kind == OutputSpec::Kind::BufferMutation;
+    }
+    QCOMPARE(user, size_t(1));  // the logits
+    QCOMPARE(mutations, size_t(4));  // 2 layers x (k, v) caches
+    Exported x;
+    std::string err = exportAndRead(*l, c, dir.path(), x);
+    QVERIFY2(err.empty(), err.c_str());
+    const Method& back = x.back.methods[0];
+    QCOMPARE(back.outputs.size(), user);
+    QVERIFY(back.values[back.outputs[0]].tensorIf());
+    size_t copies = 0;
+    for (const Node& n : back.nodes) {
+      if (back.operators[n.op].name != "aten::copy_") continue;
+      ++copies;
+      QCOMPARE(n.args.size(), size_t(4));
+      QCOMPARE(n.args[3], n.args[0]);  // the return value aliases self
+      QVERIFY(n.args[0] != back.outputs[0]);  // the output is the logits, not a cache
+    }
+    QCOMPARE(copies, mutations);
+  }
+
+  // A training program carries ExecuTorch's getters, which TrainingModule reads:
+  // where the gradients start among the outputs, the parameters' names, and
+  // where the trained weights start (exir/emit/_emit_program.py).
+  void trainingGetters() {
+    QTemporaryDir dir;
+    ExecutorchBackendConfig c;
+    std::string why;
+    auto l = lowerSample(dir.path(), "training", c, &why);
+    QVERIFY2(l, why.c_str());
+    Exported x;
+    std::string err = exportAndRead(*l, c, dir.path(), x);
+    QVERIFY2(err.empty(), err.c_str());
+    const Method& fwd = l->planned->methods[0];
+    int64_t firstGradient = -1, firstWeight = -1;
+    std::vector<std::string> fqns;
+    for (size_t i = 0; i < fwd.signature.outputs.size(); ++i) {
+      const OutputSpec& s = fwd.signature.outputs[i];
+      if (s.kind == OutputSpec::Kind::GradientToParameter) {
+        if (firstGradient < 0) firstGradient = static_cast<int64_t>(i);
+        fqns.push_back(s.target);
+      } else if (s.kind == OutputSpec::Kind::Token && firstGradient >= 0 && firstWeight < 0) {
+        firstWeight = static_cast<int64_t>(i);
+      }
+    }
+    QVERIFY(firstGradient > 0 && firstWeight > firstGradient && !fqns.empty());
+    const std::string m = fwd.name;
+    QCOMPARE(x.back.methods.size(), size_t(4));
+    QCOMPARE(x.back.methods[1].name, "__et_training_gradients_index_" + m);
+    QCOMPARE(x.back.methods[2].name, "__et_training_fqn_" + m);
+    QCOMPARE(x.back.methods[3].name, "__et_training_parameters_index_" + m);
+    auto intOut = [](const Method& g) { return std::get<int64_t>(g.values[g.outputs.at(0)].payload); };
+    QCOMPARE(intOut(x.back.methods[1]), firstGradient);
+    QCOMPARE(intOut(x.back.methods[3]), firstWeight);
+    const Method& names = x.back.methods[2];
+    QCOMPARE(names.outputs.size(), fqns.size());
+    for (size_t i = 0; i < fqns.size(); ++i) QCOMPARE(std::get<std::string>(names.values[names.outputs[i]].payload), fqns[i]);
+    QCOMPARE(names.nonConstBufferSizes, std::vector<int64_t>{0});
   }
 
   void unplannedMutableBufferNeedsName() {

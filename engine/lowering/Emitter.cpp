@@ -1,7 +1,9 @@
 #include "engine/lowering/Emitter.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -51,6 +53,7 @@ class MethodEmitter {
     if (auto s = checkNodes(); !s) return s.error();
     if (auto s = classifyInputs(); !s) return s.error();
     liftScalarTensorArguments();
+    optionalTensorLists();
     // Values in ExecuTorch's emission order.
     for (const InputSpec& i : in_.signature.inputs) visit(i.value);
     if (in_.signature.inputs.empty())
@@ -72,7 +75,10 @@ class MethodEmitter {
       out.values.push_back(std::move(val.value()));
     }
     for (ValueId v : userInputs_) out.inputs.push_back(remap_.at(v));
-    for (ValueId v : in_.outputs) out.outputs.push_back(remap_.at(v));
+    // ExecuTorch returns the user's outputs only: a buffer mutation is written
+    // back in place (copy_), not returned (_remove_non_user_outputs).
+    for (size_t i = 0; i < in_.outputs.size(); ++i)
+      if (!isBufferMutationOutput(i)) out.outputs.push_back(remap_.at(in_.outputs[i]));
     for (ValueId v : out.inputs) out.signature.inputs.push_back(InputSpec{InputSpec::Kind::User, v, {}, true});
     for (ValueId v : out.outputs) out.signature.outputs.push_back(OutputSpec{OutputSpec::Kind::User, v, {}});
     // The pytree specs: a .pte's own, else the exported root call's (torch's
@@ -81,7 +87,8 @@ class MethodEmitter {
     const ModuleCall* root = nullptr;
     for (const ModuleCall& c : in_.moduleCalls)
       if (c.fqn.empty() && !root) root = &c;
-    out.encodedInputSpec = !in_.encodedInputSpec.empty()   ? in_.encodedInputSpec
+    const bool storedGetter = in_.nodes.empty() && in_.inputs.empty() && !in_.encodedOutputSpec.empty();
+    out.encodedInputSpec = storedGetter || !in_.encodedInputSpec.empty() ? in_.encodedInputSpec
                            : root && !root->inSpec.empty() ? root->inSpec
                                                            : treespecArgs(userInputs_.size());
     out.encodedOutputSpec = !in_.encodedOutputSpec.empty()   ? in_.encodedOutputSpec
@@ -121,6 +128,7 @@ class MethodEmitter {
       }
       e.op = it->second;
       e.argNames = n.argNames;
+      appendReturnValue(ref, e);
       out.nodes.push_back(std::move(e));
     }
     noteMissingWriteBacks();
@@ -167,12 +175,28 @@ class MethodEmitter {
     std::set<std::string> mutated;
     for (const OutputSpec& o : in_.signature.outputs)
       if (o.kind == OutputSpec::Kind::BufferMutation) mutated.insert(o.target);
+    // A trained weight kept as state (a de-lowered training .pte) stays mutable with its initial value.
+    std::set<ValueId> trained;
+    for (const OutputSpec& o : in_.signature.outputs)
+      if (o.kind == OutputSpec::Kind::Token) {
+        trained.insert(o.value);
+        if (!o.target.empty()) mutated.insert(o.target);
+      }
     for (const InputSpec& i : in_.signature.inputs) {
       if (i.value < 0 || static_cast<size_t>(i.value) >= in_.values.size())
         return fail("graph signature input '" + i.target + "'", "a value id in range", std::to_string(i.value));
       switch (i.kind) {
         case InputSpec::Kind::User: userInputs_.push_back(i.value); break;
         case InputSpec::Kind::Parameter:
+          // A trained weight (returned by weights_to_outputs_pass) is state with an
+          // initial value, planned like a mutable buffer, as ExecuTorch emits it.
+          if (trained.count(i.value)) {
+            mutable_[i.value] = i.target;
+            trained_.insert(i.value);
+          } else {
+            constant_.insert(i.value);
+          }
+          break;
         case InputSpec::Kind::ConstantTensor: constant_.insert(i.value); break;
         case InputSpec::Kind::Buffer: {
           // State without bytes (a .pte's planned buffer that no output returns) is not a constant either.
@@ -180,6 +204,7 @@ class MethodEmitter {
           bool noData = t && t->data.empty() && t->nbytes().value_or(0) > 0;
           if (mutated.count(i.target) || noData) mutable_[i.value] = i.target;
           else constant_.insert(i.value);
+          if (trained.count(i.value)) trained_.insert(i.value);  // a de-lowered training .pte's weight
           break;
         }
         case InputSpec::Kind::CustomObject:
@@ -255,13 +280,19 @@ class MethodEmitter {
       // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial
       // state is meaningless, unless the program came with one (in its
       // mutable data segment, or in a .ptd under its name: external mutable weights).
+      const bool trainedWeight = trained_.count(v) && !t->data.empty();
+      if (trainedWeight && t->external && t->fqn.empty()) t->fqn = it->second;
       bool externalInitial = t->external && !t->fqn.empty();
       if (externalInitial) {
         t->source = ConstantSource::External;
-        t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
-        externalBlobs_.push_back(Bytes{});
+        if (trainedWeight) {  // its initial value goes to the .ptd under its name
+          t->dataBufferIndex = externalIndex(t->data);
+        } else {
+          t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
+          externalBlobs_.push_back(Bytes{});
+        }
       } else {
-        if (initialValue) t->source = ConstantSource::MutableSegment;
+        if (initialValue || trainedWeight) t->source = ConstantSource::MutableSegment;
         else t->data = Bytes{};
         t->external = false;
         t->constantTag.clear();
@@ -300,6 +331,21 @@ class MethodEmitter {
     return i;
   }
 
+  bool isBufferMutationOutput(size_t i) const {
+    return in_.signature.outputs.size() == in_.outputs.size() &&
+           in_.signature.outputs[i].kind == OutputSpec::Kind::BufferMutation;
+  }
+
+  /// ExecuTorch's emitter passes an operator that is not an out variant (an
+  /// in-place write such as copy_) its schema arguments and then its return
+  /// value, which for an in-place operator is `self` again: aten::copy_ takes
+  /// 4 arguments (self, src, non_blocking, self). Its runtime checks the count.
+  static void appendReturnValue(const OperatorRef& ref, Node& e) {
+    const OpSchema* s = OpRegistry::builtin().find(ref.name, ref.overload);
+    if (!s || !s->isInplace() || e.args.empty() || e.args.size() != s->arguments.size()) return;
+    e.args.push_back(e.args[0]);
+  }
+
   size_t userOutputs() const {
     if (in_.signature.outputs.empty()) return in_.outputs.size();
     size_t n = 0;
@@ -314,6 +360,7 @@ class MethodEmitter {
   void noteMissingWriteBacks() {
     std::vector<std::string> missing;
     for (const auto& [buf, fqn] : mutable_) {
+      if (trained_.count(buf)) continue;  // a trained weight is updated by the optimizer, not by copy_
       bool written = false;
       for (const Node& n : in_.nodes)
         for (ValueId o : n.outputs) written = written || o == buf;
@@ -331,6 +378,24 @@ class MethodEmitter {
     r_.notes.push_back(in_.name + ": " + std::to_string(missing.size()) + " mutated buffers (" + names +
                        ") are never written back (no copy_): the method returns their new values as outputs and "
                        "the buffers keep their state between calls");
+  }
+
+  /// A list passed where the schema has `Tensor?[]` (index_put's and index's
+  /// indices) is written as an OptionalTensorList, whatever the source called it:
+  /// ExecuTorch's runtime reads that argument as a list of optional tensors and
+  /// aborts on a TensorList.
+  void optionalTensorLists() {
+    const OpRegistry& reg = OpRegistry::builtin();
+    for (const Node& n : in_.nodes) {
+      if (n.kind != NodeKind::Kernel) continue;
+      const OpSchema* s = reg.find(in_.operators[n.op].name, in_.operators[n.op].overload);
+      if (!s) continue;
+      for (size_t a = 0; a < n.args.size() && a < s->arguments.size(); ++a) {
+        if (!s->arguments[a].type.optionalElements || n.args[a] < 0) continue;
+        Value& v = in_.values[n.args[a]];
+        if (auto* tl = std::get_if<TensorList>(&v.payload)) v.payload = OptionalTensorList{std::move(tl->items)};
+      }
+    }
   }
 
   /// A number where the operator's schema has a Tensor (torch.export keeps
@@ -392,12 +457,53 @@ class MethodEmitter {
   std::vector<ValueId> lifted_;
   std::vector<ValueId> userInputs_;
   std::set<ValueId> constant_;
+  std::set<ValueId> trained_;  ///< trained weights: mutable, with their initial value
   std::map<ValueId, std::string> mutable_;
   std::unordered_map<ValueId, ValueId> remap_;
   std::vector<ValueId> order_;
   std::vector<Bytes> externalBlobs_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> externalBySize_;
 };
+
+/// ExecuTorch's getters of a training program (_get_training_metadata and
+/// _emit_prim_getters in exir/emit/): per method that returns gradients,
+/// `__et_training_gradients_index_<m>` (position of the first gradient among the
+/// outputs), `__et_training_fqn_<m>` (the parameters' names) and
+/// `__et_training_parameters_index_<m>` (position of the first trained weight),
+/// in that order. ExecuTorch's TrainingModule reads them.
+std::vector<Method> trainingGetters(const Method& m) {
+  std::optional<int64_t> gradients, parameters;
+  std::vector<std::string> fqns;
+  int64_t i = 0;
+  for (const OutputSpec& o : m.signature.outputs) {
+    if (o.kind == OutputSpec::Kind::GradientToParameter) {
+      if (!gradients) gradients = i;
+      fqns.push_back(o.target);
+    } else if (o.kind == OutputSpec::Kind::Token && gradients && !parameters) {
+      parameters = i;
+    }
+    ++i;
+  }
+  std::vector<Method> out;
+  auto getter = [&](std::string name, std::vector<Value> values, PyTree spec) {
+    Method g;
+    g.name = std::move(name);
+    g.values = std::move(values);
+    for (size_t k = 0; k < g.values.size(); ++k) g.outputs.push_back(static_cast<ValueId>(k));
+    g.nonConstBufferSizes = {0};
+    g.encodedOutputSpec = treespecJson(spec);
+    out.push_back(std::move(g));
+  };
+  if (gradients) getter("__et_training_gradients_index_" + m.name, {Value{*gradients, {}}}, PyTree{});
+  if (!fqns.empty()) {
+    std::vector<Value> names;
+    for (const std::string& f : fqns) names.push_back(Value{f, {}});
+    getter("__et_training_fqn_" + m.name, std::move(names),
+           PyTree{PyTree::Kind::List, {}, std::vector<PyTree>(fqns.size())});
+  }
+  if (parameters) getter("__et_training_parameters_index_" + m.name, {Value{*parameters, {}}}, PyTree{});
+  return out;
+}
 
 }  // namespace
 
@@ -422,6 +528,17 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
     r.userInputs += em->inputs.size();
     out.methods.push_back(std::move(em.value()));
   }
+  // ExecuTorch writes the methods by name, then the constant getters (methods
+  // without instructions or inputs) in the order they came.
+  std::stable_sort(out.methods.begin(), out.methods.end(), [](const Method& a, const Method& b) {
+    const bool getterA = a.nodes.empty() && a.inputs.empty(), getterB = b.nodes.empty() && b.inputs.empty();
+    if (getterA != getterB) return getterB;
+    return !getterA && a.name < b.name;
+  });
+  // A program read back from a .pte keeps the getters it has.
+  for (const Method& m : lowered.methods)
+    for (Method& g : trainingGetters(m))
+      if (!lowered.method(g.name)) out.methods.push_back(std::move(g));
   return out;
 }
 
