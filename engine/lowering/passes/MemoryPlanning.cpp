@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/planning/EtGreedyPlanner.h"
 #include "engine/planning/MemoryPlanner.h"
 #include "engine/planning/Planners.h"
 #include "engine/lowering/passes/Passes.h"
@@ -26,7 +27,16 @@ class MemoryPlanning : public Pass {
     std::vector<std::shared_ptr<const MemoryPlanner>> planners;
     for (const auto& a : mc.algorithms) planners.push_back(plannerByName(a));
     PlannerSuite suite(planners);
+    // share_mutable_buffers: state is planned across methods, one slot per buffer
+    // name in mem_id 2, bump-allocated in order of first appearance
+    // (MemoryPlanningPass.run_multimethod).
+    std::map<std::string, uint64_t> sharedOffset;
+    uint64_t sharedArena = 0;
     for (Method& m : p.methods) {
+      if (m.nodes.empty() && m.inputs.empty()) {  // a constant getter: ExecuTorch emits it unplanned
+        m.nonConstBufferSizes = {0};
+        continue;
+      }
       const int32_t lastStep = std::max<int32_t>(static_cast<int32_t>(m.nodes.size()) - 1, 0);
       auto root = [&](ValueId v) {
         while (m.values[v].isTensor() && m.values[v].tensor().viewOf != kNoValue) v = m.values[v].tensor().viewOf;
@@ -55,11 +65,21 @@ class MemoryPlanning : public Pass {
       for (const auto& o : m.signature.outputs)
         if (o.kind == OutputSpec::Kind::Token && o.value >= 0)  // a trained weight (WeightsToOutputsPass)
           for (const auto& in : m.signature.inputs)
-            if (in.kind == InputSpec::Kind::Parameter && in.value == o.value) trained[in.value] = true;
-      for (const auto& o : m.signature.outputs)
-        if (o.kind == OutputSpec::Kind::BufferMutation)
-          for (const auto& in : m.signature.inputs)
-            if (in.kind == InputSpec::Kind::Buffer && in.target == o.target) isMutable[in.value] = true;
+            if ((in.kind == InputSpec::Kind::Parameter || in.kind == InputSpec::Kind::Buffer) && in.value == o.value)
+              trained[in.value] = true;  // a Buffer: a trained weight of a de-lowered training .pte
+      std::vector<ValueId> sharedState;  // this method's mutable buffers, in signature order
+      for (const auto& in : m.signature.inputs)
+        if (in.kind == InputSpec::Kind::Buffer)
+          for (const auto& o : m.signature.outputs)
+            if (o.kind == OutputSpec::Kind::BufferMutation && in.target == o.target && !isMutable[in.value]) {
+              isMutable[in.value] = true;
+              if (mc.shareMutableBuffers && mc.allocMutableBuffers) sharedState.push_back(in.value);
+            }
+      auto bufferName = [&](ValueId v) {
+        for (const auto& in : m.signature.inputs)
+          if (in.value == v) return in.target;
+        return std::string();
+      };
       PlanProblem problem;
       problem.alignment = mc.alignment;
       std::vector<ValueId> planned;
@@ -67,8 +87,10 @@ class MemoryPlanning : public Pass {
         const TensorSpec& t = m.values[v].tensor();
         bool constant = !t.data.empty() || t.external;
         if (constant && !(isMutable[v] && mc.allocMutableBuffers) && !trained[v]) continue;  // constants live in the program
-        if (isInput[v] && !isMutable[v] && !mc.allocGraphInput) continue;
-        if (isOutput[v] && !mc.allocGraphOutput) continue;
+        // State (mutable buffers, trained weights) is planned whatever alloc_graph_input/output say.
+        if (isInput[v] && !isMutable[v] && !trained[v] && !mc.allocGraphInput) continue;
+        if (isOutput[v] && !isMutable[v] && !trained[v] && !mc.allocGraphOutput) continue;
+        if (isMutable[v] && mc.shareMutableBuffers) continue;  // planned across methods below
         if (t.dynamism == ShapeDynamism::DynamicUnbound) continue;
         auto [first, last] = span;
         if (isMutable[v] || trained[v]) first = 0, last = lastStep;  // state persists across calls
@@ -90,17 +112,28 @@ class MemoryPlanning : public Pass {
         if (auto* t = std::get_if<TensorSpec>(&v.payload)) t->slot.reset();
       for (size_t i = 0; i < planned.size(); ++i)
         m.values[planned[i]].tensor().slot = PlannedSlot{1, r.offsets[i]};
+      for (ValueId v : sharedState) {
+        auto [it, fresh] = sharedOffset.try_emplace(bufferName(v), sharedArena);
+        if (fresh) sharedArena += alignUp(m.values[v].tensor().nbytes().value_or(0), mc.alignment);
+        m.values[v].tensor().slot = PlannedSlot{2, it->second};
+      }
       for (Value& v : m.values)  // views take their base's slot
         if (auto* t = std::get_if<TensorSpec>(&v.payload); t && t->viewOf != kNoValue)
           t->slot = m.values[root(t->viewOf)].tensor().slot;
-      // Nothing planned: only the reserved entry of mem_id 0, as ExecuTorch stores it.
+      // ExecuTorch adds 64 bytes to every arena of a method holding an XNNPACK
+      // delegate (its kernels may read past a tensor's end); with nothing planned
+      // it stores [0, 0] (exir/memory_planning.py, _compute_total_sizes).
       int64_t arena = r.arenaSizes.size() > 1 ? static_cast<int64_t>(r.arenaSizes[1]) : 0;
-      m.nonConstBufferSizes = planned.empty() ? std::vector<int64_t>{0} : std::vector<int64_t>{0, arena};
+      if (!planned.empty()) arena += static_cast<int64_t>(etGreedyExtraPadding(m));
+      m.nonConstBufferSizes = {0, arena};
       out.changed = true;
       out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
                                  m.name + ": " + std::to_string(planned.size()) + " tensors in " +
                                      std::to_string(arena) + " bytes (" + r.algorithm + ")"});
     }
+    if (mc.shareMutableBuffers)  // every method names the shared arena, even when empty
+      for (Method& m : p.methods)
+        if (m.nonConstBufferSizes.size() == 2) m.nonConstBufferSizes.push_back(static_cast<int64_t>(sharedArena));
     return out;
   }
 };
