@@ -31,6 +31,7 @@
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/formats/schema/program_generated.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
@@ -326,6 +327,27 @@ class TestDelower : public QObject {
   // Found by tools/fuzz.sh (delower): optest_maxpool2d with an arena of
   // INT64_MAX bytes overflowed the pipeline's program fingerprint (UBSan).
   // De-lowering drops the stored plan; the new one is small and sound.
+  // ExecuTorch's planner adds 64 bytes to every arena of a method holding an
+  // XNNPACK delegate (its kernels read past a tensor's end); a re-lowered
+  // delegated program must too, or it overruns its arena at run time.
+  void xnnpackArenaPadding() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto pte = readFixture(test::fixture("pte/djl_add.pte"));
+    QVERIFY2(pte, pte ? "" : qPrintable(QString::fromStdString(pte.error().message())));
+    Pipeline p(std::make_shared<const Program>(pte.value()), configMatching(pte.value()));
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    QVERIFY(!m.delegates.empty());
+    QCOMPARE(m.nonConstBufferSizes.size(), size_t(2));
+    const MemoryPlanReport r = analyzeMemoryPlan(m);
+    QVERIFY(!r.arenas.empty());
+    for (const ArenaStats& a : r.arenas)
+      QVERIFY2(a.size >= a.lowerBound && a.lowerBound >= 64,
+               qPrintable(QString("arena %1 B, lower bound %2 B").arg(a.size).arg(a.lowerBound)));
+    QVERIFY(m.nonConstBufferSizes[1] <= pte->methods[0].nonConstBufferSizes[1]);
+  }
+
   void absurdStoredArena() {
     QString path = test::fixture("pte/optest_maxpool2d_pte__maxpool2d.pte");
     if (!QFile::exists(path)) QSKIP("fixture absent");
@@ -378,7 +400,8 @@ class TestDelower : public QObject {
     auto e = emitProgram(*pipe.current(), configMatching(p));
     QVERIFY(e);
     QCOMPARE(e->methods[0].nodes.size(), size_t(2));
-    QVERIFY(e->methods[0].values[e->methods[0].outputs[0]].tensor().slot);  // the buffer is planned
+    QVERIFY(e->methods[0].outputs.empty());  // the state is written back in place, not returned
+    QVERIFY(e->methods[0].values[e->methods[0].nodes[0].args[0]].tensor().slot);  // the buffer is planned
   }
 
   void configMatchesTheFile() {

@@ -256,11 +256,13 @@ class MethodDelowerer {
     const OpSchema* viewCopy = reg.find("aten::view_copy", "");
     std::vector<Node> nodes;
     nodes.reserve(m_.nodes.size());
+    std::set<ValueId> writtenInPlace;  // e.g. copy_'s self: state the method updates
     for (Node& n : m_.nodes) {
       const OpSchema* schema = nullptr;
       if (n.kind == NodeKind::Kernel && n.op >= 0) schema = reg.find(m_.operators[n.op].name, m_.operators[n.op].overload);
       std::set<ValueId> writes(n.outputs.begin(), n.outputs.end());
       bool inPlace = schema && schema->isInplace();
+      if (inPlace && !n.args.empty()) writtenInPlace.insert(n.args[0]);
       std::vector<ValueId> refs;  // tensors, list items in place
       for (size_t k = 0; k < n.args.size(); ++k) {
         ValueId a = n.args[k];
@@ -361,6 +363,11 @@ class MethodDelowerer {
       inputs.push_back(u);
       ++r_.userInputs;
     }
+    // State written in place (ExecuTorch's copy_ write-back) is a buffer mutation
+    // the exported graph returns, though the .pte returns only the user's outputs.
+    for (ValueId b : state)
+      if (writtenInPlace.count(b) && std::find(m_.outputs.begin(), m_.outputs.end(), b) == m_.outputs.end())
+        m_.outputs.insert(m_.outputs.begin(), b);
     for (ValueId o : m_.outputs) {
       auto it = bufferName.find(o);
       if (it != bufferName.end()) sig.outputs.push_back(OutputSpec{OutputSpec::Kind::BufferMutation, o, it->second});
@@ -378,6 +385,41 @@ class MethodDelowerer {
 };
 
 }  // namespace
+
+/// A training .pte says with ExecuTorch's getters which outputs of a method are
+/// gradients and which are the trained weights (__et_training_gradients_index_<m>,
+/// __et_training_parameters_index_<m>, __et_training_fqn_<m>): those outputs get
+/// their kinds back (GradientToParameter, and Token as weights_to_outputs_pass
+/// marks a trained weight), named by the parameters' names.
+void markTrainingOutputs(Program& p) {
+  auto firstInt = [&](const std::string& name) -> std::optional<int64_t> {
+    const Method* g = p.method(name);
+    if (!g || g->outputs.empty() || g->outputs[0] < 0 || static_cast<size_t>(g->outputs[0]) >= g->values.size()) return {};
+    if (auto* i = std::get_if<int64_t>(&g->values[g->outputs[0]].payload)) return *i;
+    return {};
+  };
+  for (Method& m : p.methods) {
+    auto gradients = firstInt("__et_training_gradients_index_" + m.name);
+    auto weights = firstInt("__et_training_parameters_index_" + m.name);
+    const Method* names = p.method("__et_training_fqn_" + m.name);
+    if (!gradients || !weights || !names || *gradients < 0 || *weights < *gradients) continue;
+    std::vector<std::string> fqns;
+    for (ValueId v : names->outputs)
+      if (v >= 0 && static_cast<size_t>(v) < names->values.size())
+        if (auto* s = std::get_if<std::string>(&names->values[v].payload)) fqns.push_back(*s);
+    auto& outs = m.signature.outputs;
+    for (size_t i = static_cast<size_t>(*gradients); i < outs.size(); ++i) {
+      const bool weight = i >= static_cast<size_t>(*weights);
+      const size_t k = i - static_cast<size_t>(weight ? *weights : *gradients);
+      if (k >= fqns.size()) break;
+      outs[i].kind = weight ? OutputSpec::Kind::Token : OutputSpec::Kind::GradientToParameter;
+      outs[i].target = fqns[k];
+      if (weight)  // the weight's state input is named like the parameter it is
+        for (InputSpec& in : m.signature.inputs)
+          if (in.value == outs[i].value && in.kind == InputSpec::Kind::Buffer) in.target = fqns[k];
+    }
+  }
+}
 
 Result<Program> delowerProgram(const Program& pte, DelowerReport* report) {
   DelowerReport local;
@@ -400,6 +442,7 @@ Result<Program> delowerProgram(const Program& pte, DelowerReport* report) {
     }
     m = std::move(dm.value());
   }
+  markTrainingOutputs(out);
   return out;
 }
 
@@ -413,14 +456,24 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
       if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) continue;
       const OperatorRef& ref = m.operators[n.op];
       if (ref.name != "aten::view_copy" || n.args.empty()) continue;
-      // A static view_copy left in the program: remove_view_copy was off.
+      // A static view_copy left in the program: remove_view_copy was off, unless
+      // the method returns its result (those stay copies either way).
       const TensorSpec* t = m.values[n.args[0]].tensorIf();
-      if (t && t->dynamism == ShapeDynamism::Static) c.removeViewCopy = false;
+      const bool returned = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId o) {
+        return std::find(m.outputs.begin(), m.outputs.end(), o) != m.outputs.end();
+      }) || std::find(m.outputs.begin(), m.outputs.end(), n.args.back()) != m.outputs.end();
+      if (t && t->dynamism == ShapeDynamism::Static && !returned) c.removeViewCopy = false;
     }
-    for (const Value& v : m.values)
-      if (auto* t = v.tensorIf(); t && t->slot && t->slot->offset)
+    for (const Value& v : m.values) {
+      auto* t = v.tensorIf();
+      if (t && t->slot && t->slot->offset)
         planAlignment = std::min<uint64_t>(planAlignment, t->slot->offset & (~t->slot->offset + 1));
+      // Planned state stored with its name: emit_mutable_buffer_names was on.
+      if (t && t->slot && !t->external && !t->fqn.empty()) c.emitMutableBufferNames = true;
+    }
     for (const Delegate& d : m.delegates) inlineBlobs = inlineBlobs || (d.location == Delegate::Location::Inline && !d.blob.empty());
+    // A third arena (mem_id 2) holds the state methods share: share_mutable_buffers.
+    if (m.nonConstBufferSizes.size() == 3) c.memoryPlanning.shareMutableBuffers = true;
   }
   c.memoryPlanning.alignment = planAlignment;
   // Inputs and outputs left to the caller (alloc_graph_input/output off).
