@@ -278,6 +278,7 @@ class ConstantProp : public Pass {
         t.fqn = fqn;
         t.slot.reset();
         t.strides = contiguousStrides(t.sizes);
+        t.requiresGrad = false;  // a computed constant, not a parameter (ExecuTorch's const prop)
         m.values[*it].name = fqn;
         const FoldRef& f = folded[*it];
         if (f.owned < 0) t.data = f.shared;

@@ -49,7 +49,17 @@ class ToOutVar : public Pass {
         std::vector<ValueId> args, outs;
         std::vector<std::string> names;
         size_t nextOut = 0;
+        ValueId listOut = kNoValue;  // a `Tensor(a!)[] out` (split_with_sizes_copy, unbind_copy)
         for (const SchemaArgument& a : ov->arguments) {
+          if (a.kwargOnly && a.isWrite && a.type.list) {  // a list out argument takes every remaining result
+            std::vector<ValueId> items(n.outputs.begin() + static_cast<std::ptrdiff_t>(nextOut), n.outputs.end());
+            outs.insert(outs.end(), items.begin(), items.end());
+            nextOut = n.outputs.size();
+            listOut = addValue(m, Value{TensorList{std::move(items)}, {}});
+            args.push_back(listOut);
+            names.push_back(a.name);
+            continue;
+          }
           if (a.kwargOnly && a.isWrite) {  // an out argument: the node's next result
             if (nextOut >= n.outputs.size()) break;
             args.push_back(n.outputs[nextOut]);
@@ -82,7 +92,9 @@ class ToOutVar : public Pass {
         }
         // The return repeats the outs: the out itself, or for several outs a
         // TensorList of them, as ExecuTorch's emitter writes it.
-        if (outs.size() == 1) {
+        if (listOut != kNoValue) {  // its own list of the same tensors, as ExecuTorch's emitter writes it
+          args.push_back(addValue(m, Value{m.values[listOut].payload, {}}));
+        } else if (outs.size() == 1) {
           args.push_back(outs[0]);
         } else if (outs.size() > 1) {
           args.push_back(addValue(m, Value{TensorList{outs}, {}}));

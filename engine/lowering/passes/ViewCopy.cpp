@@ -81,6 +81,9 @@ class ReplaceViewCopyWithView : public Pass {
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         if (!isViewCopy(m, n)) continue;
+        // A view the method returns stays a copy: the caller may swap output
+        // pointers at run time (ExecuTorch keeps these too).
+        if (isOutput[n.outputs[0]]) continue;
         const TensorSpec* base = m.values[n.args[0]].tensorIf();
         TensorSpec* view = std::get_if<TensorSpec>(&m.values[n.outputs[0]].payload);
         // Only static shapes over contiguous, non-constant bases: a view of a
@@ -95,7 +98,7 @@ class ReplaceViewCopyWithView : public Pass {
         // unplanned) has no slot to share: the copy stays. ExecuTorch emits
         // et_view there, which sets the view's data pointer at run time.
         if ((isInput[root] && !c.memoryPlanning.allocGraphInput) ||
-            ((isOutput[root] || isOutput[n.outputs[0]]) && !c.memoryPlanning.allocGraphOutput))
+            (isOutput[root] && !c.memoryPlanning.allocGraphOutput))
           continue;
         view->viewOf = root;
         drop[i] = true;
