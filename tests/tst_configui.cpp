@@ -486,7 +486,7 @@ class TestConfigUi : public QObject {
     table.chooseDestination(2, "weights.ptd");
     QCOMPARE(json(editor.config()), json(table.config()));
     QVERIFY(qobject_cast<QCheckBox*>(editor.fieldEditor("external_constants"))->isChecked());
-    QVERIFY(editor.pythonText().contains("constant_tag_fn(edge.exported_program())"));
+    QVERIFY(editor.pythonText().contains("constant_tag_fn(edge)"));
     typeInto(qobject_cast<QLineEdit*>(editor.fieldEditor("segment_alignment")), "4096");
     QCOMPARE(table.config().segmentAlignment, uint64_t(4096));
     QCOMPARE(table.config().externalConstantRules.size(), size_t(2));

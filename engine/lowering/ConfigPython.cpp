@@ -67,12 +67,14 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
              std::to_string(r.minBytes) + ", " + (r.file.empty() ? std::string("None") : pyStr(tagFromFileName(r.file))) +
              "),\n";
     out += "]\n\n\n";
-    out += "def constant_tag_fn(ep):\n";
-    out += "    \"\"\"external_constants callable for `ep`, the program to_executorch lowers.\"\"\"\n";
-    out += "    # ExecuTorch calls it with each constant placeholder; its fully qualified name\n";
-    out += "    # is in the graph signature, not on the node.\n";
-    out += "    sig = ep.graph_signature\n";
-    out += "    fqns = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}\n\n";
+    out += "def constant_tag_fn(edge):\n";
+    out += "    \"\"\"external_constants callable for `edge`, the EdgeProgramManager to_executorch lowers.\"\"\"\n";
+    out += "    # ExecuTorch calls it with each constant placeholder of every method; its fully\n";
+    out += "    # qualified name is in the method's graph signature, not on the node.\n";
+    out += "    fqns = {}\n";
+    out += "    for method in edge.methods:\n";
+    out += "        sig = edge.exported_program(method).graph_signature\n";
+    out += "        fqns.update({**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants})\n\n";
     out += "    def tag(node):\n";
     out += "        name = fqns.get(node.name, node.name)\n";
     out += "        module = name.rpartition(\".\")[0]\n";
@@ -129,7 +131,7 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
          (hintShapes ? "HintBasedSymShapeEvalPass(),\n" : "ConstraintBasedSymShapeEvalPass(),\n");
   out += std::string("    remove_view_copy=") + pyBool(c.removeViewCopy) + ",\n";
   out += std::string("    external_constants=") +
-         (rules ? "constant_tag_fn(edge.exported_program()),\n" : std::string(pyBool(c.externalConstants)) + ",\n");
+         (rules ? "constant_tag_fn(edge),\n" : std::string(pyBool(c.externalConstants)) + ",\n");
   out += std::string("    external_mutable_weights=") + pyBool(c.externalMutableWeights) + ",\n";
   out += std::string("    emit_mutable_buffer_names=") + pyBool(c.emitMutableBufferNames) + ",\n";
   out += std::string("    do_quant_fusion_and_const_prop=") + pyBool(c.doQuantFusionAndConstProp) + ",\n";

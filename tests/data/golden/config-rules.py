@@ -16,12 +16,14 @@ CONSTANT_RULES = [
 ]
 
 
-def constant_tag_fn(ep):
-    """external_constants callable for `ep`, the program to_executorch lowers."""
-    # ExecuTorch calls it with each constant placeholder; its fully qualified name
-    # is in the graph signature, not on the node.
-    sig = ep.graph_signature
-    fqns = {**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants}
+def constant_tag_fn(edge):
+    """external_constants callable for `edge`, the EdgeProgramManager to_executorch lowers."""
+    # ExecuTorch calls it with each constant placeholder of every method; its fully
+    # qualified name is in the method's graph signature, not on the node.
+    fqns = {}
+    for method in edge.methods:
+        sig = edge.exported_program(method).graph_signature
+        fqns.update({**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants})
 
     def tag(node):
         name = fqns.get(node.name, node.name)
@@ -64,7 +66,7 @@ config = ExecutorchBackendConfig(
     delegate_alignment=256,
     sym_shape_eval_pass=HintBasedSymShapeEvalPass(),
     remove_view_copy=True,
-    external_constants=constant_tag_fn(edge.exported_program()),
+    external_constants=constant_tag_fn(edge),
     external_mutable_weights=False,
     emit_mutable_buffer_names=False,
     do_quant_fusion_and_const_prop=False,
