@@ -6,6 +6,9 @@
 #                            build again with AddressSanitizer + UBSan and run them there,
 #                            then run each libFuzzer target briefly (FUZZ_SECONDS, default 45)
 #   tools/dev.sh build       install what is missing and build only
+#   tools/dev.sh conformance install what is missing, build, make the oracle (ExecuTorch's
+#                            Python and runtime, pinned in tests/conformance/requirements.txt)
+#                            and compare the studio with it program by program
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -15,7 +18,8 @@ packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
           libsimdjson-dev libminizip-dev zlib1g-dev
           libgraphviz-dev xvfb xauth
-          clang libclang-rt-dev unzip)  # tools/fuzz.sh: clang + libFuzzer runtime, zip seeds
+          clang libclang-rt-dev unzip  # tools/fuzz.sh: clang + libFuzzer runtime, zip seeds
+          python3-venv)                # the conformance oracle's virtual environment
 # What packaging and its test need (installer/packages.txt, one per line).
 mapfile -t extra < "$root/installer/packages.txt"
 packages+=("${extra[@]}")
@@ -31,6 +35,34 @@ install_missing() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# The oracle's virtual environment: outside the build tree, one per requirements file
+# (named by its hash), reused while the requirements are unchanged.
+oracle_env() {
+  local req="$root/tests/conformance/requirements.txt"
+  local hash; hash=$(sha256sum "$req" | cut -c1-16)
+  local venv="${LSTUDIO_ORACLE_VENV:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/lowering-studio/oracle-$hash}"
+  if [ ! -f "$venv/.complete" ]; then
+    echo "Making the oracle's Python environment in $venv (torch 2.13.0 CPU, executorch 1.5)" >&2
+    rm -rf "$venv"
+    # torch 2.13.0 CPU is built for Python 3.11: prefer it where several are installed.
+    local py; py=$(command -v python3.11 || command -v python3)
+    if ! { "$py" -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"; } >&2; then
+      echo "conformance: could not make the oracle's environment from $req." >&2
+      echo "  It needs python3 (3.11) with venv and pip, and PyPI (torch==2.13.0 CPU and executorch==1.5.1)." >&2
+      echo "  Make it by hand with: python3 -m venv $venv && $venv/bin/pip install -r $req && touch $venv/.complete" >&2
+      exit 1
+    fi
+    touch "$venv/.complete"
+  fi
+  echo "$venv"
+}
+
+conformance() {  # conformance [harness options...]
+  local venv; venv=$(oracle_env)
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/harness.py" --work "$root/build/conformance" "$@"
 }
 
 build() {  # build DIR [cmake options...]
@@ -61,6 +93,8 @@ case "$cmd" in
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
     (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j2)
+    # ExecuTorch's own Python and runtime against the studio, program by program.
+    conformance
     # The same tests with AddressSanitizer and UndefinedBehaviorSanitizer.
     build build-asan -DCMAKE_BUILD_TYPE=Debug -DLSTUDIO_SANITIZE=ON
     (cd build-asan && QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 \
@@ -69,8 +103,13 @@ case "$cmd" in
     # Every reader under libFuzzer for a short while; any finding fails the run.
     tools/fuzz.sh "${FUZZ_SECONDS:-45}"
     ;;
+  conformance)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    conformance "$@"
+    ;;
   *)
-    echo "usage: tools/dev.sh run [FILE] | test | build" >&2
+    echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options]" >&2
     exit 2
     ;;
 esac
