@@ -31,11 +31,14 @@ std::string Error::message() const {
     m += buf;
   }
   m += what;
-  if (!expected.empty() || !found.empty()) {
+  if (!expected.empty()) {
     m += ": expected ";
-    m += expected.empty() ? "?" : expected;
+    m += expected;
     m += ", found ";
     m += found.empty() ? "?" : found;
+  } else if (!found.empty()) {  // an I/O error: what failed and why ("No such file or directory")
+    m += ": ";
+    m += found;
   }
   return m;
 }
