@@ -9,6 +9,8 @@
 #   tools/dev.sh conformance install what is missing, build, make the oracle (ExecuTorch's
 #                            Python and runtime, pinned in tests/conformance/requirements.txt)
 #                            and compare the studio with it program by program
+#   tools/dev.sh bench-conformance [--only NAME...] [--runs N]
+#                            ExecuTorch's to_executorch against the studio's export, time and peak RSS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -19,7 +21,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libsimdjson-dev libminizip-dev zlib1g-dev
           libgraphviz-dev xvfb xauth
           clang libclang-rt-dev unzip  # tools/fuzz.sh: clang + libFuzzer runtime, zip seeds
-          python3-venv)                # the conformance oracle's virtual environment
+          python3-venv time)           # the conformance oracle's virtual environment; bench_conformance
 # What packaging and its test need (installer/packages.txt, one per line).
 mapfile -t extra < "$root/installer/packages.txt"
 packages+=("${extra[@]}")
@@ -103,13 +105,19 @@ case "$cmd" in
     # Every reader under libFuzzer for a short while; any finding fails the run.
     tools/fuzz.sh "${FUZZ_SECONDS:-45}"
     ;;
+  bench-conformance)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    venv=$(oracle_env)
+    LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/bench/bench_conformance.py" "$@"
+    ;;
   conformance)
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
     conformance "$@"
     ;;
   *)
-    echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options]" >&2
+    echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options] | bench-conformance [options]" >&2
     exit 2
     ;;
 esac
