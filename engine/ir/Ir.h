@@ -256,6 +256,9 @@ struct Method {
   std::vector<Diagnostic> diagnostics;
 
   const Value& value(ValueId id) const { return values.at(static_cast<size_t>(id)); }
+  /// A method that only returns values it stores (ExecuTorch's prim getters, e.g.
+  /// __et_training_fqn_forward): no instructions, no inputs. Never planned.
+  bool isConstantGetter() const { return nodes.empty() && inputs.empty(); }
 };
 
 /// A byte range after the flatbuffer of a file, in absolute file offsets.

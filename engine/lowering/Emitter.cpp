@@ -87,7 +87,7 @@ class MethodEmitter {
     const ModuleCall* root = nullptr;
     for (const ModuleCall& c : in_.moduleCalls)
       if (c.fqn.empty() && !root) root = &c;
-    const bool storedGetter = in_.nodes.empty() && in_.inputs.empty() && !in_.encodedOutputSpec.empty();
+    const bool storedGetter = in_.isConstantGetter() && !in_.encodedOutputSpec.empty();
     out.encodedInputSpec = storedGetter || !in_.encodedInputSpec.empty() ? in_.encodedInputSpec
                            : root && !root->inSpec.empty() ? root->inSpec
                                                            : treespecArgs(userInputs_.size());
@@ -531,7 +531,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   // ExecuTorch writes the methods by name, then the constant getters (methods
   // without instructions or inputs) in the order they came.
   std::stable_sort(out.methods.begin(), out.methods.end(), [](const Method& a, const Method& b) {
-    const bool getterA = a.nodes.empty() && a.inputs.empty(), getterB = b.nodes.empty() && b.inputs.empty();
+    const bool getterA = a.isConstantGetter(), getterB = b.isConstantGetter();
     if (getterA != getterB) return getterB;
     return !getterA && a.name < b.name;
   });

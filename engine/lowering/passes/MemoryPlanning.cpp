@@ -33,7 +33,7 @@ class MemoryPlanning : public Pass {
     std::map<std::string, uint64_t> sharedOffset;
     uint64_t sharedArena = 0;
     for (Method& m : p.methods) {
-      if (m.nodes.empty() && m.inputs.empty()) {  // a constant getter: ExecuTorch emits it unplanned
+      if (m.isConstantGetter()) {  // ExecuTorch emits its getters unplanned
         m.nonConstBufferSizes = {0};
         continue;
       }
