@@ -1,0 +1,419 @@
+// The graph of a serialized ExportedProgram: symbols and their ranges, tensor values,
+// inputs, nodes (with their stack traces and module stacks) and outputs; and the entry that
+// parses a program record's text and reads the schema's facts.
+#include "engine/formats/pt2/ProgramJson.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/ir/EdgeDialect.h"
+
+namespace lstudio::pt2 {
+namespace {
+
+constexpr int64_t kNewestMajor = 8;  // newest serde schema major version this reader knows
+
+/// Older torch and ExecuTorch wrote bare NaN / Infinity / -Infinity tokens
+/// (range bounds), which strict JSON parsers refuse: they become null, which
+/// the reader treats as "unbounded" or "unknown". Strings are left alone.
+void replaceNonFiniteTokens(std::string& s) {
+  if (s.find("Infinity") == std::string::npos && s.find("NaN") == std::string::npos) return;
+  std::string out;
+  out.reserve(s.size());
+  bool inString = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (inString) {
+      out += c;
+      if (c == '\\' && i + 1 < s.size()) out += s[++i];
+      else if (c == '"') inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    bool replaced = false;
+    for (std::string_view tok : {"-Infinity", "Infinity", "NaN"})
+      if (!inString && s.compare(i, tok.size(), tok) == 0) {
+        out += '"';  // kept as a string that nonFinite() reads back
+        out += tok;
+        out += '"';
+        i += tok.size() - 1;
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += c;
+  }
+  s.swap(out);
+}
+
+/// "File \"x.py\", line 12, in forward\n    code" -> frames (innermost last).
+std::vector<StackFrame> parseStackTrace(std::string_view text) {
+  std::vector<StackFrame> frames;
+  size_t pos = 0;
+  while ((pos = text.find("File \"", pos)) != std::string_view::npos) {
+    StackFrame f;
+    size_t q = text.find('"', pos + 6);
+    if (q == std::string_view::npos) break;
+    f.file = std::string(text.substr(pos + 6, q - pos - 6));
+    size_t ln = text.find("line ", q);
+    size_t eol = text.find('\n', q);
+    if (ln != std::string_view::npos && (eol == std::string_view::npos || ln < eol)) f.line = std::atoi(text.data() + ln + 5);
+    size_t in = text.find(", in ", q);
+    if (in != std::string_view::npos && (eol == std::string_view::npos || in < eol))
+      f.function = std::string(text.substr(in + 5, (eol == std::string_view::npos ? text.size() : eol) - in - 5));
+    if (eol != std::string_view::npos) {
+      size_t next = text.find('\n', eol + 1);
+      std::string_view ctx = text.substr(eol + 1, (next == std::string_view::npos ? text.size() : next) - eol - 1);
+      if (ctx.find("File \"") == std::string_view::npos) {
+        while (!ctx.empty() && ctx.front() == ' ') ctx.remove_prefix(1);
+        f.context = std::string(ctx);
+      }
+    }
+    frames.push_back(std::move(f));
+    pos = q;
+  }
+  return frames;
+}
+
+/// "L__self__,,Type;L__self__linear,linear,torch.nn.Linear" (newer: key,path,type per entry).
+std::vector<ModuleFrame> parseModuleStack(std::string_view text) {
+  std::vector<ModuleFrame> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view entry = text.substr(start, end - start);
+    // key,path,type: paths may hold commas inside brackets or parentheses.
+    std::vector<size_t> commas;
+    int depth = 0;
+    for (size_t i = 0; i < entry.size(); ++i) {
+      char ch = entry[i];
+      if (ch == '(' || ch == '[') ++depth;
+      else if ((ch == ')' || ch == ']') && depth > 0) --depth;
+      else if (ch == ',' && depth == 0) commas.push_back(i);
+    }
+    if (commas.size() >= 2)
+      out.push_back(ModuleFrame{std::string(entry.substr(commas[0] + 1, commas[1] - commas[0] - 1)),
+                                std::string(entry.substr(commas[1] + 1))});
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+/// torch.export's serialized ScalarType numbering (torch/_export/serde/schema.py),
+/// which differs from c10's.
+/// ExecuTorch's own copy of the schema (ETRecords) numbers three types differently.
+std::optional<ScalarType> serdeScalarType(int64_t v, bool etRecord) {
+  if (etRecord && v >= 14 && v <= 16)
+    return v == 14 ? ScalarType::UInt16 : v == 15 ? ScalarType::Float8_e5m2 : ScalarType::Float8_e4m3fn;
+  switch (v) {
+    case 1: return ScalarType::Byte;
+    case 2: return ScalarType::Char;
+    case 3: return ScalarType::Short;
+    case 4: return ScalarType::Int;
+    case 5: return ScalarType::Long;
+    case 6: return ScalarType::Half;
+    case 7: return ScalarType::Float;
+    case 8: return ScalarType::Double;
+    case 9: return ScalarType::ComplexHalf;
+    case 10: return ScalarType::ComplexFloat;
+    case 11: return ScalarType::ComplexDouble;
+    case 12: return ScalarType::Bool;
+    case 13: return ScalarType::BFloat16;
+    case 28: return ScalarType::UInt16;
+    case 29: return ScalarType::Float8_e4m3fn;
+    case 30: return ScalarType::Float8_e5m2;
+    case 31: return ScalarType::Float8_e4m3fnuz;
+    case 32: return ScalarType::Float8_e5m2fnuz;
+    case 34: return ScalarType::UInt32;
+    case 35: return ScalarType::UInt64;
+    default: return std::nullopt;
+  }
+}
+
+/// A SymInt: {"as_int": 3} or {"as_expr": {"expr_str": "s0", "hint": ...}} (older: {"as_name": "s0"}).
+Result<std::pair<int64_t, std::string>> ProgramJson::symInt(element v, const Path& where) {
+  auto u = unionMember(v, where);
+  if (!u) return u.error();
+  auto& [kind, x] = u.value();
+  if (kind == "as_int") {
+    auto i = integer(x, where);
+    if (!i) return i.error();
+    return std::pair<int64_t, std::string>{*i, {}};
+  }
+  if (kind == "as_expr") {
+    auto expr = field(x, "expr_str", where + ".as_expr");
+    if (!expr) return expr.error();
+    auto s = string(*expr, where + ".as_expr.expr_str");
+    if (!s) return s.error();
+    int64_t hint = 0;
+    auto h = optField(x, "hint");
+    if (h && !h->is_null()) {
+      int64_t direct;
+      if (h->get_int64().get(direct) == simdjson::SUCCESS) {
+        hint = direct;
+      } else if (auto hu = unionMember(*h, where + ".hint"); hu && hu->first == "as_int") {
+        auto i = integer(hu->second, where + ".hint.as_int");
+        if (i) hint = *i;
+      }
+    }
+    return std::pair<int64_t, std::string>{hint, s.value()};
+  }
+  if (kind == "as_name") {  // a reference to sym_int_values
+    auto s = string(x, where);
+    if (!s) return s.error();
+    return std::pair<int64_t, std::string>{symHints_.count(*s) ? symHints_[*s] : 0, s.value()};
+  }
+  return fail(where, "as_int or as_expr", kind);
+}
+
+Result<TensorSpec> ProgramJson::tensorMeta(element v, const Path& where) {
+  TensorSpec t;
+  element inner;  // torch 2.1 wrapped the meta: {"meta": TensorMeta}
+  if (v.type() == element_type::OBJECT && v["meta"].get(inner) == simdjson::SUCCESS && !inner.is_null()) v = inner;
+  auto dt = field(v, "dtype", where);
+  if (!dt) return dt.error();
+  auto dti = integer(*dt, where + ".dtype");
+  if (!dti) return dti.error();
+  auto st = serdeScalarType(*dti, etRecordNumbering_);
+  if (!st) return fail(where + ".dtype", "a serialized ScalarType (1-13, 28-35)", std::to_string(*dti));
+  t.dtype = *st;
+  auto sizes = field(v, "sizes", where);
+  if (!sizes) return sizes.error();
+  auto sa = array(*sizes, where + ".sizes");
+  if (!sa) return sa.error();
+  bool dynamic = false;
+  size_t i = 0;
+  for (element s : *sa) {
+    auto si = symInt(s, where + ".sizes[" + std::to_string(i) + "]");
+    ++i;
+    if (!si) return si.error();
+    int64_t size = si->first;
+    if (!si->second.empty()) {
+      dynamic = true;
+      if (auto ub = upperBound(si->second)) size = *ub;
+    }
+    if (size < 0) return fail(where + ".sizes", "sizes >= 0", std::to_string(size));
+    t.sizes.push_back(size);
+    t.symbols.push_back(si->second);
+  }
+  if (!dynamic) t.symbols.clear();
+  t.dynamism = dynamic ? ShapeDynamism::DynamicBound : ShapeDynamism::Static;
+  if (auto strides = optField(v, "strides"); strides && !strides->is_null()) {
+    if (auto a = array(*strides, where + ".strides"))
+      for (element s : *a)
+        if (auto si = symInt(s, where + ".strides")) t.strides.push_back(si->first);
+  }
+  for (size_t d = 0; d < t.sizes.size(); ++d) t.dimOrder.push_back(static_cast<uint8_t>(d));
+  if (t.strides.size() == t.sizes.size()) {
+    // Dim order from strides: outermost (largest stride) first, stable for ties.
+    std::stable_sort(t.dimOrder.begin(), t.dimOrder.end(),
+                     [&](uint8_t a, uint8_t b) { return t.strides[a] > t.strides[b]; });
+  }
+  if (auto rg = optField(v, "requires_grad"); rg && !rg->is_null()) t.requiresGrad = boolOr(*rg, false);
+  if (auto so = optField(v, "storage_offset"); so && !so->is_null()) {
+    int64_t plain;  // an int before schema 5.x, a SymInt after
+    if (so->get_int64().get(plain) == simdjson::SUCCESS) t.storageOffset = static_cast<int32_t>(plain);
+    else if (auto si = symInt(*so, where + ".storage_offset")) t.storageOffset = static_cast<int32_t>(si->first);
+  }
+  if (!t.nbytes()) return Error{ErrorCode::Overflow, file_, std::nullopt, (where + " byte size").str(), "< 2^64", t.shapeString()};
+  return t;
+}
+
+/// Upper bound of a bare symbol from range_constraints.
+std::optional<int64_t> ProgramJson::upperBound(const std::string& symbol) const {
+  for (const auto& r : m_.symbolRanges)
+    if (r.symbol == symbol) return r.max;
+  return std::nullopt;
+}
+
+Status ProgramJson::parse(element root) {
+  auto gm = field(root, "graph_module", "ExportedProgram");
+  if (!gm) return gm.error();
+  auto graph = field(*gm, "graph", "graph_module");
+  if (!graph) return graph.error();
+
+  // Symbol ranges first: they bound dynamic sizes.
+  if (auto rc = optField(root, "range_constraints"); rc && !rc->is_null()) {
+    simdjson::dom::object o;
+    if (rc->get_object().get(o) == simdjson::SUCCESS)
+      for (auto [sym, r] : o) {
+        SymbolRange range;
+        range.symbol = std::string(sym);
+        int64_t v;
+        element e;
+        if (r["min_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS) range.min = v;
+        if (r["max_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS &&
+            v < (int64_t(1) << 62))
+          range.max = v;
+        m_.symbolRanges.push_back(std::move(range));
+      }
+  }
+  if (auto syms = optField(*graph, "sym_int_values"); syms && !syms->is_null()) {
+    simdjson::dom::object o;
+    if (syms->get_object().get(o) == simdjson::SUCCESS)
+      for (auto [name, v] : o)
+        if (auto si = symInt(v, "sym_int_values." + std::string(name))) {
+          std::string n(name);
+          symHints_[n] = si->first;
+          // Every declared symbol becomes a value, referenced or not, so it survives a rewrite.
+          symValues_[n] = addInt(si->first, n, true);
+        }
+  }
+  auto tv = field(*graph, "tensor_values", "graph");
+  if (!tv) return tv.error();
+  simdjson::dom::object tensors;
+  if (tv->get_object().get(tensors) != simdjson::SUCCESS) return fail("graph.tensor_values", "an object", typeName(tv->type()));
+  tensors_.reserve(tensors.size());
+  m_.values.reserve(tensors.size() * 2);
+  for (auto [name, meta] : tensors) {
+    std::string n(name);
+    auto spec = tensorMeta(meta, "tensor_values." + n);
+    if (!spec) return spec.error();
+    tensors_[n] = addValue(Value{std::move(spec.value()), n});
+  }
+  // Graph inputs (placeholders) and outputs.
+  auto ins = field(*graph, "inputs", "graph");
+  if (!ins) return ins.error();
+  auto ia = array(*ins, "graph.inputs");
+  if (!ia) return ia.error();
+  size_t idx = 0;
+  for (element in : *ia) {
+    auto id = argument(in, "graph.inputs[" + std::to_string(idx++) + "]");
+    if (!id) return id.error();
+    m_.inputs.push_back(*id);
+  }
+  auto nodes = field(*graph, "nodes", "graph");
+  if (!nodes) return nodes.error();
+  auto na = array(*nodes, "graph.nodes");
+  if (!na) return na.error();
+  idx = 0;
+  std::map<std::string, int32_t> opIndex;
+  for (element nj : *na) {
+    std::string w = "graph.nodes[" + std::to_string(idx++) + "]";
+    Node n;
+    auto target = field(nj, "target", w);
+    if (!target) return target.error();
+    auto ts = string(*target, w + ".target");
+    if (!ts) return ts.error();
+    n.target = ts.value();
+    OperatorRef op = operatorFromTarget(n.target);
+    std::string key = op.name + "." + op.overload;
+    auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
+    if (inserted) m_.operators.push_back(op);
+    n.op = it->second;
+    auto inputs = field(nj, "inputs", w);
+    if (!inputs) return inputs.error();
+    auto ina = array(*inputs, w + ".inputs");
+    if (!ina) return ina.error();
+    size_t ai = 0;
+    const Path nodePath(w);
+    for (element na2 : *ina) {
+      const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
+      auto an = field(na2, "name", aw);
+      if (!an) return an.error();
+      auto ans = string(*an, aw + ".name");
+      if (!ans) return ans.error();
+      auto arg = field(na2, "arg", aw);
+      if (!arg) return arg.error();
+      auto id = argument(*arg, aw);
+      if (!id) {
+        Error e = id.error();
+        e.what += " (" + n.target + " argument '" + ans.value() + "')";
+        return e;
+      }
+      if (!id) return id.error();
+      n.args.push_back(*id);
+      n.argNames.push_back(ans.value());
+    }
+    auto outs = field(nj, "outputs", w);
+    if (!outs) return outs.error();
+    auto oa = array(*outs, w + ".outputs");
+    if (!oa) return oa.error();
+    for (element o : *oa) {
+      auto id = argument(o, w + ".outputs");
+      if (!id) return id.error();
+      // A list of results: the node writes each element.
+      if (auto* tl = std::get_if<TensorList>(&m_.values[*id].payload)) {
+        for (ValueId x : tl->items) n.outputs.push_back(x);
+      } else if (m_.values[*id].kind() != ValueKind::None) {
+        n.outputs.push_back(*id);
+      }
+    }
+    if (auto meta = optField(nj, "metadata"); meta && !meta->is_null()) {
+      std::string_view s;
+      element e;
+      if ((*meta)["stack_trace"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+        n.meta.stackTrace = parseStackTrace(s);
+      if ((*meta)["nn_module_stack"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+        n.meta.moduleStack = parseModuleStack(s);
+      if ((*meta)["debug_handle"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+        n.meta.debugHandle = std::atoll(std::string(s).c_str());
+    }
+    if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
+    m_.nodes.push_back(std::move(n));
+  }
+  auto outs = field(*graph, "outputs", "graph");
+  if (!outs) return outs.error();
+  auto oa = array(*outs, "graph.outputs");
+  if (!oa) return oa.error();
+  idx = 0;
+  for (element o : *oa) {
+    auto id = argument(o, "graph.outputs[" + std::to_string(idx++) + "]");
+    if (!id) return id.error();
+    m_.outputs.push_back(*id);
+  }
+  if (auto s = signature(*gm); !s) return s;
+  moduleCallGraph(*gm);
+  return Ok{};
+}
+
+Status readProgramJson(std::string& text, const std::string& where, bool etRecordNumbering,
+                       simdjson::dom::parser& parser, Method& m, ExportFacts& facts) {
+  replaceNonFiniteTokens(text);
+  simdjson::dom::element root;
+  auto err = parser.parse(text.data(), text.size()).get(root);
+  if (err != simdjson::SUCCESS) {
+    // simdjson says what but not where; nlohmann finds the byte.
+    uint64_t at = 0;
+    try {
+      auto unused = nlohmann::json::parse(text);
+      (void)unused;
+    } catch (const nlohmann::json::parse_error& pe) {
+      at = pe.byte;
+    } catch (const nlohmann::json::exception&) {  // number overflow and the like: no position
+    }
+    return Error{ErrorCode::Invalid, where, at, "JSON of the exported program", "valid JSON", simdjson::error_message(err)};
+  }
+  ProgramJson pj(where, m, etRecordNumbering);
+  if (auto s = pj.parse(root); !s) return s;
+  resolveEdgeDialect(m);
+  // Facts about the schema.
+  element v;
+  if (root["schema_version"].get(v) == simdjson::SUCCESS) {
+    int64_t major = 0, minor = 0, plain = 0;
+    if (v.get_int64().get(plain) == simdjson::SUCCESS) facts.schemaVersion = std::to_string(plain);
+    else if (v["major"].get_int64().get(major) == simdjson::SUCCESS) {
+      if (v["minor"].get_int64().get(minor) != simdjson::SUCCESS) minor = 0;
+      facts.schemaVersion = std::to_string(major) + "." + std::to_string(minor);
+      if (major > kNewestMajor)
+        return Error{ErrorCode::Unsupported, where, std::nullopt, "exported program schema version",
+                     "major version <= " + std::to_string(kNewestMajor), facts.schemaVersion};
+    }
+  }
+  std::string_view s;
+  if (root["torch_version"].get(v) == simdjson::SUCCESS && v.get_string().get(s) == simdjson::SUCCESS)
+    facts.torchVersion = std::string(s);
+  if (root["dialect"].get(v) == simdjson::SUCCESS && v.get_string().get(s) == simdjson::SUCCESS)
+    facts.dialect = std::string(s);
+  simdjson::dom::array verifiers;
+  if (root["verifiers"].get(v) == simdjson::SUCCESS && v.get_array().get(verifiers) == simdjson::SUCCESS)
+    for (element x : verifiers)
+      if (x.get_string().get(s) == simdjson::SUCCESS) facts.dialect = std::string(s);
+  return Ok{};
+}
+
+}  // namespace lstudio::pt2
