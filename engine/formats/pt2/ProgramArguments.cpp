@@ -36,131 +36,27 @@ Result<ValueId> ProgramJson::argument(element v, const Path& where) {
   auto u = unionMember(v, where);
   if (!u) return u.error();
   auto& [kind, x] = u.value();
-  auto names = [&](element arr, const Path& w) -> Result<std::vector<ValueId>> {
-    auto a = array(arr, w);
-    if (!a) return a.error();
-    std::vector<ValueId> out;
-    for (element e : *a) {
-      auto n = field(e, "name", w);
-      if (!n) return n.error();
-      auto s = string(*n, w + ".name");
-      if (!s) return s.error();
-      auto id = tensorByName(*s, w);
-      if (!id) return id.error();
-      out.push_back(*id);
-    }
-    return out;
-  };
   if (kind == "as_none") return addValue(Value{None{}, {}});
-  if (kind == "as_tensor") {
-    if (x.type() == element_type::STRING) return tensorByName(string(x, where).value(), where);  // torch 2.1
-    auto n = field(x, "name", where);
-    if (!n) return n.error();
-    std::string_view s;
-    if (n->get_string().get(s) != simdjson::SUCCESS) return fail(where + ".as_tensor.name", "a string", typeName(n->type()));
-    return tensorByName(s, where);
-  }
+  if (kind == "as_tensor") return tensorArgument(x, where);
   if (kind == "as_tensors") {
-    auto ids = names(x, where + ".as_tensors");
+    auto ids = tensorNames(x, where + ".as_tensors");
     if (!ids) return ids.error();
     return addValue(Value{TensorList{std::move(ids.value())}, {}});
   }
-  if (kind == "as_optional_tensors") {
-    auto a = array(x, where + ".as_optional_tensors");
-    if (!a) return a.error();
-    OptionalTensorList l;
-    for (element e : *a) {
-      auto id = argument(e, where + ".as_optional_tensors[]");
-      if (!id) return id.error();
-      l.items.push_back(m_.values[*id].kind() == ValueKind::None ? kNoValue : *id);
-    }
-    return addValue(Value{std::move(l), {}});
-  }
-  if (kind == "as_int" || kind == "as_scalar_type" || kind == "as_layout" || kind == "as_memory_format") {
-    auto i = integer(x, where + "." + kind);
-    if (!i) return i.error();
-    int64_t val = *i;
-    if (kind == "as_scalar_type") {
-      auto st = serdeScalarType(val, etRecordNumbering_);
-      if (!st) return fail(where, "a serialized ScalarType", std::to_string(val));
-      val = static_cast<int64_t>(*st);
-    } else if (kind == "as_memory_format") {
-      val = c10MemoryFormat(val);
-    } else if (kind == "as_layout") {
-      val = val == 7 ? 0 : val;  // serde Strided (7) is c10's kStrided (0)
-    }
-    return addInt(val);
-  }
-  if (kind == "as_ints" || kind == "as_sym_ints") {
-    auto a = array(x, where + "." + kind);
-    if (!a) return a.error();
-    IntList l;
-    for (element e : *a) {
-      if (kind == "as_ints") {
-        auto i = integer(e, where);
-        if (!i) return i.error();
-        l.items.push_back(addInt(*i));
-      } else {
-        auto id = symIntArgument(e, where);
-        if (!id) return id.error();
-        l.items.push_back(*id);
-      }
-    }
-    return addValue(Value{std::move(l), {}});
-  }
+  if (kind == "as_optional_tensors") return optionalTensorsArgument(x, where);
+  if (kind == "as_int" || kind == "as_scalar_type" || kind == "as_layout" || kind == "as_memory_format")
+    return intArgument(kind, x, where);
+  if (kind == "as_ints" || kind == "as_sym_ints") return intsArgument(kind, x, where);
   if (kind == "as_sym_int") return symIntArgument(x, where);
-  if (kind == "as_float" || kind == "as_sym_float") {
-    double d = 0;
-    if (auto nf = nonFinite(x)) return addValue(Value{*nf, {}});
-    if (x.get_double().get(d) != simdjson::SUCCESS) {
-      if (kind == "as_sym_float") {
-        Value v{0.0, "symfloat"};
-        v.symbolic = true;
-        return addValue(std::move(v));
-      }
-      return fail(where, "a number", typeName(x.type()));
-    }
-    return addValue(Value{d, {}});
-  }
-  if (kind == "as_floats") {
-    auto a = array(x, where);
-    if (!a) return a.error();
-    DoubleList l;
-    for (element e : *a) {
-      double d = 0;
-      if (auto nf = nonFinite(e)) d = *nf;
-      else if (e.get_double().get(d) != simdjson::SUCCESS) return fail(where, "numbers", typeName(e.type()));
-      l.items.push_back(d);
-    }
-    return addValue(Value{std::move(l), {}});
-  }
+  if (kind == "as_float" || kind == "as_sym_float") return floatArgument(kind, x, where);
+  if (kind == "as_floats") return floatsArgument(x, where);
   if (kind == "as_bool") {
     bool b = false;
     if (x.get_bool().get(b) != simdjson::SUCCESS) return fail(where, "a boolean", typeName(x.type()));
     return addValue(Value{b, {}});
   }
-  if (kind == "as_bools") {
-    auto a = array(x, where);
-    if (!a) return a.error();
-    BoolList l;
-    for (element e : *a) {
-      bool b = false;
-      if (e.get_bool().get(b) != simdjson::SUCCESS) return fail(where, "booleans", typeName(e.type()));
-      l.items.push_back(b);
-    }
-    return addValue(Value{std::move(l), {}});
-  }
-  if (kind == "as_sym_bool") {
-    Value v{false, "symbool"};
-    v.symbolic = true;
-    if (auto s = unionMember(x, where); s && s->first == "as_bool") {
-      v.payload = boolOr(s->second, false);
-      v.symbolic = false;
-    } else if (s && s->first == "as_name") {
-      v.name = string(s->second, where).value_or(v.name);
-    }
-    return addValue(std::move(v));
-  }
+  if (kind == "as_bools") return boolsArgument(x, where);
+  if (kind == "as_sym_bool") return symBoolArgument(x, where);
   if (kind == "as_string") {
     auto s = string(x, where);
     if (!s) return s.error();
@@ -180,6 +76,135 @@ Result<ValueId> ProgramJson::argument(element v, const Path& where) {
     return addValue(Value{std::string("<") + kind.substr(3) + ">", {}});
   }
   return fail(where, "a known Argument member", kind);
+}
+
+/// The tensors a list of {"name": ...} names.
+Result<std::vector<ValueId>> ProgramJson::tensorNames(element arr, const Path& w) {
+  auto a = array(arr, w);
+  if (!a) return a.error();
+  std::vector<ValueId> out;
+  for (element e : *a) {
+    auto n = field(e, "name", w);
+    if (!n) return n.error();
+    auto s = string(*n, w + ".name");
+    if (!s) return s.error();
+    auto id = tensorByName(*s, w);
+    if (!id) return id.error();
+    out.push_back(*id);
+  }
+  return out;
+}
+
+/// as_tensor: {"name": ...} (torch 2.1: the bare name).
+Result<ValueId> ProgramJson::tensorArgument(element x, const Path& where) {
+  if (x.type() == element_type::STRING) return tensorByName(string(x, where).value(), where);  // torch 2.1
+  auto n = field(x, "name", where);
+  if (!n) return n.error();
+  std::string_view s;
+  if (n->get_string().get(s) != simdjson::SUCCESS) return fail(where + ".as_tensor.name", "a string", typeName(n->type()));
+  return tensorByName(s, where);
+}
+
+/// as_optional_tensors: Arguments, each a tensor or None.
+Result<ValueId> ProgramJson::optionalTensorsArgument(element x, const Path& where) {
+  auto a = array(x, where + ".as_optional_tensors");
+  if (!a) return a.error();
+  OptionalTensorList l;
+  for (element e : *a) {
+    auto id = argument(e, where + ".as_optional_tensors[]");
+    if (!id) return id.error();
+    l.items.push_back(m_.values[*id].kind() == ValueKind::None ? kNoValue : *id);
+  }
+  return addValue(Value{std::move(l), {}});
+}
+
+/// as_int and the enums serialized as ints, renumbered as c10 numbers them.
+Result<ValueId> ProgramJson::intArgument(const std::string& kind, element x, const Path& where) {
+  auto i = integer(x, where + "." + kind);
+  if (!i) return i.error();
+  int64_t val = *i;
+  if (kind == "as_scalar_type") {
+    auto st = serdeScalarType(val, etRecordNumbering_);
+    if (!st) return fail(where, "a serialized ScalarType", std::to_string(val));
+    val = static_cast<int64_t>(*st);
+  } else if (kind == "as_memory_format") {
+    val = c10MemoryFormat(val);
+  } else if (kind == "as_layout") {
+    val = val == 7 ? 0 : val;  // serde Strided (7) is c10's kStrided (0)
+  }
+  return addInt(val);
+}
+
+/// as_ints, as_sym_ints: an IntList of plain or symbolic ints.
+Result<ValueId> ProgramJson::intsArgument(const std::string& kind, element x, const Path& where) {
+  auto a = array(x, where + "." + kind);
+  if (!a) return a.error();
+  IntList l;
+  for (element e : *a) {
+    if (kind == "as_ints") {
+      auto i = integer(e, where);
+      if (!i) return i.error();
+      l.items.push_back(addInt(*i));
+    } else {
+      auto id = symIntArgument(e, where);
+      if (!id) return id.error();
+      l.items.push_back(*id);
+    }
+  }
+  return addValue(Value{std::move(l), {}});
+}
+
+/// as_float, as_sym_float (a symbolic float without a number is kept as a symbol).
+Result<ValueId> ProgramJson::floatArgument(const std::string& kind, element x, const Path& where) {
+  double d = 0;
+  if (auto nf = nonFinite(x)) return addValue(Value{*nf, {}});
+  if (x.get_double().get(d) != simdjson::SUCCESS) {
+    if (kind == "as_sym_float") {
+      Value v{0.0, "symfloat"};
+      v.symbolic = true;
+      return addValue(std::move(v));
+    }
+    return fail(where, "a number", typeName(x.type()));
+  }
+  return addValue(Value{d, {}});
+}
+
+Result<ValueId> ProgramJson::floatsArgument(element x, const Path& where) {
+  auto a = array(x, where);
+  if (!a) return a.error();
+  DoubleList l;
+  for (element e : *a) {
+    double d = 0;
+    if (auto nf = nonFinite(e)) d = *nf;
+    else if (e.get_double().get(d) != simdjson::SUCCESS) return fail(where, "numbers", typeName(e.type()));
+    l.items.push_back(d);
+  }
+  return addValue(Value{std::move(l), {}});
+}
+
+Result<ValueId> ProgramJson::boolsArgument(element x, const Path& where) {
+  auto a = array(x, where);
+  if (!a) return a.error();
+  BoolList l;
+  for (element e : *a) {
+    bool b = false;
+    if (e.get_bool().get(b) != simdjson::SUCCESS) return fail(where, "booleans", typeName(e.type()));
+    l.items.push_back(b);
+  }
+  return addValue(Value{std::move(l), {}});
+}
+
+/// as_sym_bool: a known bool, or a symbol by name.
+Result<ValueId> ProgramJson::symBoolArgument(element x, const Path& where) {
+  Value v{false, "symbool"};
+  v.symbolic = true;
+  if (auto s = unionMember(x, where); s && s->first == "as_bool") {
+    v.payload = boolOr(s->second, false);
+    v.symbolic = false;
+  } else if (s && s->first == "as_name") {
+    v.name = string(s->second, where).value_or(v.name);
+  }
+  return addValue(std::move(v));
 }
 
 Result<ValueId> ProgramJson::symIntArgument(element v, const Path& where) {

@@ -235,46 +235,9 @@ Status ProgramJson::parse(element root) {
   if (!gm) return gm.error();
   auto graph = field(*gm, "graph", "graph_module");
   if (!graph) return graph.error();
-
-  // Symbol ranges first: they bound dynamic sizes.
-  if (auto rc = optField(root, "range_constraints"); rc && !rc->is_null()) {
-    simdjson::dom::object o;
-    if (rc->get_object().get(o) == simdjson::SUCCESS)
-      for (auto [sym, r] : o) {
-        SymbolRange range;
-        range.symbol = std::string(sym);
-        int64_t v;
-        element e;
-        if (r["min_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS) range.min = v;
-        if (r["max_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS &&
-            v < (int64_t(1) << 62))
-          range.max = v;
-        m_.symbolRanges.push_back(std::move(range));
-      }
-  }
-  if (auto syms = optField(*graph, "sym_int_values"); syms && !syms->is_null()) {
-    simdjson::dom::object o;
-    if (syms->get_object().get(o) == simdjson::SUCCESS)
-      for (auto [name, v] : o)
-        if (auto si = symInt(v, "sym_int_values." + std::string(name))) {
-          std::string n(name);
-          symHints_[n] = si->first;
-          // Every declared symbol becomes a value, referenced or not, so it survives a rewrite.
-          symValues_[n] = addInt(si->first, n, true);
-        }
-  }
-  auto tv = field(*graph, "tensor_values", "graph");
-  if (!tv) return tv.error();
-  simdjson::dom::object tensors;
-  if (tv->get_object().get(tensors) != simdjson::SUCCESS) return fail("graph.tensor_values", "an object", typeName(tv->type()));
-  tensors_.reserve(tensors.size());
-  m_.values.reserve(tensors.size() * 2);
-  for (auto [name, meta] : tensors) {
-    std::string n(name);
-    auto spec = tensorMeta(meta, "tensor_values." + n);
-    if (!spec) return spec.error();
-    tensors_[n] = addValue(Value{std::move(spec.value()), n});
-  }
+  symbolRanges(root);  // first: they bound dynamic sizes
+  symbolValues(*graph);
+  if (auto s = tensorValues(*graph); !s) return s;
   // Graph inputs (placeholders) and outputs.
   auto ins = field(*graph, "inputs", "graph");
   if (!ins) return ins.error();
@@ -293,67 +256,8 @@ Status ProgramJson::parse(element root) {
   idx = 0;
   std::map<std::string, int32_t> opIndex;
   for (element nj : *na) {
-    std::string w = "graph.nodes[" + std::to_string(idx++) + "]";
     Node n;
-    auto target = field(nj, "target", w);
-    if (!target) return target.error();
-    auto ts = string(*target, w + ".target");
-    if (!ts) return ts.error();
-    n.target = ts.value();
-    OperatorRef op = operatorFromTarget(n.target);
-    std::string key = op.name + "." + op.overload;
-    auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
-    if (inserted) m_.operators.push_back(op);
-    n.op = it->second;
-    auto inputs = field(nj, "inputs", w);
-    if (!inputs) return inputs.error();
-    auto ina = array(*inputs, w + ".inputs");
-    if (!ina) return ina.error();
-    size_t ai = 0;
-    const Path nodePath(w);
-    for (element na2 : *ina) {
-      const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
-      auto an = field(na2, "name", aw);
-      if (!an) return an.error();
-      auto ans = string(*an, aw + ".name");
-      if (!ans) return ans.error();
-      auto arg = field(na2, "arg", aw);
-      if (!arg) return arg.error();
-      auto id = argument(*arg, aw);
-      if (!id) {
-        Error e = id.error();
-        e.what += " (" + n.target + " argument '" + ans.value() + "')";
-        return e;
-      }
-      if (!id) return id.error();
-      n.args.push_back(*id);
-      n.argNames.push_back(ans.value());
-    }
-    auto outs = field(nj, "outputs", w);
-    if (!outs) return outs.error();
-    auto oa = array(*outs, w + ".outputs");
-    if (!oa) return oa.error();
-    for (element o : *oa) {
-      auto id = argument(o, w + ".outputs");
-      if (!id) return id.error();
-      // A list of results: the node writes each element.
-      if (auto* tl = std::get_if<TensorList>(&m_.values[*id].payload)) {
-        for (ValueId x : tl->items) n.outputs.push_back(x);
-      } else if (m_.values[*id].kind() != ValueKind::None) {
-        n.outputs.push_back(*id);
-      }
-    }
-    if (auto meta = optField(nj, "metadata"); meta && !meta->is_null()) {
-      std::string_view s;
-      element e;
-      if ((*meta)["stack_trace"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
-        n.meta.stackTrace = parseStackTrace(s);
-      if ((*meta)["nn_module_stack"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
-        n.meta.moduleStack = parseModuleStack(s);
-      if ((*meta)["debug_handle"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
-        n.meta.debugHandle = std::atoll(std::string(s).c_str());
-    }
-    if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
+    if (auto s = node(nj, "graph.nodes[" + std::to_string(idx++) + "]", opIndex, n); !s) return s;
     m_.nodes.push_back(std::move(n));
   }
   auto outs = field(*graph, "outputs", "graph");
@@ -368,6 +272,120 @@ Status ProgramJson::parse(element root) {
   }
   if (auto s = signature(*gm); !s) return s;
   moduleCallGraph(*gm);
+  return Ok{};
+}
+
+/// range_constraints: the bounds of each symbol.
+void ProgramJson::symbolRanges(element root) {
+  auto rc = optField(root, "range_constraints");
+  simdjson::dom::object o;
+  if (!rc || rc->is_null() || rc->get_object().get(o) != simdjson::SUCCESS) return;
+  for (auto [sym, r] : o) {
+    SymbolRange range;
+    range.symbol = std::string(sym);
+    int64_t v;
+    element e;
+    if (r["min_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS) range.min = v;
+    if (r["max_val"].get(e) == simdjson::SUCCESS && e.get_int64().get(v) == simdjson::SUCCESS &&
+        v < (int64_t(1) << 62))
+      range.max = v;
+    m_.symbolRanges.push_back(std::move(range));
+  }
+}
+
+/// sym_int_values: each declared symbol's hint, and a value for it.
+void ProgramJson::symbolValues(element graph) {
+  auto syms = optField(graph, "sym_int_values");
+  simdjson::dom::object o;
+  if (!syms || syms->is_null() || syms->get_object().get(o) != simdjson::SUCCESS) return;
+  for (auto [name, v] : o)
+    if (auto si = symInt(v, "sym_int_values." + std::string(name))) {
+      std::string n(name);
+      symHints_[n] = si->first;
+      // Every declared symbol becomes a value, referenced or not, so it survives a rewrite.
+      symValues_[n] = addInt(si->first, n, true);
+    }
+}
+
+/// tensor_values: one tensor value per name, which arguments refer to.
+Status ProgramJson::tensorValues(element graph) {
+  auto tv = field(graph, "tensor_values", "graph");
+  if (!tv) return tv.error();
+  simdjson::dom::object tensors;
+  if (tv->get_object().get(tensors) != simdjson::SUCCESS) return fail("graph.tensor_values", "an object", typeName(tv->type()));
+  tensors_.reserve(tensors.size());
+  m_.values.reserve(tensors.size() * 2);
+  for (auto [name, meta] : tensors) {
+    std::string n(name);
+    auto spec = tensorMeta(meta, "tensor_values." + n);
+    if (!spec) return spec.error();
+    tensors_[n] = addValue(Value{std::move(spec.value()), n});
+  }
+  return Ok{};
+}
+
+/// One graph node at `w`: its operator (added to the method's table on first use),
+/// named arguments, results and metadata.
+Status ProgramJson::node(element nj, const std::string& w, std::map<std::string, int32_t>& opIndex, Node& n) {
+  auto target = field(nj, "target", w);
+  if (!target) return target.error();
+  auto ts = string(*target, w + ".target");
+  if (!ts) return ts.error();
+  n.target = ts.value();
+  OperatorRef op = operatorFromTarget(n.target);
+  std::string key = op.name + "." + op.overload;
+  auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
+  if (inserted) m_.operators.push_back(op);
+  n.op = it->second;
+  auto inputs = field(nj, "inputs", w);
+  if (!inputs) return inputs.error();
+  auto ina = array(*inputs, w + ".inputs");
+  if (!ina) return ina.error();
+  size_t ai = 0;
+  const Path nodePath(w);
+  for (element na2 : *ina) {
+    const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
+    auto an = field(na2, "name", aw);
+    if (!an) return an.error();
+    auto ans = string(*an, aw + ".name");
+    if (!ans) return ans.error();
+    auto arg = field(na2, "arg", aw);
+    if (!arg) return arg.error();
+    auto id = argument(*arg, aw);
+    if (!id) {
+      Error e = id.error();
+      e.what += " (" + n.target + " argument '" + ans.value() + "')";
+      return e;
+    }
+    if (!id) return id.error();
+    n.args.push_back(*id);
+    n.argNames.push_back(ans.value());
+  }
+  auto outs = field(nj, "outputs", w);
+  if (!outs) return outs.error();
+  auto oa = array(*outs, w + ".outputs");
+  if (!oa) return oa.error();
+  for (element o : *oa) {
+    auto id = argument(o, w + ".outputs");
+    if (!id) return id.error();
+    // A list of results: the node writes each element.
+    if (auto* tl = std::get_if<TensorList>(&m_.values[*id].payload)) {
+      for (ValueId x : tl->items) n.outputs.push_back(x);
+    } else if (m_.values[*id].kind() != ValueKind::None) {
+      n.outputs.push_back(*id);
+    }
+  }
+  if (auto meta = optField(nj, "metadata"); meta && !meta->is_null()) {
+    std::string_view s;
+    element e;
+    if ((*meta)["stack_trace"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+      n.meta.stackTrace = parseStackTrace(s);
+    if ((*meta)["nn_module_stack"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+      n.meta.moduleStack = parseModuleStack(s);
+    if ((*meta)["debug_handle"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+      n.meta.debugHandle = std::atoll(std::string(s).c_str());
+  }
+  if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
   return Ok{};
 }
 

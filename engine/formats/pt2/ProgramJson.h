@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -152,16 +153,32 @@ class ProgramJson {
   /// Upper bound of a bare symbol from range_constraints.
   std::optional<int64_t> upperBound(const std::string& symbol) const;
 
-  /// Converts one serde Argument into a value id (ProgramArguments.cpp).
+  /// Converts one serde Argument into a value id (ProgramArguments.cpp), one
+  /// reader per member of the Argument union that needs more than a line.
   Result<ValueId> argument(element v, const Path& where);
+  Result<std::vector<ValueId>> tensorNames(element arr, const Path& w);
+  Result<ValueId> tensorArgument(element x, const Path& where);
+  Result<ValueId> optionalTensorsArgument(element x, const Path& where);
+  Result<ValueId> intArgument(const std::string& kind, element x, const Path& where);
+  Result<ValueId> intsArgument(const std::string& kind, element x, const Path& where);
   Result<ValueId> symIntArgument(element v, const Path& where);
+  Result<ValueId> floatArgument(const std::string& kind, element x, const Path& where);
+  Result<ValueId> floatsArgument(element x, const Path& where);
+  Result<ValueId> boolsArgument(element x, const Path& where);
+  Result<ValueId> symBoolArgument(element x, const Path& where);
 
   /// Reads the whole graph module: symbols, tensor values, inputs, nodes, outputs, signature.
   Status parse(element root);
+  void symbolRanges(element root);
+  void symbolValues(element graph);
+  Status tensorValues(element graph);
+  Status node(element nj, const std::string& w, std::map<std::string, int32_t>& opIndex, Node& n);
 
   /// The graph signature and module call graph (ProgramSignature.cpp).
   Status signatureV1(element sig);
   Status signature(element gm);
+  Status inputSpec(element spec, const std::string& w);
+  Status outputSpec(element spec, const std::string& w);
   void moduleCallGraph(element gm);
 
  private:
