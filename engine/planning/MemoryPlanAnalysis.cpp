@@ -20,13 +20,9 @@ struct Lifetimes {
   }
 };
 
-}  // namespace
-
-MemoryPlanReport analyzeMemoryPlan(const Method& m) {
-  MemoryPlanReport r;
-  r.steps = static_cast<int32_t>(m.nodes.size());
-  const int32_t lastStep = std::max(r.steps - 1, 0);
-
+/// First and last step at which each value is read: node arguments (list items too),
+/// method inputs at step 0, outputs at the last step.
+Lifetimes valueLifetimes(const Method& m, int32_t steps, int32_t lastStep) {
   Lifetimes life(m.values.size());
   auto touchValue = [&](ValueId v, int32_t step) {
     life.touch(v, step);
@@ -37,12 +33,15 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
     else if (auto* ol = std::get_if<OptionalTensorList>(&p))
       for (ValueId x : ol->items) life.touch(x, step);
   };
-  for (int32_t s = 0; s < r.steps; ++s)
+  for (int32_t s = 0; s < steps; ++s)
     for (ValueId v : m.nodes[s].args) touchValue(v, s);
   for (ValueId v : m.inputs) touchValue(v, 0);
   for (ValueId v : m.outputs) touchValue(v, lastStep);
+  return life;
+}
 
-  // Planned tensors and the alignment their offsets honour.
+/// Planned tensors with their lifetimes, and the alignment their offsets honour.
+void collectPlannedTensors(const Method& m, const Lifetimes& life, int32_t lastStep, MemoryPlanReport& r) {
   uint64_t align = 16;
   for (size_t i = 0; i < m.values.size(); ++i) {
     const TensorSpec* t = m.values[i].tensorIf();
@@ -62,8 +61,10 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
     r.tensors.push_back(pt);
   }
   r.alignment = static_cast<uint32_t>(align);
+}
 
-  // Loops: anything live inside [target, jump] must survive every iteration.
+/// Loops: anything live inside [target, jump] must survive every iteration.
+void stretchOverLoops(const Method& m, MemoryPlanReport& r) {
   for (int32_t s = 0; s < r.steps; ++s) {
     const Node& n = m.nodes[s];
     if (n.kind != NodeKind::JumpFalse || n.jumpTarget > s) continue;
@@ -75,7 +76,11 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
         pt.last = std::max(pt.last, hi);
       }
   }
+}
 
+/// Alias groups: tensors at the same arena and offset whose lifetimes meet (or
+/// that are views) share one storage.
+void groupAliases(const Method& m, MemoryPlanReport& r) {
   // Views emit no instruction: a value that no instruction writes, first
   // read by a kernel whose writes are known, at a slot whose earlier tensor
   // has the same dtype and byte count, is a view of that tensor, which must
@@ -93,7 +98,6 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
            t.dtype == b.dtype && t.nbytes() == b.nbytes();
   };
 
-  // Alias groups: same arena and offset, lifetimes that meet (or a view).
   std::vector<size_t> order;
   for (size_t i = 0; i < r.tensors.size(); ++i) {
     if (r.tensors[i].first < 0) {
@@ -119,8 +123,10 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
     }
     pt.storage = static_cast<int32_t>(r.storages.size() - 1);
   }
+}
 
-  // Per-arena statistics and lower bound.
+/// Per-arena statistics and the lower bound: the peak of the live storages' aligned sizes.
+void arenaStatistics(const Method& m, MemoryPlanReport& r) {
   for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
     r.arenas.push_back(ArenaStats{static_cast<uint32_t>(id), static_cast<uint64_t>(m.nonConstBufferSizes[id])});
   auto arenaFor = [&](uint32_t memId) -> ArenaStats* {
@@ -136,7 +142,7 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
   std::map<uint32_t, std::vector<std::pair<int32_t, int64_t>>> events;  // memId -> (step, +/- size)
   for (const auto& s : r.storages) {
     if (auto* a = arenaFor(s.memId)) ++a->storages;
-    int64_t sz = static_cast<int64_t>(roundUp(s.size, align));
+    int64_t sz = static_cast<int64_t>(roundUp(s.size, r.alignment));
     events[s.memId].push_back({s.first, sz});
     events[s.memId].push_back({s.last + 1, -sz});
   }
@@ -159,9 +165,11 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
   if (uint64_t pad = etGreedyExtraPadding(m))
     for (auto& a : r.arenas)
       if (a.storages > 0) a.lowerBound += pad;
+}
 
-  // Overlap check: storages sorted by offset; compare each with those that
-  // start before it ends.
+/// Overlap check: storages sorted by offset; compare each with those that
+/// start before it ends.
+void findOverlaps(MemoryPlanReport& r) {
   std::vector<size_t> byOffset(r.storages.size());
   for (size_t i = 0; i < byOffset.size(); ++i) byOffset[i] = i;
   std::sort(byOffset.begin(), byOffset.end(), [&](size_t a, size_t b) {
@@ -182,6 +190,19 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
       }
     }
   }
+}
+
+}  // namespace
+
+MemoryPlanReport analyzeMemoryPlan(const Method& m) {
+  MemoryPlanReport r;
+  r.steps = static_cast<int32_t>(m.nodes.size());
+  const int32_t lastStep = std::max(r.steps - 1, 0);
+  collectPlannedTensors(m, valueLifetimes(m, r.steps, lastStep), lastStep, r);
+  stretchOverLoops(m, r);
+  groupAliases(m, r);
+  arenaStatistics(m, r);
+  findOverlaps(r);
   return r;
 }
 
