@@ -413,6 +413,18 @@ class Machine {
   }
 
   bool step(Obj*& result);
+  bool readProtocol();
+  bool skipFrame();
+  bool pushMark();
+  bool pop();
+  bool pushBinFloat();
+  bool pushDict();
+  bool addMarkedItems();
+  bool memoGet();
+  bool stackGlobal();
+  bool reduce();
+  bool newObject();
+  bool unknownOpcode();
   bool persistentLoad(Obj* pid);
   bool call(Obj* fn, Obj* args, Obj*& out, int depth);
   bool rebuildTensor(int version, std::string_view fn, const std::vector<Obj*>& a, Obj*& out);
@@ -426,30 +438,14 @@ bool Machine::step(Obj*& result) {
   uint64_t v = 0;
   size_t m = 0;
   switch (code_) {
-    case 0x80:  // PROTO
-      if (!readUint(1, v)) return false;
-      return v <= 5 || fail(ErrorCode::Unsupported, "protocol 5 or lower", std::to_string(v));
-    case 0x95:  // FRAME: framing only helps streaming readers, but its length must fit
-      if (!readUint(8, v)) return false;
-      return v <= n_ - pos_ ||
-             fail(ErrorCode::Truncated, "a frame of " + std::to_string(v) + " bytes", std::to_string(n_ - pos_) + " bytes left");
+    case 0x80: return readProtocol();  // PROTO
+    case 0x95: return skipFrame();     // FRAME
     case '.':  // STOP
       if (!need(1)) return false;
       result = stack_.back();
       return true;
-    case '(':  // MARK
-      if (marks_.size() >= kMaxMarks)
-        return fail(ErrorCode::Unsupported, "at most " + std::to_string(kMaxMarks) + " open MARKs", "more");
-      marks_.push_back(stack_.size());
-      return true;
-    case '0':  // POP: with nothing above the last MARK, Python drops the MARK
-      if (stack_.size() == base() && !marks_.empty()) {
-        marks_.pop_back();
-        return true;
-      }
-      if (!need(1)) return false;
-      stack_.pop_back();
-      return true;
+    case '(': return pushMark();  // MARK
+    case '0': return pop();       // POP
     case '1':  // POP_MARK
       if (!popMark(m)) return false;
       stack_.resize(m);
@@ -463,14 +459,7 @@ bool Machine::step(Obj*& result) {
     case 'M': return readUint(2, v) && push(makeInt(static_cast<int64_t>(v)));  // BININT2
     case 0x8a: return pushLong(1);
     case 0x8b: return pushLong(4);
-    case 'G': {  // BINFLOAT: big-endian
-      const uint8_t* p;
-      if (!take(8, p)) return false;
-      for (int k = 0; k < 8; ++k) v = v << 8 | p[k];
-      Obj* o = make(Kind::Float);
-      o->f = std::bit_cast<double>(v);
-      return push(o);
-    }
+    case 'G': return pushBinFloat();  // BINFLOAT
     case 0x8c: return pushString(Kind::Str, 1);  // SHORT_BINUNICODE
     case 'X': return pushString(Kind::Str, 4);   // BINUNICODE
     case 0x8d: return pushString(Kind::Str, 8);  // BINUNICODE8
@@ -488,13 +477,7 @@ bool Machine::step(Obj*& result) {
     case ']': return push(make(Kind::List));
     case 'l': return popMark(m) && push(collect(Kind::List, m));
     case '}': return push(make(Kind::Dict));
-    case 'd': {  // DICT
-      if (!popMark(m)) return false;
-      Obj* dict = make(Kind::Dict);
-      if (!addItems(dict, stack_.data() + m, stack_.size() - m, Kind::Dict)) return false;
-      stack_.resize(m);
-      return push(dict);
-    }
+    case 'd': return pushDict();  // DICT
     case 0x8f: return push(make(Kind::Set));
     case 0x91: return popMark(m) && push(collect(Kind::Set, m));  // FROZENSET
     case 'a':  // APPEND
@@ -505,32 +488,16 @@ bool Machine::step(Obj*& result) {
       if (!need(3) || !addItems(stack_[stack_.size() - 3], &stack_[stack_.size() - 2], 2, Kind::Dict)) return false;
       stack_.resize(stack_.size() - 2);
       return true;
-    case 'e': case 'u': case 0x90: {  // APPENDS, SETITEMS, ADDITEMS
-      Kind want = code_ == 'e' ? Kind::List : code_ == 'u' ? Kind::Dict : Kind::Set;
-      if (!popMark(m, 1) || !addItems(stack_[m - 1], stack_.data() + m, stack_.size() - m, want)) return false;
-      stack_.resize(m);
-      return true;
-    }
+    case 'e': case 'u': case 0x90: return addMarkedItems();  // APPENDS, SETITEMS, ADDITEMS
     case 'q': return readUint(1, v) && memoize(v);  // BINPUT
     case 'r': return readUint(4, v) && memoize(v);  // LONG_BINPUT
     case 0x94: return memoize(memoCount_);          // MEMOIZE
-    case 'h': case 'j': {                            // BINGET, LONG_BINGET
-      if (!readUint(code_ == 'h' ? 1 : 4, v)) return false;
-      Obj* o = v < memo_.size() ? memo_[v] : nullptr;
-      return o ? push(o) : fail(ErrorCode::Invalid, "a memo index stored before", "index " + std::to_string(v) + ", never stored");
-    }
+    case 'h': case 'j': return memoGet();           // BINGET, LONG_BINGET
     case 'c': {  // GLOBAL
       std::string module, name;
       return readLine(module) && readLine(name) && pushGlobal(module, name);
     }
-    case 0x93: {  // STACK_GLOBAL
-      if (!need(2)) return false;
-      Obj *module = stack_[stack_.size() - 2], *name = stack_.back();
-      if (module->kind != Kind::Str || name->kind != Kind::Str)
-        return fail(ErrorCode::Invalid, "a module and a name (two strs) on the stack", describe(module) + " and " + describe(name));
-      stack_.resize(stack_.size() - 2);
-      return pushGlobal(module->s, name->s);
-    }
+    case 0x93: return stackGlobal();  // STACK_GLOBAL
     case 'P': {  // PERSID: the id is a line of text
       Obj* pid = make(Kind::Str);
       return readLine(pid->s) && persistentLoad(pid);
@@ -541,35 +508,126 @@ bool Machine::step(Obj*& result) {
       stack_.pop_back();
       return persistentLoad(pid);
     }
-    case 'R': {  // REDUCE: callable(*args)
-      if (!need(2)) return false;
-      Obj* args = stack_.back();
-      Obj* out = nullptr;
-      if (args->kind != Kind::Tuple) return fail(ErrorCode::Invalid, "a tuple on the stack", describe(args));
-      return call(stack_[stack_.size() - 2], args, out, 0) && replaceTop(1, out);
-    }
+    case 'R': return reduce();  // REDUCE: callable(*args)
     case 'b':  // BUILD: sets attributes (a state dict's _metadata) or state the decoder does not model
       if (!need(2)) return false;
       stack_.pop_back();
       return true;
-    case 0x81: case 0x92: {  // NEWOBJ cls args; NEWOBJ_EX cls args kwargs
-      size_t k = code_ == 0x81 ? 2 : 3;
-      if (!need(k)) return false;
-      Obj *cls = stack_[stack_.size() - k], *args = stack_[stack_.size() - k + 1];
-      if (args->kind != Kind::Tuple) return fail(ErrorCode::Invalid, "a tuple on the stack", describe(args));
-      if (k == 3 && stack_.back()->kind != Kind::Dict)
-        return fail(ErrorCode::Invalid, "a dict of keyword arguments on the stack", describe(stack_.back()));
-      bool dict = cls->kind == Kind::Global && cls->s == "collections.OrderedDict";
-      return replaceTop(k - 1, make(dict ? Kind::Dict : Kind::Opaque));
-    }
-    default: {
-      if (const char* name = opName(code_))
-        return fail(ErrorCode::Unsupported, "an opcode torch.save writes (protocols 2-5)", std::string(name));
-      char found[40];
-      std::snprintf(found, sizeof found, "byte 0x%02x, which is no opcode", code_);
-      return fail(ErrorCode::Invalid, "a pickle opcode", found);
-    }
+    case 0x81: case 0x92: return newObject();  // NEWOBJ, NEWOBJ_EX
+    default: return unknownOpcode();
   }
+}
+
+// --- opcodes with more to do than fits a line of step's switch ---
+
+bool Machine::readProtocol() {
+  uint64_t v = 0;
+  if (!readUint(1, v)) return false;
+  return v <= 5 || fail(ErrorCode::Unsupported, "protocol 5 or lower", std::to_string(v));
+}
+
+/// FRAME: framing only helps streaming readers, but its length must fit.
+bool Machine::skipFrame() {
+  uint64_t v = 0;
+  if (!readUint(8, v)) return false;
+  return v <= n_ - pos_ ||
+         fail(ErrorCode::Truncated, "a frame of " + std::to_string(v) + " bytes", std::to_string(n_ - pos_) + " bytes left");
+}
+
+bool Machine::pushMark() {
+  if (marks_.size() >= kMaxMarks)
+    return fail(ErrorCode::Unsupported, "at most " + std::to_string(kMaxMarks) + " open MARKs", "more");
+  marks_.push_back(stack_.size());
+  return true;
+}
+
+/// POP: with nothing above the last MARK, Python drops the MARK.
+bool Machine::pop() {
+  if (stack_.size() == base() && !marks_.empty()) {
+    marks_.pop_back();
+    return true;
+  }
+  if (!need(1)) return false;
+  stack_.pop_back();
+  return true;
+}
+
+/// BINFLOAT: a big-endian double.
+bool Machine::pushBinFloat() {
+  const uint8_t* p;
+  if (!take(8, p)) return false;
+  uint64_t v = 0;
+  for (int k = 0; k < 8; ++k) v = v << 8 | p[k];
+  Obj* o = make(Kind::Float);
+  o->f = std::bit_cast<double>(v);
+  return push(o);
+}
+
+/// DICT: the key-value pairs above the last MARK.
+bool Machine::pushDict() {
+  size_t m = 0;
+  if (!popMark(m)) return false;
+  Obj* dict = make(Kind::Dict);
+  if (!addItems(dict, stack_.data() + m, stack_.size() - m, Kind::Dict)) return false;
+  stack_.resize(m);
+  return push(dict);
+}
+
+/// APPENDS, SETITEMS, ADDITEMS: the items above the last MARK go into the container below it.
+bool Machine::addMarkedItems() {
+  size_t m = 0;
+  Kind want = code_ == 'e' ? Kind::List : code_ == 'u' ? Kind::Dict : Kind::Set;
+  if (!popMark(m, 1) || !addItems(stack_[m - 1], stack_.data() + m, stack_.size() - m, want)) return false;
+  stack_.resize(m);
+  return true;
+}
+
+/// BINGET, LONG_BINGET: a value memoized before.
+bool Machine::memoGet() {
+  uint64_t v = 0;
+  if (!readUint(code_ == 'h' ? 1 : 4, v)) return false;
+  Obj* o = v < memo_.size() ? memo_[v] : nullptr;
+  return o ? push(o) : fail(ErrorCode::Invalid, "a memo index stored before", "index " + std::to_string(v) + ", never stored");
+}
+
+/// STACK_GLOBAL: module and name are strs on the stack.
+bool Machine::stackGlobal() {
+  if (!need(2)) return false;
+  Obj *module = stack_[stack_.size() - 2], *name = stack_.back();
+  if (module->kind != Kind::Str || name->kind != Kind::Str)
+    return fail(ErrorCode::Invalid, "a module and a name (two strs) on the stack", describe(module) + " and " + describe(name));
+  stack_.resize(stack_.size() - 2);
+  return pushGlobal(module->s, name->s);
+}
+
+/// REDUCE: callable(*args).
+bool Machine::reduce() {
+  if (!need(2)) return false;
+  Obj* args = stack_.back();
+  Obj* out = nullptr;
+  if (args->kind != Kind::Tuple) return fail(ErrorCode::Invalid, "a tuple on the stack", describe(args));
+  return call(stack_[stack_.size() - 2], args, out, 0) && replaceTop(1, out);
+}
+
+/// NEWOBJ cls args; NEWOBJ_EX cls args kwargs: an OrderedDict or an object the decoder does not model.
+bool Machine::newObject() {
+  size_t k = code_ == 0x81 ? 2 : 3;
+  if (!need(k)) return false;
+  Obj *cls = stack_[stack_.size() - k], *args = stack_[stack_.size() - k + 1];
+  if (args->kind != Kind::Tuple) return fail(ErrorCode::Invalid, "a tuple on the stack", describe(args));
+  if (k == 3 && stack_.back()->kind != Kind::Dict)
+    return fail(ErrorCode::Invalid, "a dict of keyword arguments on the stack", describe(stack_.back()));
+  bool dict = cls->kind == Kind::Global && cls->s == "collections.OrderedDict";
+  return replaceTop(k - 1, make(dict ? Kind::Dict : Kind::Opaque));
+}
+
+/// An opcode torch.save never writes, or a byte that is no opcode.
+bool Machine::unknownOpcode() {
+  if (const char* name = opName(code_))
+    return fail(ErrorCode::Unsupported, "an opcode torch.save writes (protocols 2-5)", std::string(name));
+  char found[40];
+  std::snprintf(found, sizeof found, "byte 0x%02x, which is no opcode", code_);
+  return fail(ErrorCode::Invalid, "a pickle opcode", found);
 }
 
 /// torch.save's persistent id: ('storage', storage class, key, location, numel).
