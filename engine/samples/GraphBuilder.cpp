@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
@@ -74,22 +76,27 @@ std::optional<TensorSpec> broadcast(const TensorSpec& a, const TensorSpec& b) {
   return like(a, sizes, syms);
 }
 
-}  // namespace
+using Specs = Result<std::vector<TensorSpec>>;
 
-Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& name, const std::string& overload,
-                                                 const std::vector<ValueId>& args) {
-  const std::string op = name + "." + overload;
+std::vector<TensorSpec> one(TensorSpec t) { return std::vector<TensorSpec>{std::move(t)}; }
+
+/// One call whose result specs a shape rule infers; each rule reads one operator family.
+struct ShapeCall {
+  const Method& m;
+  const std::string& name;
+  const std::string& overload;
+  const std::vector<ValueId>& args;
+  const std::string op = name + "." + overload;  // for messages
   const TensorSpec* a0 = tensorArg(m, args, 0);
-  auto one = [](TensorSpec t) { return std::vector<TensorSpec>{std::move(t)}; };
-  static const char* unary[] = {"aten::relu", "aten::sigmoid", "aten::neg", "aten::rsqrt", "aten::cos", "aten::sin",
-                                "aten::hardtanh", "aten::clone", "aten::alias", "aten::exp", "aten::tanh", "aten::sqrt",
-                                "aten::_softmax", "aten::_log_softmax", "aten::index_put", "aten::abs", "aten::gelu"};
-  for (const char* u : unary)
-    if (name == u) {
-      if (!a0) return shapeError(op, "no input tensor");
-      return one(like(*a0, a0->sizes, a0->symbols));
-    }
-  if (name == "aten::add" || name == "aten::sub" || name == "aten::mul" || name == "aten::div" || name == "aten::pow") {
+
+  /// Elementwise operators with one tensor input: its shape.
+  Specs sameShape() const {
+    if (!a0) return shapeError(op, "no input tensor");
+    return one(like(*a0, a0->sizes, a0->symbols));
+  }
+
+  /// Binary arithmetic: the operands broadcast (a Scalar overload keeps the tensor's shape).
+  Specs broadcastBinary() const {
     if (!a0) return shapeError(op, "no input tensor");
     const TensorSpec* a1 = tensorArg(m, args, 1);
     if (!a1) return one(like(*a0, a0->sizes, a0->symbols));  // Scalar overloads
@@ -97,7 +104,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     if (!r) return shapeError(op, "shapes that do not broadcast: " + a0->shapeString() + " and " + a1->shapeString());
     return one(*r);
   }
-  if (name == "aten::where") {
+
+  /// where(cond, x, y): all three broadcast, x's dtype.
+  Specs where() const {
     const TensorSpec *c = a0, *x = tensorArg(m, args, 1), *y = tensorArg(m, args, 2);
     if (!c || !x || !y) return shapeError(op, "three tensors");
     auto r = broadcast(*x, *y);
@@ -106,7 +115,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     r->dtype = x->dtype;
     return one(*r);
   }
-  if (name == "aten::addmm" || name == "aten::mm" || name == "aten::bmm") {
+
+  /// addmm, mm, bmm: the first matrix's sizes but its last, then the second's last.
+  Specs matmul() const {
     size_t first = name == "aten::addmm" ? 1 : 0;
     const TensorSpec *x = tensorArg(m, args, first), *w = tensorArg(m, args, first + 1);
     if (!x || !w) return shapeError(op, "two matrices");
@@ -120,7 +131,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     sy.push_back(symbolOf(*w, rw - 1));
     return one(like(*x, s, sy));
   }
-  if (name == "aten::permute") {
+
+  /// permute: the sizes in the permuted order.
+  Specs permute() const {
     auto dims = intsArg(m, args, 1);
     if (!a0 || !dims || dims->size() != a0->sizes.size()) return shapeError(op, "a permutation of every dimension");
     std::vector<int64_t> s;
@@ -132,7 +145,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     }
     return one(like(*a0, s, sy));
   }
-  if (name == "aten::view" || name == "aten::expand" || name == "aten::full" || name == "aten::empty") {
+
+  /// view, expand, full, empty: the size list argument (-1 inferred or kept).
+  Specs sizeList() const {
     size_t at = name == "aten::full" || name == "aten::empty" ? 0 : 1;
     auto sizes = intsArg(m, args, at);
     if (!sizes) return shapeError(op, "a size list");
@@ -154,7 +169,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     if (infer >= 0) s[infer] = known ? static_cast<int64_t>(numel) / known : 0;
     return one(like(*a0, s));
   }
-  if (name == "aten::unsqueeze" || name == "aten::squeeze" || name == "aten::select" || name == "aten::slice") {
+
+  /// unsqueeze, squeeze, select, slice: one dimension added, removed or cut.
+  Specs dimensionEdit() const {
     if (!a0) return shapeError(op, "an input tensor");
     std::vector<int64_t> s = a0->sizes;
     std::vector<std::string> sy(s.size());
@@ -187,8 +204,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     }
     return one(like(*a0, s, sy));
   }
-  if (name == "aten::index") {
-    // index.Tensor with one index tensor among Nones: that dimension is replaced by the index's shape.
+
+  /// index.Tensor with one index tensor among Nones: that dimension becomes the index's shape.
+  Specs index() const {
     const auto* list = args.size() > 1 ? std::get_if<OptionalTensorList>(&m.values[args[1]].payload) : nullptr;
     if (!a0 || !list) return shapeError(op, "a tensor and a list of optional index tensors");
     std::vector<int64_t> s;
@@ -205,7 +223,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     for (size_t d = used; d < a0->sizes.size(); ++d) s.push_back(a0->sizes[d]);
     return one(like(*a0, s));
   }
-  if (name == "aten::cat") {
+
+  /// cat: the inputs' sizes summed along the dimension.
+  Specs concatenate() const {
     const auto* list = args.empty() ? nullptr : std::get_if<TensorList>(&m.values[args[0]].payload);
     if (!list || list->items.empty()) return shapeError(op, "a non-empty tensor list");
     const TensorSpec& f = m.values[list->items[0]].tensor();
@@ -215,7 +235,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     for (ValueId x : list->items) s[d] += m.values[x].tensor().sizes[d];
     return one(like(f, s));
   }
-  if (name == "aten::mean" || name == "aten::sum") {
+
+  /// mean, sum: the reduced dimensions dropped or kept as 1.
+  Specs reduction() const {
     if (!a0) return shapeError(op, "an input tensor");
     auto dims = intsArg(m, args, 1);
     bool keep = intArg(m, args, 2).value_or(0) != 0;
@@ -231,7 +253,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     }
     return one(like(*a0, s, sy));
   }
-  if (name == "aten::embedding") {
+
+  /// embedding: the indices' shape plus the embedding size.
+  Specs embedding() const {
     const TensorSpec* idx = tensorArg(m, args, 1);
     if (!a0 || !idx || a0->sizes.size() != 2) return shapeError(op, "a 2-d weight and indices");
     std::vector<int64_t> s = idx->sizes;
@@ -241,7 +265,9 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     sy.push_back("");
     return one(like(*a0, s, sy));
   }
-  if (name == "aten::convolution") {
+
+  /// 2-d convolution: NCHW from the input, the weight, stride, padding and dilation.
+  Specs convolution() const {
     const TensorSpec* w = tensorArg(m, args, 1);
     auto stride = intsArg(m, args, 3), pad = intsArg(m, args, 4), dil = intsArg(m, args, 5);
     if (!a0 || !w || !stride || !pad || !dil || a0->sizes.size() != 4 || w->sizes.size() != 4)
@@ -254,18 +280,62 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
     }
     return one(like(*a0, s, {symbolOf(*a0, 0), "", "", ""}));
   }
-  if (name == "aten::_native_batch_norm_legit_no_training") {
+
+  /// _native_batch_norm_legit_no_training: the input's shape and two empty statistics.
+  Specs batchNormNoTraining() const {
     if (!a0) return shapeError(op, "an input tensor");
     return std::vector<TensorSpec>{like(*a0, a0->sizes, a0->symbols), like(*a0, {0}), like(*a0, {0})};
   }
-  if (name == "quantized_decomposed::quantize_per_tensor" || name == "quantized_decomposed::dequantize_per_tensor") {
+
+  /// quantize/dequantize_per_tensor: the input's shape in the target dtype.
+  Specs quantizePerTensor() const {
     if (!a0) return shapeError(op, "an input tensor");
     TensorSpec r = like(*a0, a0->sizes, a0->symbols);
     if (name == "quantized_decomposed::quantize_per_tensor") r.dtype = static_cast<ScalarType>(intArg(m, args, 5).value_or(1));
     else r.dtype = ScalarType::Float;
     return one(r);
   }
-  return shapeError(op, "an operator the builder knows (add it to inferResultSpecs)");
+};
+
+/// Operator name -> the rule that infers its result specs.
+const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = {
+    {"aten::relu", &ShapeCall::sameShape}, {"aten::sigmoid", &ShapeCall::sameShape},
+    {"aten::neg", &ShapeCall::sameShape}, {"aten::rsqrt", &ShapeCall::sameShape},
+    {"aten::cos", &ShapeCall::sameShape}, {"aten::sin", &ShapeCall::sameShape},
+    {"aten::hardtanh", &ShapeCall::sameShape}, {"aten::clone", &ShapeCall::sameShape},
+    {"aten::alias", &ShapeCall::sameShape}, {"aten::exp", &ShapeCall::sameShape},
+    {"aten::tanh", &ShapeCall::sameShape}, {"aten::sqrt", &ShapeCall::sameShape},
+    {"aten::_softmax", &ShapeCall::sameShape}, {"aten::_log_softmax", &ShapeCall::sameShape},
+    {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
+    {"aten::gelu", &ShapeCall::sameShape},
+    {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
+    {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
+    {"aten::pow", &ShapeCall::broadcastBinary},
+    {"aten::where", &ShapeCall::where},
+    {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
+    {"aten::permute", &ShapeCall::permute},
+    {"aten::view", &ShapeCall::sizeList}, {"aten::expand", &ShapeCall::sizeList},
+    {"aten::full", &ShapeCall::sizeList}, {"aten::empty", &ShapeCall::sizeList},
+    {"aten::unsqueeze", &ShapeCall::dimensionEdit}, {"aten::squeeze", &ShapeCall::dimensionEdit},
+    {"aten::select", &ShapeCall::dimensionEdit}, {"aten::slice", &ShapeCall::dimensionEdit},
+    {"aten::index", &ShapeCall::index},
+    {"aten::cat", &ShapeCall::concatenate},
+    {"aten::mean", &ShapeCall::reduction}, {"aten::sum", &ShapeCall::reduction},
+    {"aten::embedding", &ShapeCall::embedding},
+    {"aten::convolution", &ShapeCall::convolution},
+    {"aten::_native_batch_norm_legit_no_training", &ShapeCall::batchNormNoTraining},
+    {"quantized_decomposed::quantize_per_tensor", &ShapeCall::quantizePerTensor},
+    {"quantized_decomposed::dequantize_per_tensor", &ShapeCall::quantizePerTensor},
+};
+
+}  // namespace
+
+Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& name, const std::string& overload,
+                                                 const std::vector<ValueId>& args) {
+  ShapeCall call{m, name, overload, args};
+  for (const auto& [op, rule] : kShapeRules)
+    if (name == op) return (call.*rule)();
+  return shapeError(call.op, "an operator the builder knows (add it to inferResultSpecs)");
 }
 
 GraphBuilder::GraphBuilder(std::string method) { m_.name = std::move(method); }
