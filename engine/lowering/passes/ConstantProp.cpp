@@ -189,6 +189,190 @@ std::optional<Plan> evaluate(const Method& m, const Node& n, const TensorSpec& i
   return Plan{false, stride};
 }
 
+/// A folded value whose bytes are new: where they go once computed.
+struct Placed {
+  size_t method;
+  ValueId value;
+  int owned;
+};
+
+/// The constants a method starts with: parameters, lifted constants and buffers
+/// nothing mutates, when they have data.
+std::vector<bool> liftedConstants(const Method& m) {
+  std::vector<bool> isConst(m.values.size(), false);
+  for (const InputSpec& in : m.signature.inputs) {
+    const TensorSpec* t = in.value >= 0 ? m.values[in.value].tensorIf() : nullptr;
+    bool lifted = in.kind == InputSpec::Kind::Parameter || in.kind == InputSpec::Kind::ConstantTensor ||
+                  (in.kind == InputSpec::Kind::Buffer && !isMutatedInput(m, in.value));
+    if (t && lifted && !t->data.empty()) isConst[in.value] = true;
+  }
+  return isConst;
+}
+
+/// True when an argument is known now: a constant tensor (or a list of them), or a
+/// scalar or int list that no symbol sizes.
+bool constantArgument(const Method& m, const std::vector<bool>& isConst, ValueId v) {
+  if (v < 0) return true;
+  const Value& x = m.values[v];
+  if (x.symbolic) return false;
+  if (x.isTensor()) return static_cast<bool>(isConst[v]);
+  if (auto* l = std::get_if<IntList>(&x.payload))
+    return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return !m.values[i].symbolic; });
+  if (auto* l = std::get_if<TensorList>(&x.payload))
+    return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return static_cast<bool>(isConst[i]); });
+  if (auto* l = std::get_if<OptionalTensorList>(&x.payload))
+    return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return i < 0 || isConst[i]; });
+  return true;
+}
+
+/// The nodes of one method computed from constants only.
+struct Folding {
+  std::map<ValueId, FoldRef> folded;
+  std::vector<bool> foldedNode;
+  std::vector<ValueId> order;  // folded values in node order
+};
+
+/// Folds, in node order, every node whose arguments are constants (earlier folded
+/// results included) and whose layout operator the studio evaluates; new bytes are
+/// appended to `made`.
+Folding foldNodes(const Method& m, std::vector<bool>& isConst, std::vector<NewBytes>& made) {
+  Folding f;
+  f.foldedNode.assign(m.nodes.size(), false);
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const Node& n = m.nodes[i];
+    const OperatorRef* op = operatorOf(m, n);
+    if (!op || skipped(*op) || n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0) continue;
+    if (!std::all_of(n.args.begin(), n.args.end(), [&](ValueId v) { return constantArgument(m, isConst, v); })) continue;
+    const TensorSpec* in = m.values[n.args[0]].tensorIf();
+    const TensorSpec* res = m.values[n.outputs[0]].tensorIf();
+    if (!in || !res) continue;
+    auto plan = evaluate(m, n, *in, *res);
+    if (!plan) continue;
+    FoldRef source;
+    if (auto it = f.folded.find(n.args[0]); it != f.folded.end()) source = it->second;
+    else source.shared = in->data;
+    FoldRef result = source;  // same bytes: no copy, not even of new bytes
+    if (!plan->same) {
+      made.push_back(NewBytes{source, elementSize(in->dtype), res->sizes, plan->stride, res->nbytes().value_or(0)});
+      result = FoldRef{{}, static_cast<int>(made.size() - 1)};
+    }
+    f.folded[n.outputs[0]] = result;
+    f.foldedNode[i] = true;
+    isConst[n.outputs[0]] = true;
+    f.order.push_back(n.outputs[0]);
+  }
+  return f;
+}
+
+/// Who still reads each value once folded nodes are gone.
+std::vector<int> liveReadsAfter(const Method& m, const std::vector<bool>& foldedNode) {
+  std::vector<int> liveReads(m.values.size(), 0);
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (!foldedNode[i])
+      for (ValueId v : readsOf(m, m.nodes[i])) ++liveReads[v];
+  for (ValueId v : m.outputs)
+    if (v >= 0) ++liveReads[v];
+  return liveReads;
+}
+
+/// The folded values something still reads become lifted constants
+/// "_prop_tensor_constant<N>", in ExecuTorch's (reverse) order; returns their input specs.
+std::vector<InputSpec> liftFolded(Method& m, size_t method, const Folding& f, const std::vector<int>& liveReads,
+                                  std::vector<Placed>& placed) {
+  std::set<std::string> names;
+  size_t constants = 0;
+  for (const InputSpec& in : m.signature.inputs) {
+    names.insert(in.target);
+    if (in.kind == InputSpec::Kind::ConstantTensor) ++constants;
+  }
+  std::vector<InputSpec> added;
+  for (auto it = f.order.rbegin(); it != f.order.rend(); ++it) {
+    if (!liveReads[*it]) continue;
+    std::string fqn = "_prop_tensor_constant" + std::to_string(constants);
+    while (names.count(fqn)) fqn = "_prop_tensor_constant" + std::to_string(++constants);
+    names.insert(fqn);
+    ++constants;
+    TensorSpec& t = m.values[*it].tensor();
+    t.fqn = fqn;
+    t.slot.reset();
+    t.strides = contiguousStrides(t.sizes);
+    t.requiresGrad = false;  // a computed constant, not a parameter (ExecuTorch's const prop)
+    m.values[*it].name = fqn;
+    const FoldRef& ref = f.folded.at(*it);
+    if (ref.owned < 0) t.data = ref.shared;
+    else placed.push_back(Placed{method, *it, ref.owned});
+    added.push_back(InputSpec{InputSpec::Kind::ConstantTensor, *it, fqn, true});
+  }
+  return added;
+}
+
+/// Constant inputs only folded nodes read leave the program; the new constants go
+/// before the first user input. Returns how many inputs left.
+size_t rebuildInputs(Method& m, const std::vector<bool>& isConst, const std::vector<int>& liveReads,
+                     const std::vector<InputSpec>& added) {
+  std::vector<InputSpec> inputs;
+  for (const InputSpec& in : m.signature.inputs)
+    if (in.value < 0 || !(isConst[in.value] && !liveReads[in.value] && in.kind != InputSpec::Kind::User))
+      inputs.push_back(in);
+  size_t firstUser = 0;
+  while (firstUser < inputs.size() && inputs[firstUser].kind != InputSpec::Kind::User) ++firstUser;
+  inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(firstUser), added.begin(), added.end());
+  size_t removedInputs = m.signature.inputs.size() + added.size() - inputs.size();
+  m.signature.inputs = std::move(inputs);
+  m.inputs.clear();
+  for (const InputSpec& in : m.signature.inputs) m.inputs.push_back(in.value);
+  return removedInputs;
+}
+
+/// A constant returned as an output is returned through a clone (a planned copy).
+void cloneConstantOutputs(Method& m, const std::vector<bool>& isConst) {
+  for (size_t o = 0; o < m.outputs.size(); ++o) {
+    ValueId v = m.outputs[o];
+    const InputSpec* in = inputSpecOf(m, v);
+    if (!in || in->kind == InputSpec::Kind::User || !isConst[v]) continue;
+    const OpSchema* clone = OpRegistry::builtin().find("aten::clone", "");
+    if (!clone) continue;
+    Value copy = m.values[v];
+    TensorSpec& t = copy.tensor();
+    t.data = {};
+    t.fqn.clear();
+    copy.name += "_clone";
+    ValueId c = addValue(m, std::move(copy));
+    Node n;
+    n.name = m.values[c].name;
+    n.args = {v, addValue(m, Value{None{}, {}})};
+    n.argNames = {"self", "memory_format"};
+    n.outputs = {c};
+    setOperator(m, n, *clone);
+    m.nodes.push_back(std::move(n));
+    m.outputs[o] = c;
+    for (OutputSpec& s : m.signature.outputs)
+      if (s.value == v) s.value = c;
+  }
+}
+
+/// One owned allocation for every new constant (64-byte aligned each), filled in
+/// node order so a gather may read an earlier result.
+void computeNewBytes(Program& p, const std::vector<NewBytes>& made, const std::vector<Placed>& placed) {
+  uint64_t total = 0;
+  std::vector<uint64_t> offsets;
+  for (const NewBytes& nb : made) {
+    offsets.push_back(total);
+    total += (nb.size + 63) / 64 * 64;
+  }
+  auto file = MappedFile::generated(p.path + " (folded constants)", total, [&](uint8_t* base) {
+    for (size_t i = 0; i < made.size(); ++i) {
+      const FoldRef& s = made[i].source;
+      const uint8_t* src = s.owned >= 0 ? base + offsets[s.owned] : s.shared.data;
+      gather(base + offsets[i], src, made[i].elementSize, made[i].sizes, made[i].stride);
+    }
+  });
+  for (const Placed& x : placed)
+    p.methods[x.method].values[x.value].tensor().data =
+        Bytes{file->data() + offsets[x.owned], made[x.owned].size, offsets[x.owned]};
+  p.derivedData.push_back(std::move(file));
+}
+
 class ConstantProp : public Pass {
  public:
   std::string name() const override { return "ConstantPropPass"; }
@@ -199,160 +383,27 @@ class ConstantProp : public Pass {
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
     std::vector<NewBytes> made;  // computed into one owned allocation when the pass ends
-    struct Placed {
-      size_t method;
-      ValueId value;
-      int owned;
-    };
     std::vector<Placed> placed;
     for (size_t mi = 0; mi < p.methods.size(); ++mi) {
       Method& m = p.methods[mi];
-      std::vector<bool> isConst(m.values.size(), false);
-      for (const InputSpec& in : m.signature.inputs) {
-        const TensorSpec* t = in.value >= 0 ? m.values[in.value].tensorIf() : nullptr;
-        bool lifted = in.kind == InputSpec::Kind::Parameter || in.kind == InputSpec::Kind::ConstantTensor ||
-                      (in.kind == InputSpec::Kind::Buffer && !isMutatedInput(m, in.value));
-        if (t && lifted && !t->data.empty()) isConst[in.value] = true;
-      }
-      auto constArg = [&](ValueId v) {
-        if (v < 0) return true;
-        const Value& x = m.values[v];
-        if (x.symbolic) return false;
-        if (x.isTensor()) return static_cast<bool>(isConst[v]);
-        if (auto* l = std::get_if<IntList>(&x.payload))
-          return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return !m.values[i].symbolic; });
-        if (auto* l = std::get_if<TensorList>(&x.payload))
-          return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return static_cast<bool>(isConst[i]); });
-        if (auto* l = std::get_if<OptionalTensorList>(&x.payload))
-          return std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return i < 0 || isConst[i]; });
-        return true;
-      };
-      std::map<ValueId, FoldRef> folded;
-      std::vector<bool> foldedNode(m.nodes.size(), false);
-      std::vector<ValueId> order;  // folded values in node order
-      for (size_t i = 0; i < m.nodes.size(); ++i) {
-        const Node& n = m.nodes[i];
-        const OperatorRef* op = operatorOf(m, n);
-        if (!op || skipped(*op) || n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0) continue;
-        if (!std::all_of(n.args.begin(), n.args.end(), constArg)) continue;
-        const TensorSpec* in = m.values[n.args[0]].tensorIf();
-        const TensorSpec* res = m.values[n.outputs[0]].tensorIf();
-        if (!in || !res) continue;
-        auto plan = evaluate(m, n, *in, *res);
-        if (!plan) continue;
-        FoldRef source;
-        if (auto f = folded.find(n.args[0]); f != folded.end()) source = f->second;
-        else source.shared = in->data;
-        FoldRef result = source;  // same bytes: no copy, not even of new bytes
-        if (!plan->same) {
-          made.push_back(NewBytes{source, elementSize(in->dtype), res->sizes, plan->stride, res->nbytes().value_or(0)});
-          result = FoldRef{{}, static_cast<int>(made.size() - 1)};
-        }
-        folded[n.outputs[0]] = result;
-        foldedNode[i] = true;
-        isConst[n.outputs[0]] = true;
-        order.push_back(n.outputs[0]);
-      }
-      // Who still reads each value once folded nodes are gone.
-      std::vector<int> liveReads(m.values.size(), 0);
-      for (size_t i = 0; i < m.nodes.size(); ++i)
-        if (!foldedNode[i])
-          for (ValueId v : readsOf(m, m.nodes[i])) ++liveReads[v];
-      for (ValueId v : m.outputs)
-        if (v >= 0) ++liveReads[v];
-      // New constants, placed before the first user input in ExecuTorch's (reverse) order.
-      std::set<std::string> names;
-      size_t constants = 0;
-      for (const InputSpec& in : m.signature.inputs) {
-        names.insert(in.target);
-        if (in.kind == InputSpec::Kind::ConstantTensor) ++constants;
-      }
-      std::vector<InputSpec> added;
-      for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        if (!liveReads[*it]) continue;
-        std::string fqn = "_prop_tensor_constant" + std::to_string(constants);
-        while (names.count(fqn)) fqn = "_prop_tensor_constant" + std::to_string(++constants);
-        names.insert(fqn);
-        ++constants;
-        TensorSpec& t = m.values[*it].tensor();
-        t.fqn = fqn;
-        t.slot.reset();
-        t.strides = contiguousStrides(t.sizes);
-        t.requiresGrad = false;  // a computed constant, not a parameter (ExecuTorch's const prop)
-        m.values[*it].name = fqn;
-        const FoldRef& f = folded[*it];
-        if (f.owned < 0) t.data = f.shared;
-        else placed.push_back(Placed{mi, *it, f.owned});
-        added.push_back(InputSpec{InputSpec::Kind::ConstantTensor, *it, fqn, true});
-      }
-      // Constant inputs only folded nodes read leave the program.
-      std::vector<InputSpec> inputs;
-      for (const InputSpec& in : m.signature.inputs)
-        if (in.value < 0 || !(isConst[in.value] && !liveReads[in.value] && in.kind != InputSpec::Kind::User))
-          inputs.push_back(in);
-      size_t firstUser = 0;
-      while (firstUser < inputs.size() && inputs[firstUser].kind != InputSpec::Kind::User) ++firstUser;
-      inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(firstUser), added.begin(), added.end());
-      size_t removedInputs = m.signature.inputs.size() + added.size() - inputs.size();
-      m.signature.inputs = std::move(inputs);
-      m.inputs.clear();
-      for (const InputSpec& in : m.signature.inputs) m.inputs.push_back(in.value);
+      std::vector<bool> isConst = liftedConstants(m);
+      Folding f = foldNodes(m, isConst, made);
+      std::vector<int> liveReads = liveReadsAfter(m, f.foldedNode);
+      std::vector<InputSpec> added = liftFolded(m, mi, f, liveReads, placed);
+      size_t removedInputs = rebuildInputs(m, isConst, liveReads, added);
       size_t k = 0;
       size_t before = m.nodes.size();
-      std::erase_if(m.nodes, [&](const Node&) { return foldedNode[k++]; });
-      // A constant returned as an output is returned through a clone (a planned copy).
-      for (size_t o = 0; o < m.outputs.size(); ++o) {
-        ValueId v = m.outputs[o];
-        const InputSpec* in = inputSpecOf(m, v);
-        if (!in || in->kind == InputSpec::Kind::User || !isConst[v]) continue;
-        const OpSchema* clone = OpRegistry::builtin().find("aten::clone", "");
-        if (!clone) continue;
-        Value copy = m.values[v];
-        TensorSpec& t = copy.tensor();
-        t.data = {};
-        t.fqn.clear();
-        copy.name += "_clone";
-        ValueId c = addValue(m, std::move(copy));
-        Node n;
-        n.name = m.values[c].name;
-        n.args = {v, addValue(m, Value{None{}, {}})};
-        n.argNames = {"self", "memory_format"};
-        n.outputs = {c};
-        setOperator(m, n, *clone);
-        m.nodes.push_back(std::move(n));
-        m.outputs[o] = c;
-        for (OutputSpec& s : m.signature.outputs)
-          if (s.value == v) s.value = c;
-      }
+      std::erase_if(m.nodes, [&](const Node&) { return f.foldedNode[k++]; });
+      cloneConstantOutputs(m, isConst);
       if (before != m.nodes.size() || !added.empty() || removedInputs) {
         out.changed = true;
         out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
-                                   m.name + ": " + std::to_string(order.size()) + " nodes folded, " +
+                                   m.name + ": " + std::to_string(f.order.size()) + " nodes folded, " +
                                        std::to_string(added.size()) + " new constants, " +
                                        std::to_string(removedInputs) + " constant inputs dropped"});
       }
     }
-    if (!made.empty()) {
-      // One owned allocation for every new constant (64-byte aligned each),
-      // filled in node order so a gather may read an earlier result.
-      uint64_t total = 0;
-      std::vector<uint64_t> offsets;
-      for (const NewBytes& nb : made) {
-        offsets.push_back(total);
-        total += (nb.size + 63) / 64 * 64;
-      }
-      auto file = MappedFile::generated(p.path + " (folded constants)", total, [&](uint8_t* base) {
-        for (size_t i = 0; i < made.size(); ++i) {
-          const FoldRef& s = made[i].source;
-          const uint8_t* src = s.owned >= 0 ? base + offsets[s.owned] : s.shared.data;
-          gather(base + offsets[i], src, made[i].elementSize, made[i].sizes, made[i].stride);
-        }
-      });
-      for (const Placed& x : placed)
-        p.methods[x.method].values[x.value].tensor().data =
-            Bytes{file->data() + offsets[x.owned], made[x.owned].size, offsets[x.owned]};
-      p.derivedData.push_back(std::move(file));
-    }
+    if (!made.empty()) computeNewBytes(p, made, placed);
     return out;
   }
 };
