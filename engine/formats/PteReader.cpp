@@ -544,93 +544,105 @@ class ProgramBuilder {
         return err(ErrorCode::Invalid, st, cw + ".stacktrace", std::to_string(ins->size()) + " frame lists (one per instruction)",
                    std::to_string(st->size()));
       for (uint32_t ii = 0; ii < ins->size(); ++ii) {
-        auto* in = ins->Get(ii);
-        std::string w = cw + ".instructions[" + std::to_string(ii) + "]";
-        if (!in->instr_args())
-          return err(ErrorCode::Invalid, in, w + ".instr_args", std::string("a ") + fb::EnumNameInstructionArguments(in->instr_args_type()) + " table",
-                     "none");
         Node n;
         n.chain = ci;
-        auto readArgs = [&](const flatbuffers::Vector<int32_t>* args) -> Status {
-          if (!args) return Ok{};
-          n.args.reserve(args->size());
-          for (int32_t x : *args) {
-            if (auto s = checkIndex(x, nv, args, w + ".args"); !s) return s;
-            n.args.push_back(x);
-          }
-          return Ok{};
-        };
-        switch (in->instr_args_type()) {
-          case fb::InstructionArguments::KernelCall: {
-            auto* k = in->instr_args_as_KernelCall();
-            n.kind = NodeKind::Kernel;
-            n.op = k->op_index();
-            size_t nops = plan->operators() ? plan->operators()->size() : 0;
-            if (n.op < 0 || static_cast<size_t>(n.op) >= nops)
-              return err(ErrorCode::OutOfRange, k, w + ".op_index", "< " + std::to_string(nops) + " operators",
-                         std::to_string(n.op));
-            if (auto s = readArgs(k->args()); !s) return s;
-            n.outputs = repeatedTail(n.args, m.values);
-            break;
-          }
-          case fb::InstructionArguments::DelegateCall: {
-            auto* d = in->instr_args_as_DelegateCall();
-            n.kind = NodeKind::Delegate;
-            n.delegate = d->delegate_index();
-            size_t nd = plan->delegates() ? plan->delegates()->size() : 0;
-            if (n.delegate < 0 || static_cast<size_t>(n.delegate) >= nd)
-              return err(ErrorCode::OutOfRange, d, w + ".delegate_index", "< " + std::to_string(nd) + " delegates",
-                         std::to_string(n.delegate));
-            if (auto s = readArgs(d->args()); !s) return s;
-            break;
-          }
-          case fb::InstructionArguments::MoveCall: {
-            auto* mv = in->instr_args_as_MoveCall();
-            n.kind = NodeKind::Move;
-            if (auto s = checkIndex(mv->move_from(), nv, mv, w + ".move_from"); !s) return s;
-            if (auto s = checkIndex(mv->move_to(), nv, mv, w + ".move_to"); !s) return s;
-            n.args = {mv->move_from(), mv->move_to()};
-            n.outputs = {mv->move_to()};
-            break;
-          }
-          case fb::InstructionArguments::JumpFalseCall: {
-            auto* j = in->instr_args_as_JumpFalseCall();
-            n.kind = NodeKind::JumpFalse;
-            if (auto s = checkIndex(j->cond_value_index(), nv, j, w + ".cond_value_index"); !s) return s;
-            if (j->destination_instruction() < 0 || static_cast<uint32_t>(j->destination_instruction()) > ins->size())
-              return err(ErrorCode::OutOfRange, j, w + ".destination_instruction",
-                         "<= " + std::to_string(ins->size()), std::to_string(j->destination_instruction()));
-            n.args = {j->cond_value_index()};
-            n.jumpTarget = j->destination_instruction();
-            break;
-          }
-          case fb::InstructionArguments::FreeCall: {
-            auto* f = in->instr_args_as_FreeCall();
-            n.kind = NodeKind::Free;
-            if (auto s = checkIndex(f->value_index(), nv, f, w + ".value_index"); !s) return s;
-            n.args = {f->value_index()};
-            break;
-          }
-          default:
-            return err(ErrorCode::Invalid, in, w + ".instr_args_type", "KernelCall, DelegateCall, MoveCall, JumpFalseCall or FreeCall",
-                       std::to_string(static_cast<int>(in->instr_args_type())));
-        }
-        if (st && st->size() == ins->size()) {
-          if (auto* frames = st->Get(ii)->items()) {
-            for (auto* fr : *frames) {
-              StackFrame sf;
-              if (fr->filename()) sf.file = fr->filename()->str();
-              sf.line = fr->lineno();
-              if (fr->name()) sf.function = fr->name()->str();
-              if (fr->context()) sf.context = fr->context()->str();
-              n.meta.stackTrace.push_back(std::move(sf));
-            }
-          }
-        }
+        if (auto s = readInstruction(plan, ins->Get(ii), ins->size(), cw + ".instructions[" + std::to_string(ii) + "]", m, n); !s)
+          return s;
+        if (st && st->size() == ins->size()) n.meta.stackTrace = stackTrace(st->Get(ii));
         m.nodes.push_back(std::move(n));
       }
     }
     return Ok{};
+  }
+
+  /// One instruction of a chain of `chainSize` as a node: what it runs, what it reads and writes.
+  Status readInstruction(const fb::ExecutionPlan* plan, const fb::Instruction* in, uint32_t chainSize, const std::string& w,
+                         const Method& m, Node& n) {
+    size_t nv = m.values.size();
+    if (!in->instr_args())
+      return err(ErrorCode::Invalid, in, w + ".instr_args", std::string("a ") + fb::EnumNameInstructionArguments(in->instr_args_type()) + " table",
+                 "none");
+    auto readArgs = [&](const flatbuffers::Vector<int32_t>* args) -> Status {
+      if (!args) return Ok{};
+      n.args.reserve(args->size());
+      for (int32_t x : *args) {
+        if (auto s = checkIndex(x, nv, args, w + ".args"); !s) return s;
+        n.args.push_back(x);
+      }
+      return Ok{};
+    };
+    switch (in->instr_args_type()) {
+      case fb::InstructionArguments::KernelCall: {
+        auto* k = in->instr_args_as_KernelCall();
+        n.kind = NodeKind::Kernel;
+        n.op = k->op_index();
+        size_t nops = plan->operators() ? plan->operators()->size() : 0;
+        if (n.op < 0 || static_cast<size_t>(n.op) >= nops)
+          return err(ErrorCode::OutOfRange, k, w + ".op_index", "< " + std::to_string(nops) + " operators",
+                     std::to_string(n.op));
+        if (auto s = readArgs(k->args()); !s) return s;
+        n.outputs = repeatedTail(n.args, m.values);
+        break;
+      }
+      case fb::InstructionArguments::DelegateCall: {
+        auto* d = in->instr_args_as_DelegateCall();
+        n.kind = NodeKind::Delegate;
+        n.delegate = d->delegate_index();
+        size_t nd = plan->delegates() ? plan->delegates()->size() : 0;
+        if (n.delegate < 0 || static_cast<size_t>(n.delegate) >= nd)
+          return err(ErrorCode::OutOfRange, d, w + ".delegate_index", "< " + std::to_string(nd) + " delegates",
+                     std::to_string(n.delegate));
+        if (auto s = readArgs(d->args()); !s) return s;
+        break;
+      }
+      case fb::InstructionArguments::MoveCall: {
+        auto* mv = in->instr_args_as_MoveCall();
+        n.kind = NodeKind::Move;
+        if (auto s = checkIndex(mv->move_from(), nv, mv, w + ".move_from"); !s) return s;
+        if (auto s = checkIndex(mv->move_to(), nv, mv, w + ".move_to"); !s) return s;
+        n.args = {mv->move_from(), mv->move_to()};
+        n.outputs = {mv->move_to()};
+        break;
+      }
+      case fb::InstructionArguments::JumpFalseCall: {
+        auto* j = in->instr_args_as_JumpFalseCall();
+        n.kind = NodeKind::JumpFalse;
+        if (auto s = checkIndex(j->cond_value_index(), nv, j, w + ".cond_value_index"); !s) return s;
+        if (j->destination_instruction() < 0 || static_cast<uint32_t>(j->destination_instruction()) > chainSize)
+          return err(ErrorCode::OutOfRange, j, w + ".destination_instruction",
+                     "<= " + std::to_string(chainSize), std::to_string(j->destination_instruction()));
+        n.args = {j->cond_value_index()};
+        n.jumpTarget = j->destination_instruction();
+        break;
+      }
+      case fb::InstructionArguments::FreeCall: {
+        auto* f = in->instr_args_as_FreeCall();
+        n.kind = NodeKind::Free;
+        if (auto s = checkIndex(f->value_index(), nv, f, w + ".value_index"); !s) return s;
+        n.args = {f->value_index()};
+        break;
+      }
+      default:
+        return err(ErrorCode::Invalid, in, w + ".instr_args_type", "KernelCall, DelegateCall, MoveCall, JumpFalseCall or FreeCall",
+                   std::to_string(static_cast<int>(in->instr_args_type())));
+    }
+    return Ok{};
+  }
+
+  /// The frames an instruction's debug stack trace lists.
+  static std::vector<StackFrame> stackTrace(const fb::FrameList* trace) {
+    std::vector<StackFrame> frames;
+    if (auto* items = trace->items()) {
+      for (auto* fr : *items) {
+        StackFrame sf;
+        if (fr->filename()) sf.file = fr->filename()->str();
+        sf.line = fr->lineno();
+        if (fr->name()) sf.function = fr->name()->str();
+        if (fr->context()) sf.context = fr->context()->str();
+        frames.push_back(std::move(sf));
+      }
+    }
+    return frames;
   }
 
   /// A .pte keeps no node names; they are made as torch.fx makes them, from

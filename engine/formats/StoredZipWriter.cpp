@@ -128,6 +128,94 @@ class CrcThread {
   std::thread thread_;
 };
 
+/// A record's local header: stored, CRC-32 zero until patched, Zip64 sizes when it is 4 GiB or more.
+std::string localHeader(const StoredZipRecord& r) {
+  bool zip64 = r.size >= kMax32;
+  std::string h;
+  put(h, 0x04034b50, 4);
+  put(h, zip64 ? 45 : 20, 2);  // version needed to extract
+  put(h, 0, 2);                // flags
+  put(h, 0, 2);                // method: stored
+  put(h, kDosDate, 4);
+  put(h, 0, 4);                         // CRC-32, patched below
+  put(h, zip64 ? kMax32 : r.size, 4);   // compressed size
+  put(h, zip64 ? kMax32 : r.size, 4);   // uncompressed size
+  put(h, r.name.size(), 2);
+  put(h, zip64 ? 20 : 0, 2);  // extra field length
+  h += r.name;
+  if (zip64) {  // Zip64 extended information: uncompressed, then compressed size
+    put(h, 1, 2);
+    put(h, 16, 2);
+    put(h, r.size, 8);
+    put(h, r.size, 8);
+  }
+  return h;
+}
+
+/// A record's central directory entry, for its local header at `at`.
+void appendCentralEntry(std::string& cd, const StoredZipRecord& r, uint64_t at, uint32_t crc) {
+  bool bigSize = r.size >= kMax32, bigOffset = at >= kMax32;
+  uint64_t extra = (bigSize ? 16 : 0) + (bigOffset ? 8 : 0);
+  put(cd, 0x02014b50, 4);
+  put(cd, bigSize || bigOffset ? 45 : 0, 2);   // version made by (minizip's VERSIONMADEBY is 0)
+  put(cd, bigSize || bigOffset ? 45 : 20, 2);  // version needed to extract
+  put(cd, 0, 2);
+  put(cd, 0, 2);
+  put(cd, kDosDate, 4);
+  put(cd, crc, 4);
+  put(cd, bigSize ? kMax32 : r.size, 4);
+  put(cd, bigSize ? kMax32 : r.size, 4);
+  put(cd, r.name.size(), 2);
+  put(cd, extra ? extra + 4 : 0, 2);
+  put(cd, 0, 2);  // comment length
+  put(cd, 0, 2);  // disk number
+  put(cd, 0, 2);  // internal attributes
+  put(cd, 0, 4);  // external attributes
+  put(cd, bigOffset ? kMax32 : at, 4);
+  cd += r.name;
+  if (extra) {
+    put(cd, 1, 2);
+    put(cd, extra, 2);
+    if (bigSize) put(cd, r.size, 8), put(cd, r.size, 8);
+    if (bigOffset) put(cd, at, 8);
+  }
+}
+
+/// The end records after a central directory of `cdSize` bytes at `cdAt` listing `n` records.
+std::string endRecords(uint64_t cdAt, uint64_t cdSize, uint64_t n) {
+  std::string end;
+  // Zip64 end records when the central directory starts at 4 GiB or later
+  // (as minizip 1.1 decides) and also when the record count does not fit the
+  // plain end record's 16 bits (as zlib >= 1.2.6's minizip does; Debian's
+  // 1.1 writes a saturated count there, and readers then miss records).
+  if (cdAt >= kMax32 || n >= 0xffff) {
+    uint64_t zip64EndAt = cdAt + cdSize;
+    put(end, 0x06064b50, 4);
+    put(end, 44, 8);
+    put(end, 45, 2);
+    put(end, 45, 2);
+    put(end, 0, 4);
+    put(end, 0, 4);
+    put(end, n, 8);
+    put(end, n, 8);
+    put(end, cdSize, 8);
+    put(end, cdAt, 8);
+    put(end, 0x07064b50, 4);  // locator
+    put(end, 0, 4);
+    put(end, zip64EndAt, 8);
+    put(end, 1, 4);
+  }
+  put(end, 0x06054b50, 4);
+  put(end, 0, 2);
+  put(end, 0, 2);
+  put(end, std::min<uint64_t>(n, 0xffff), 2);
+  put(end, std::min<uint64_t>(n, 0xffff), 2);
+  put(end, cdSize, 4);
+  put(end, cdAt >= kMax32 ? kMax32 : cdAt, 4);
+  put(end, 0, 2);  // comment length
+  return end;
+}
+
 }  // namespace
 
 Status writeStoredZip(int fd, const std::string& path, const std::vector<StoredZipRecord>& records) {
@@ -145,30 +233,10 @@ Status writeStoredZip(int fd, const std::string& path, const std::vector<StoredZ
   // Local headers and data. The CRC-32 fields stay zero until the CRC
   // thread is done (minizip too writes them last, seeking back).
   std::vector<uint64_t> headerAt(records.size());
-  std::string h;
   for (size_t i = 0; i < records.size(); ++i) {
     const StoredZipRecord& r = records[i];
-    bool zip64 = r.size >= kMax32;
     headerAt[i] = out.offset();
-    h.clear();
-    put(h, 0x04034b50, 4);
-    put(h, zip64 ? 45 : 20, 2);  // version needed to extract
-    put(h, 0, 2);                // flags
-    put(h, 0, 2);                // method: stored
-    put(h, kDosDate, 4);
-    put(h, 0, 4);                         // CRC-32, patched below
-    put(h, zip64 ? kMax32 : r.size, 4);   // compressed size
-    put(h, zip64 ? kMax32 : r.size, 4);   // uncompressed size
-    put(h, r.name.size(), 2);
-    put(h, zip64 ? 20 : 0, 2);  // extra field length
-    h += r.name;
-    if (zip64) {  // Zip64 extended information: uncompressed, then compressed size
-      put(h, 1, 2);
-      put(h, 16, 2);
-      put(h, r.size, 8);
-      put(h, r.size, 8);
-    }
-    if (auto s = out.append(h); !s) return s;
+    if (auto s = out.append(localHeader(r)); !s) return s;
     if (auto s = out.append(r.data, r.size); !s) return s;
   }
   if (auto s = out.flush(); !s) return s;
@@ -182,66 +250,9 @@ Status writeStoredZip(int fd, const std::string& path, const std::vector<StoredZ
 
   // Central directory, then the end records.
   std::string cd;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const StoredZipRecord& r = records[i];
-    uint64_t at = headerAt[i];
-    bool bigSize = r.size >= kMax32, bigOffset = at >= kMax32;
-    uint64_t extra = (bigSize ? 16 : 0) + (bigOffset ? 8 : 0);
-    put(cd, 0x02014b50, 4);
-    put(cd, bigSize || bigOffset ? 45 : 0, 2);   // version made by (minizip's VERSIONMADEBY is 0)
-    put(cd, bigSize || bigOffset ? 45 : 20, 2);  // version needed to extract
-    put(cd, 0, 2);
-    put(cd, 0, 2);
-    put(cd, kDosDate, 4);
-    put(cd, crcs[i], 4);
-    put(cd, bigSize ? kMax32 : r.size, 4);
-    put(cd, bigSize ? kMax32 : r.size, 4);
-    put(cd, r.name.size(), 2);
-    put(cd, extra ? extra + 4 : 0, 2);
-    put(cd, 0, 2);  // comment length
-    put(cd, 0, 2);  // disk number
-    put(cd, 0, 2);  // internal attributes
-    put(cd, 0, 4);  // external attributes
-    put(cd, bigOffset ? kMax32 : at, 4);
-    cd += r.name;
-    if (extra) {
-      put(cd, 1, 2);
-      put(cd, extra, 2);
-      if (bigSize) put(cd, r.size, 8), put(cd, r.size, 8);
-      if (bigOffset) put(cd, at, 8);
-    }
-  }
-  uint64_t cdAt = out.offset(), n = records.size();
-  std::string end;
-  // Zip64 end records when the central directory starts at 4 GiB or later
-  // (as minizip 1.1 decides) and also when the record count does not fit the
-  // plain end record's 16 bits (as zlib >= 1.2.6's minizip does; Debian's
-  // 1.1 writes a saturated count there, and readers then miss records).
-  if (cdAt >= kMax32 || n >= 0xffff) {
-    uint64_t zip64EndAt = cdAt + cd.size();
-    put(end, 0x06064b50, 4);
-    put(end, 44, 8);
-    put(end, 45, 2);
-    put(end, 45, 2);
-    put(end, 0, 4);
-    put(end, 0, 4);
-    put(end, n, 8);
-    put(end, n, 8);
-    put(end, cd.size(), 8);
-    put(end, cdAt, 8);
-    put(end, 0x07064b50, 4);  // locator
-    put(end, 0, 4);
-    put(end, zip64EndAt, 8);
-    put(end, 1, 4);
-  }
-  put(end, 0x06054b50, 4);
-  put(end, 0, 2);
-  put(end, 0, 2);
-  put(end, std::min<uint64_t>(n, 0xffff), 2);
-  put(end, std::min<uint64_t>(n, 0xffff), 2);
-  put(end, cd.size(), 4);
-  put(end, cdAt >= kMax32 ? kMax32 : cdAt, 4);
-  put(end, 0, 2);  // comment length
+  for (size_t i = 0; i < records.size(); ++i) appendCentralEntry(cd, records[i], headerAt[i], crcs[i]);
+  uint64_t cdAt = out.offset();
+  std::string end = endRecords(cdAt, cd.size(), records.size());
   if (auto s = out.append(cd); !s) return s;
   if (auto s = out.append(end); !s) return s;
   return out.flush();
