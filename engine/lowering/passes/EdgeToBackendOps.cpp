@@ -7,6 +7,7 @@
 
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
+#include "engine/lowering/passes/NodeRewrite.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {
@@ -25,32 +26,26 @@ const std::map<std::string, std::string>& symOps() {
   return m;
 }
 
+/// A symbolic-int Python operator becomes its prim op.
+bool toPrimOp(Method& m, Node& n, const NodeReport& report) {
+  const OperatorRef* op = operatorOf(m, n);
+  if (!op) return false;
+  auto it = symOps().find(op->name);
+  if (it == symOps().end()) return false;
+  const OpSchema* prim = OpRegistry::builtin().find("executorch_prim::" + it->second, "Scalar");
+  if (!prim) {
+    report.warning("executorch_prim::" + it->second + ".Scalar is not in the studio's operator table");
+    return false;
+  }
+  setOperator(m, n, *prim);
+  return true;
+}
+
 class EdgeToBackendOps : public Pass {
  public:
   std::string name() const override { return "EdgeToBackendOpsPass"; }
   std::string description() const override { return "symbolic-int Python operators become executorch_prim ops"; }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
-    PassOutcome out;
-    const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods)
-      for (size_t i = 0; i < m.nodes.size(); ++i) {
-        Node& n = m.nodes[i];
-        const OperatorRef* op = operatorOf(m, n);
-        if (!op) continue;
-        auto it = symOps().find(op->name);
-        if (it == symOps().end()) continue;
-        const OpSchema* prim = reg.find("executorch_prim::" + it->second, "Scalar");
-        if (!prim) {
-          out.diagnostics.push_back({Diagnostic::Severity::Warning, static_cast<int32_t>(i),
-                                     "node '" + n.name + "': executorch_prim::" + it->second +
-                                         ".Scalar is not in the studio's operator table"});
-          continue;
-        }
-        setOperator(m, n, *prim);
-        out.changed = true;
-      }
-    return out;
-  }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override { return rewriteNodes(p, toPrimOp); }
 };
 
 }  // namespace

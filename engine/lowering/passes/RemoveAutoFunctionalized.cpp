@@ -11,6 +11,7 @@
 // not reach this pass yet.)
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
+#include "engine/lowering/passes/NodeRewrite.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {
@@ -21,52 +22,43 @@ bool isWrapper(const Method& m, const Node& n) {
   return op && (op->name == "higher_order::auto_functionalized" || op->name == "higher_order::auto_functionalized_v2");
 }
 
+/// An auto_functionalized wrapper becomes the mutating call it wraps; readers of a
+/// mutated argument's new value read the argument.
+bool unwrap(Method& m, Node& n, const NodeReport& report) {
+  if (!isWrapper(m, n)) return false;
+  const std::string* target = n.args.empty() || n.args[0] < 0 ? nullptr : std::get_if<std::string>(&m.values[n.args[0]].payload);
+  const OpSchema* s = target ? OpRegistry::builtin().findByTarget(*target) : nullptr;
+  if (!s) {
+    report.error(std::string("auto_functionalized wraps ") +
+                 (target ? "'" + *target + "', which the studio does not know" : std::string("no operator name")));
+    return false;
+  }
+  std::vector<ValueId> args(n.args.begin() + 1, n.args.end());
+  size_t ownReturns = 0;
+  for (const auto& r : s->returns) ownReturns += r.aliasSet.empty() ? 1 : 0;
+  std::vector<ValueId> mutated;
+  for (size_t k = 0; k < s->arguments.size() && k < args.size(); ++k)
+    if (s->arguments[k].isWrite) mutated.push_back(args[k]);
+  if (n.outputs.size() != ownReturns + mutated.size()) {
+    report.error("auto_functionalized of " + s->qualifiedName() + " has " + std::to_string(n.outputs.size()) +
+                 " results, expected " + std::to_string(ownReturns + mutated.size()));
+    return false;
+  }
+  std::vector<ValueId> newValues(n.outputs.begin() + static_cast<std::ptrdiff_t>(ownReturns), n.outputs.end());
+  n.outputs.resize(ownReturns);
+  n.args = std::move(args);
+  n.argNames.clear();
+  for (size_t k = 0; k < n.args.size() && k < s->arguments.size(); ++k) n.argNames.push_back(s->arguments[k].name);
+  setOperator(m, n, *s);
+  for (size_t k = 0; k < newValues.size(); ++k) replaceUses(m, newValues[k], mutated[k]);
+  return true;
+}
+
 class RemoveAutoFunctionalized : public Pass {
  public:
   std::string name() const override { return "UnsafeRemoveAutoFunctionalizedPass"; }
   std::string description() const override { return "auto_functionalized wrappers become the mutating call"; }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
-    PassOutcome out;
-    const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods)
-      for (size_t i = 0; i < m.nodes.size(); ++i) {
-        Node& n = m.nodes[i];
-        if (!isWrapper(m, n)) continue;
-        const std::string* target = n.args.empty() || n.args[0] < 0 ? nullptr : std::get_if<std::string>(&m.values[n.args[0]].payload);
-        const OpSchema* s = target ? reg.findByTarget(*target) : nullptr;
-        if (!s) {
-          out.failed = true;
-          out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
-                                     "node '" + n.name + "': auto_functionalized wraps " +
-                                         (target ? "'" + *target + "', which the studio does not know"
-                                                 : std::string("no operator name")) });
-          continue;
-        }
-        std::vector<ValueId> args(n.args.begin() + 1, n.args.end());
-        size_t ownReturns = 0;
-        for (const auto& r : s->returns) ownReturns += r.aliasSet.empty() ? 1 : 0;
-        std::vector<ValueId> mutated;
-        for (size_t k = 0; k < s->arguments.size() && k < args.size(); ++k)
-          if (s->arguments[k].isWrite) mutated.push_back(args[k]);
-        if (n.outputs.size() != ownReturns + mutated.size()) {
-          out.failed = true;
-          out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
-                                     "node '" + n.name + "': auto_functionalized of " + s->qualifiedName() + " has " +
-                                         std::to_string(n.outputs.size()) + " results, expected " +
-                                         std::to_string(ownReturns + mutated.size())});
-          continue;
-        }
-        std::vector<ValueId> newValues(n.outputs.begin() + static_cast<std::ptrdiff_t>(ownReturns), n.outputs.end());
-        n.outputs.resize(ownReturns);
-        n.args = std::move(args);
-        n.argNames.clear();
-        for (size_t k = 0; k < n.args.size() && k < s->arguments.size(); ++k) n.argNames.push_back(s->arguments[k].name);
-        setOperator(m, n, *s);
-        for (size_t k = 0; k < newValues.size(); ++k) replaceUses(m, newValues[k], mutated[k]);
-        out.changed = true;
-      }
-    return out;
-  }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override { return rewriteNodes(p, unwrap); }
 };
 
 }  // namespace
