@@ -5,6 +5,7 @@
 #include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
+#include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
@@ -214,6 +215,56 @@ class TestPipeline : public QObject {
     QCOMPARE(record(q, "InsertWriteBackForBuffersPass").state, PassRecord::State::Unchanged);
     // In place needs less memory: the new cache is not a second tensor.
     QVERIFY(q.current()->methods[0].nonConstBufferSizes[1] < p.current()->methods[0].nonConstBufferSizes[1]);
+  }
+
+  void inPlaceResultKeepsItsInputAlive() {
+    // Deliberately differs from ExecuTorch 1.5.1 (conformance: index_put
+    // reinplace edge). There the planner gives an in-place op's result its
+    // input's TensorSpec (_alias_inplace_result_specs) after lifetimes were
+    // taken, so the clone index_put_ wrote is freed at the index_put_ and
+    // select_copy/arange/unsqueeze_copy are placed over it while where() still
+    // reads it (its arena 368 B, the studio's 400 B). The studio's in-place
+    // result is its input, live until the result's last reader.
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {5, 4});
+    TensorRef rows = b.input("rows", ScalarType::Long, {2});
+    TensorRef y = b.op("aten.clone.default", {x});
+    TensorRef ones = b.op("aten.full.default", {std::vector<int64_t>{2, 4}, 1.0});
+    TensorRef put = b.op("aten.index_put.default", {y, std::vector<TensorRef>{rows}, ones});
+    TensorRef cond = b.input("cond", ScalarType::Bool, {5, 4});
+    TensorRef col = b.op("aten.select.int", {put, int64_t(1), int64_t(1)});
+    TensorRef wide = b.op("aten.expand.default", {b.op("aten.unsqueeze.default", {col, int64_t(1)}),
+                                                  std::vector<int64_t>{5, 4}});
+    b.output(b.op("aten.where.self", {cond, wide, put}));
+    auto built = b.finish("inplace");
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+    ExecutorchBackendConfig c;
+    c.runReinplacePass = true;
+    c.memoryPlanning.algorithms = {"et-greedy"};
+    Pipeline p(std::make_shared<const Program>(std::move(built.value())), c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    QCOMPARE(record(p, "ReinplacePass").state, PassRecord::State::Changed);
+    // The clone (written in place, read by where) and every tensor made while
+    // it is alive occupy different bytes.
+    const Node* clone = nullptr;
+    for (const Node& n : m.nodes)
+      if (m.operators[n.op].name == "dim_order_ops::_clone_dim_order" || m.operators[n.op].name == "aten::clone")
+        clone = &n;
+    QVERIFY(clone);
+    const TensorSpec& ct = m.values[clone->outputs.at(0)].tensor();
+    QVERIFY(ct.slot.has_value());
+    for (const Node& n : m.nodes) {
+      const std::string& op = m.operators[n.op].name;
+      if (op != "aten::select_copy" && op != "aten::unsqueeze_copy" && op != "aten::expand_copy") continue;
+      const TensorSpec& t = m.values[n.outputs.at(0)].tensor();
+      QVERIFY(t.slot.has_value());
+      const uint64_t tb = t.nbytes().value_or(0), cb = ct.nbytes().value_or(0);
+      const bool disjoint = t.slot->offset + tb <= ct.slot->offset || ct.slot->offset + cb <= t.slot->offset;
+      QVERIFY2(disjoint, op.c_str());
+    }
+    QVERIFY(analyzeMemoryPlan(m).overlapFree());
   }
 
   void missingOutVariantNamesTheNode() {

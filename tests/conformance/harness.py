@@ -243,7 +243,7 @@ class Runner:
             if not line:
                 code = self.proc.wait()
                 self.proc = None
-                raise RuntimeError(f"executorch.runtime crashed running {pte.parent.name}/{pte.name} (exit {code})")
+                raise RuntimeError(f"executorch.runtime crashed (exit {code})")
             if line.startswith("RESULT "):
                 break
         kind, value = torch.load(line[len("RESULT "):].strip(), weights_only=False)
@@ -290,6 +290,11 @@ def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict) -> dict:
         m = prog.load_method(name)
         outs[name] = list(m.execute(list(inputs.get(name, ()))))
     return outs
+
+
+def runtime_error(e: Exception) -> str:
+    """The runtime's refusal as one comparable line (its last)."""
+    return (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
 
 
 def bit_equal(a, b) -> bool:
@@ -361,13 +366,16 @@ class Known:
 
 
 def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list[Path], inputs, work: Path,
-                  up_outputs, exact_plan: bool) -> tuple[str, str]:
+                  up_run, exact_plan: bool) -> tuple[str, str]:
     """('identical'|'same-shape'|'differ', detail).
 
     Normalizations (the documented list): with exact_plan False the studio planned with its own
     planners (its default suite), so planned tensors compare by mem_id, not offset, and each arena
     must be no larger than upstream's. Nothing else is normalized: values compare by content
-    (dtype, sizes, dim order, allocation, constant bytes), so value numbering may differ."""
+    (dtype, sizes, dim order, allocation, constant bytes), so value numbering may differ.
+
+    up_run is ("ok", outputs) or ("error", message) from running upstream's own file: where
+    ExecuTorch's runtime refuses its own file, the studio's must be refused with the same error."""
     same_bytes = up_pte.read_bytes() == st_pte.read_bytes() and \
         sorted(p.name for p in up_ptds) == sorted(p.name for p in st_ptds) and \
         all(a.read_bytes() == (st_pte.parent / a.name).read_bytes() for a in up_ptds if (st_pte.parent / a.name).exists())
@@ -385,11 +393,19 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
         pb = {p.name: ptd_canon(p, work) for p in st_ptds}
         if pa != pb:
             structure = "ptd" + first_difference(pa, pb)
+    up_kind, up_value = up_run
     try:
         st_outputs = run_pte(st_pte, st_ptds, inputs)
-        numerics = numerics_difference(up_outputs, st_outputs) if up_outputs is not None else None
+        if up_kind == "ok":
+            numerics = numerics_difference(up_value, st_outputs)
+        else:
+            numerics = f"the studio's file runs where ExecuTorch's own is refused ({up_value})"
     except Exception as e:  # the runtime refused the studio's file
-        numerics = f"runtime refused the studio's file: {str(e).strip().splitlines()[-1][:300]}"
+        st_error = runtime_error(e)
+        if up_kind == "error" and st_error == up_value:
+            numerics = None  # refused alike: the same program, the same runtime limit
+        else:
+            numerics = f"runtime refused the studio's file: {st_error}"
     if same_bytes and not numerics:
         return "identical", ""
     if structure is None and numerics is None:
@@ -438,10 +454,10 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
             emit(cfg.stem, "-", "failed", f"upstream refuses: {msg}", time.time() - t0)
             continue
         try:
-            up_outputs = run_pte(up_pte, up_ptds, inputs)
+            up_run = ("ok", run_pte(up_pte, up_ptds, inputs))
         except Exception as e:
-            up_outputs = None
-            print(f"  note: {entry.name} {cfg.stem}: upstream's own file does not run: {str(e).strip()[-200:]}",
+            up_run = ("error", runtime_error(e))
+            print(f"  note: {entry.name} {cfg.stem}: upstream's own file does not run: {up_run[1]}",
                   file=sys.stderr)
         t_up = time.time() - t0
         # The studio, from the same edge program, and re-lowering upstream's file.
@@ -459,7 +475,7 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
                 cli("export", str(source), *extra, "-o", str(sdir / "model.pte"), "--ptd-dir", str(sdir))
                 st_ptds = sorted(sdir.glob("*.ptd"))
                 result, detail = compare_files(up_pte, up_ptds, sdir / "model.pte", st_ptds, inputs, sdir,
-                                               up_outputs, exact_plan)
+                                               up_run, exact_plan)
                 emit(cfg.stem, inp, result, detail, time.time() - t1 + t_up)
             except StudioError as e:
                 emit(cfg.stem, inp, "failed", str(e), time.time() - t1)
