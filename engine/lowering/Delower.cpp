@@ -97,8 +97,10 @@ class MethodDelowerer {
     // A call whose arguments do not fit the studio's schema (another
     // version of the operator) is kept as the .pte makes it, like prim ops,
     // in-place write-backs and operators without a known functional form.
-    // ExecuTorch's KernelCall: the schema's arguments (outs included), then one return value.
-    const size_t expected = s ? s->arguments.size() + (s->returns.empty() ? 0 : 1) : 0;
+    // ExecuTorch's KernelCall: the schema's arguments (outs included), then one
+    // return value; an out variant's is its outs, also where the schema returns
+    // nothing (split_with_sizes_copy.out: its out list again).
+    const size_t expected = s ? s->arguments.size() + (s->isOutVariant() || !s->returns.empty() ? 1 : 0) : 0;
     if (fn && n.args.size() != expected) {
       r_.notes.push_back(in_.name + ": " + where(i) + " has " + std::to_string(n.args.size()) + " arguments, its schema " +
                          std::to_string(expected) + "; kept as called");
@@ -119,9 +121,17 @@ class MethodDelowerer {
     std::vector<ValueId> outs;
     size_t k = 0;
     for (const SchemaArgument& a : s->arguments) {
-      if (a.kwargOnly && a.isWrite) outs.push_back(n.args[k]);
-      else byName[a.name] = n.args[k];
-      ++k;
+      const ValueId v = n.args[k++];
+      if (!(a.kwargOnly && a.isWrite)) {
+        byName[a.name] = v;
+      } else if (a.type.list) {  // `Tensor(a!)[] out` (split_with_sizes_copy, unbind_copy): one result per item
+        const auto* items = v >= 0 && static_cast<size_t>(v) < m_.values.size()
+                                ? std::get_if<TensorList>(&m_.values[v].payload) : nullptr;
+        if (!items) return fail(where(i), "a tensor list for out argument '" + a.name + "'", "value " + std::to_string(v));
+        outs.insert(outs.end(), items->items.begin(), items->items.end());
+      } else {
+        outs.push_back(v);
+      }
     }
     Node f;
     f.kind = NodeKind::Kernel;
