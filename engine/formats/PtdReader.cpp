@@ -237,6 +237,14 @@ Result<DataFile> readDataFile(std::shared_ptr<const MappedFile> file) {
                "offsets or lengths that leave it");
 }
 
+namespace {
+/// The data file's stem: where export writes its entries back.
+std::string dataFileStem(const std::string& path) {
+  std::string stem = path.substr(path.rfind('/') + 1);
+  if (size_t dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
+  return stem;
+}
+}  // namespace
 
 Status resolveExternalTensors(Program& program, const std::vector<DataFile>& files) {
   for (const auto& f : files) program.externalFiles.push_back(f.file);
@@ -278,13 +286,27 @@ Status resolveExternalTensors(Program& program, const std::vector<DataFile>& fil
                      std::to_string(need) + " bytes", std::to_string(hit->data.size) + " bytes"};
       t.data = hit->data;
       if (t.constantTag.empty()) {  // the file it came from is where a rewrite puts it back
-        std::string stem = in->path.substr(in->path.rfind('/') + 1);
-        if (size_t dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
-        t.constantTag = stem;
+        t.constantTag = dataFileStem(in->path);
       }
       t.data.size = need;
     }
   }
+  // Every entry is carried: the export writes back what no tensor it writes
+  // names (a delegate's named data, constants no instruction reads, which
+  // lowering drops from the program).
+  std::set<std::string> named;
+  for (const auto& c : program.carriedData) named.insert(c.key);
+  for (const auto& f : files)
+    for (const auto& e : f.entries) {
+      if (!named.insert(e.key).second) continue;
+      CarriedData c{dataFileStem(f.path), e.key, e.layout.has_value(), ScalarType::Float, {}, {}, e.data};
+      if (e.layout) {
+        c.dtype = e.layout->dtype;
+        c.sizes = e.layout->sizes;
+        c.dimOrder = e.layout->dimOrder;
+      }
+      program.carriedData.push_back(std::move(c));
+    }
   return Ok{};
 }
 

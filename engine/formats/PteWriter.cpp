@@ -349,6 +349,7 @@ struct ExternalEntry {
   ScalarType dtype = ScalarType::Float;
   std::vector<int64_t> sizes;
   std::vector<uint8_t> dimOrder;
+  bool hasLayout = true;  ///< false: an opaque blob (a delegate's named data)
 };
 
 /// Decides where every byte goes before anything is built or written.
@@ -509,6 +510,22 @@ class Planner {
     return Ok{};
   }
 
+  /// Entries of the opened .ptd files that no tensor names go back to the
+  /// file of the same name (a delegate reads its named data from there).
+  void addCarriedData() {
+    if (!o_.writeDataFiles || p_.carriedData.empty()) return;
+    std::set<std::string> written;  // a tensor of the program under that name decides where it goes
+    for (const Method& m : p_.methods)
+      for (const Value& v : m.values)
+        if (const TensorSpec* t = v.tensorIf(); t && !t->fqn.empty()) written.insert(t->fqn);
+    for (const CarriedData& c : p_.carriedData) {
+      if (written.count(c.key) || externalKeys_.count(c.key)) continue;
+      auto& list = external[c.file];
+      externalKeys_[c.key] = {c.file, list.size()};
+      list.push_back(ExternalEntry{c.key, c.data, c.dtype, c.sizes, c.dimOrder, c.hasLayout});
+    }
+  }
+
   Status planTensors() {
     std::vector<Use> consts, muts;
     bool legacyMutable = false;
@@ -540,6 +557,7 @@ class Planner {
         }
       }
     }
+    addCarriedData();
     if (p_.facts.constants == ContainerFacts::Constants::ConstantBuffer)
       notes.push_back("constants moved from the legacy constant_buffer to constant_segment");
     if (legacyMutable)
@@ -1072,8 +1090,10 @@ FilePlan planPtd(const std::vector<ExternalEntry>& entries, const PteWriteOption
     std::vector<uint8_t> dims = e.dimOrder;
     if (dims.empty())
       for (size_t d = 0; d < sizes.size(); ++d) dims.push_back(static_cast<uint8_t>(d));
-    auto layout = ft::CreateTensorLayout(fbb, static_cast<fb::ScalarType>(e.dtype), fbb.CreateVector(sizes),
-                                         fbb.CreateVector(dims));
+    flatbuffers::Offset<ft::TensorLayout> layout = 0;
+    if (e.hasLayout)
+      layout = ft::CreateTensorLayout(fbb, static_cast<fb::ScalarType>(e.dtype), fbb.CreateVector(sizes),
+                                      fbb.CreateVector(dims));
     named.push_back(ft::CreateNamedData(fbb, fbb.CreateString(e.key.data(), e.key.size()), segOf[i], layout));
   }
   auto namedVec = fbb.CreateVector(named);

@@ -273,6 +273,19 @@ struct NamedBlob {
   Bytes data;
 };
 
+/// An entry of a .ptd the program was opened with that no tensor of the
+/// program names (a delegate's named data, a constant no instruction reads):
+/// export writes it back, unchanged, to the data file of the same name.
+struct CarriedData {
+  std::string file;  ///< the data file's stem ("model" for model.ptd)
+  std::string key;
+  bool hasLayout = false;  ///< a tensor entry (else an opaque blob)
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> dimOrder;
+  Bytes data;
+};
+
 /// Facts about the container a program was read from.
 struct ContainerFacts {
   enum class Header : uint8_t { None, Eh00Short, Eh00 };  ///< no extended header, 24-byte, 32-byte eh00
@@ -320,6 +333,8 @@ struct Program {
   std::shared_ptr<const MappedFile> backing;
   /// Data files whose bytes external tensors reference.
   std::vector<std::shared_ptr<const MappedFile>> externalFiles;
+  /// Their entries no tensor names, kept for export (bytes in externalFiles).
+  std::vector<CarriedData> carriedData;
   /// Bytes made by lowering passes (folded constants), owned like `backing`.
   std::vector<std::shared_ptr<const MappedFile>> derivedData;
 

@@ -517,6 +517,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   out.namedData = lowered.namedData;  // delegates' shared data (a de-lowered .pte)
   // Also keeps alive the bytes the emitter creates (lifted scalar constants).
   out.externalFiles = lowered.externalFiles;
+  out.carriedData = lowered.carriedData;  // .ptd entries no tensor names, written back as they were
   for (const Method& m : lowered.methods) {
     MethodEmitter e(m, config, r, out.externalFiles);
     auto em = e.emit();
