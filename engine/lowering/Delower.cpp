@@ -249,93 +249,134 @@ class MethodDelowerer {
   ///   - a delegate's results (its arguments list inputs, then outputs);
   ///   - otherwise state the program had before it ran: a buffer.
   void rebuildSignature() {
-    const size_t nv = m_.values.size();
-    std::vector<bool> defined(nv, false);
+    Placeholders found = findPlaceholders();
+    writeSignature(found);
+    // The .pte's pytree specs stay: the emitter writes them back unchanged.
+  }
+
+  /// Tensors the method reads without an instruction defining them first.
+  struct Placeholders {
+    std::vector<ValueId> constants, state;  ///< to become parameters, buffers
+    std::vector<std::string> firstUse;      ///< [value] "node.arg" that reads it first: a constant's name
+    std::set<ValueId> writtenInPlace;       ///< e.g. copy_'s self: state the method updates
+  };
+
+  /// rebuildSignature's walk through the nodes in order.
+  struct SignatureWalk {
+    size_t nv = 0;  ///< values before the walk (it adds view_copy sizes)
+    std::vector<bool> defined, seen;
     std::map<std::pair<uint32_t, uint64_t>, ValueId> lastAtSlot;  // in the .pte's plan
-    auto define = [&](ValueId v) {
-      defined[v] = true;
-      if (static_cast<size_t>(v) >= in_.values.size()) return;
-      if (auto* t = in_.values[v].tensorIf(); t && t->slot) lastAtSlot[{t->slot->memId, t->slot->offset}] = v;
-    };
+    const OpSchema* viewCopy = nullptr;
+    Placeholders found;
+  };
+
+  void define(SignatureWalk& w, ValueId v) const {
+    w.defined[v] = true;
+    if (static_cast<size_t>(v) >= in_.values.size()) return;
+    if (auto* t = in_.values[v].tensorIf(); t && t->slot) w.lastAtSlot[{t->slot->memId, t->slot->offset}] = v;
+  }
+
+  Placeholders findPlaceholders() {
+    SignatureWalk w;
+    w.nv = m_.values.size();
+    w.defined.assign(w.nv, false);
+    w.seen.assign(w.nv, false);
+    w.found.firstUse.resize(w.nv);
+    w.viewCopy = OpRegistry::builtin().find("aten::view_copy", "");
     for (ValueId v : m_.inputs)
-      if (v >= 0 && static_cast<size_t>(v) < nv) define(v);
-    std::vector<ValueId> constants, state;
-    std::vector<bool> seen(nv, false);
-    std::vector<std::string> firstUse(nv);
-    const OpRegistry& reg = OpRegistry::builtin();
-    const OpSchema* viewCopy = reg.find("aten::view_copy", "");
+      if (v >= 0 && static_cast<size_t>(v) < w.nv) define(w, v);
     std::vector<Node> nodes;
     nodes.reserve(m_.nodes.size());
-    std::set<ValueId> writtenInPlace;  // e.g. copy_'s self: state the method updates
     for (Node& n : m_.nodes) {
-      const OpSchema* schema = nullptr;
-      if (n.kind == NodeKind::Kernel && n.op >= 0) schema = reg.find(m_.operators[n.op].name, m_.operators[n.op].overload);
-      std::set<ValueId> writes(n.outputs.begin(), n.outputs.end());
-      bool inPlace = schema && schema->isInplace();
-      if (inPlace && !n.args.empty()) writtenInPlace.insert(n.args[0]);
-      std::vector<ValueId> refs;  // tensors, list items in place
-      for (size_t k = 0; k < n.args.size(); ++k) {
-        ValueId a = n.args[k];
-        if (a < 0 || static_cast<size_t>(a) >= nv) continue;
-        const Value& v = m_.values[a];
-        if (v.isTensor() && firstUse[a].empty())
-          firstUse[a] = n.name + "." + (k < n.argNames.size() ? n.argNames[k] : "arg" + std::to_string(k));
-        if (v.isTensor()) refs.push_back(a);
-        if (auto* tl = std::get_if<TensorList>(&v.payload))
-          for (ValueId x : tl->items) refs.push_back(x);
-        if (auto* ol = std::get_if<OptionalTensorList>(&v.payload))
-          for (ValueId x : ol->items) refs.push_back(x);
-      }
-      std::vector<ValueId> extraOuts;
-      for (ValueId a : refs) {
-        if (a < 0 || static_cast<size_t>(a) >= nv || seen[a]) continue;
-        const TensorSpec* t = m_.values[a].tensorIf();
-        if (!t) continue;
-        seen[a] = true;
-        TensorStorage st = storageInPte(a);
-        if (st == TensorStorage::Constant || st == TensorStorage::External) {
-          constants.push_back(a);
-          continue;
-        }
-        if (defined[a]) continue;
-        bool hasInitialValue = st == TensorStorage::Mutable;
-        if (!hasInitialValue && (n.kind == NodeKind::Delegate || (writes.count(a) && !(inPlace && n.args[0] == a)))) {
-          if (n.kind == NodeKind::Delegate) extraOuts.push_back(a);
-          define(a);
-          continue;
-        }
-        if (!hasInitialValue && viewCopy)
-          if (auto base = viewBase(a, lastAtSlot)) {
-            nodes.push_back(viewCopyNode(*base, a, *viewCopy, n.meta));
-            define(a);
-            continue;
-          }
-        if (!hasInitialValue && !schema && n.kind == NodeKind::Kernel) {
-          extraOuts.push_back(a);  // scratch of a kernel the studio has no schema for
-          define(a);
-          continue;
-        }
-        state.push_back(a);
-        define(a);
-      }
-      for (ValueId o : extraOuts) n.outputs.push_back(o);
-      for (ValueId o : n.outputs)
-        if (o >= 0 && static_cast<size_t>(o) < nv && !defined[o]) define(o);
+      placeArguments(w, n, nodes);
       nodes.push_back(std::move(n));
     }
     m_.nodes = std::move(nodes);
-    // Tensors the method returns without any instruction touching them.
-    for (ValueId o : m_.outputs) {
-      if (o < 0 || static_cast<size_t>(o) >= nv || seen[o] || defined[o] || !m_.values[o].isTensor()) continue;
-      seen[o] = true;
-      TensorStorage st = storageInPte(o);
-      if (st == TensorStorage::Constant || st == TensorStorage::External) constants.push_back(o);
-      else if (auto base = st == TensorStorage::Mutable || !viewCopy ? std::nullopt : viewBase(o, lastAtSlot))
-        m_.nodes.push_back(viewCopyNode(*base, o, *viewCopy, {}));
-      else state.push_back(o);
-      define(o);
-    }
+    placeUntouchedOutputs(w);
+    return std::move(w.found);
+  }
 
+  /// The tensors node `n` reads, list items in place; records each one's first use.
+  std::vector<ValueId> tensorArguments(const Node& n, size_t nv, std::vector<std::string>& firstUse) const {
+    std::vector<ValueId> refs;
+    for (size_t k = 0; k < n.args.size(); ++k) {
+      ValueId a = n.args[k];
+      if (a < 0 || static_cast<size_t>(a) >= nv) continue;
+      const Value& v = m_.values[a];
+      if (v.isTensor() && firstUse[a].empty())
+        firstUse[a] = n.name + "." + (k < n.argNames.size() ? n.argNames[k] : "arg" + std::to_string(k));
+      if (v.isTensor()) refs.push_back(a);
+      if (auto* tl = std::get_if<TensorList>(&v.payload))
+        for (ValueId x : tl->items) refs.push_back(x);
+      if (auto* ol = std::get_if<OptionalTensorList>(&v.payload))
+        for (ValueId x : ol->items) refs.push_back(x);
+    }
+    return refs;
+  }
+
+  /// Tells apart each tensor `n` reads before anything defined it (see above); a
+  /// view_copy a removed view needs goes to `nodes` before `n`.
+  void placeArguments(SignatureWalk& w, Node& n, std::vector<Node>& nodes) {
+    const OpRegistry& reg = OpRegistry::builtin();
+    const OpSchema* schema = nullptr;
+    if (n.kind == NodeKind::Kernel && n.op >= 0) schema = reg.find(m_.operators[n.op].name, m_.operators[n.op].overload);
+    std::set<ValueId> writes(n.outputs.begin(), n.outputs.end());
+    bool inPlace = schema && schema->isInplace();
+    if (inPlace && !n.args.empty()) w.found.writtenInPlace.insert(n.args[0]);
+    std::vector<ValueId> extraOuts;
+    for (ValueId a : tensorArguments(n, w.nv, w.found.firstUse)) {
+      if (a < 0 || static_cast<size_t>(a) >= w.nv || w.seen[a]) continue;
+      const TensorSpec* t = m_.values[a].tensorIf();
+      if (!t) continue;
+      w.seen[a] = true;
+      TensorStorage st = storageInPte(a);
+      if (st == TensorStorage::Constant || st == TensorStorage::External) {
+        w.found.constants.push_back(a);
+        continue;
+      }
+      if (w.defined[a]) continue;
+      bool hasInitialValue = st == TensorStorage::Mutable;
+      if (!hasInitialValue && (n.kind == NodeKind::Delegate || (writes.count(a) && !(inPlace && n.args[0] == a)))) {
+        if (n.kind == NodeKind::Delegate) extraOuts.push_back(a);
+        define(w, a);
+        continue;
+      }
+      if (!hasInitialValue && w.viewCopy)
+        if (auto base = viewBase(a, w.lastAtSlot)) {
+          nodes.push_back(viewCopyNode(*base, a, *w.viewCopy, n.meta));
+          define(w, a);
+          continue;
+        }
+      if (!hasInitialValue && !schema && n.kind == NodeKind::Kernel) {
+        extraOuts.push_back(a);  // scratch of a kernel the studio has no schema for
+        define(w, a);
+        continue;
+      }
+      w.found.state.push_back(a);
+      define(w, a);
+    }
+    for (ValueId o : extraOuts) n.outputs.push_back(o);
+    for (ValueId o : n.outputs)
+      if (o >= 0 && static_cast<size_t>(o) < w.nv && !w.defined[o]) define(w, o);
+  }
+
+  /// Tensors the method returns without any instruction touching them.
+  void placeUntouchedOutputs(SignatureWalk& w) {
+    for (ValueId o : m_.outputs) {
+      if (o < 0 || static_cast<size_t>(o) >= w.nv || w.seen[o] || w.defined[o] || !m_.values[o].isTensor()) continue;
+      w.seen[o] = true;
+      TensorStorage st = storageInPte(o);
+      if (st == TensorStorage::Constant || st == TensorStorage::External) w.found.constants.push_back(o);
+      else if (auto base = st == TensorStorage::Mutable || !w.viewCopy ? std::nullopt : viewBase(o, w.lastAtSlot))
+        m_.nodes.push_back(viewCopyNode(*base, o, *w.viewCopy, {}));
+      else w.found.state.push_back(o);
+      define(w, o);
+    }
+  }
+
+  /// Names the placeholders and writes the signature: parameters, buffers, then the
+  /// .pte's inputs; outputs after the buffer mutations.
+  void writeSignature(const Placeholders& found) {
     std::set<std::string> used;
     auto unique = [&](std::string name) {
       std::string s = name;
@@ -349,16 +390,16 @@ class MethodDelowerer {
     GraphSignature sig;
     std::vector<ValueId> inputs;
     std::map<ValueId, std::string> bufferName;
-    for (ValueId c : constants) {
+    for (ValueId c : found.constants) {
       Value& v = m_.values[c];
       TensorSpec& t = v.tensor();
-      std::string name = !t.fqn.empty() ? t.fqn : unique(firstUse[c].empty() ? "constant" : firstUse[c]);
+      std::string name = !t.fqn.empty() ? t.fqn : unique(found.firstUse[c].empty() ? "constant" : found.firstUse[c]);
       if (v.name.empty()) v.name = "p_" + name;
       sig.inputs.push_back(InputSpec{InputSpec::Kind::Parameter, c, name, true});
       inputs.push_back(c);
       ++r_.parameters;
     }
-    for (ValueId b : state) {
+    for (ValueId b : found.state) {
       Value& v = m_.values[b];
       TensorSpec& t = v.tensor();
       std::string name = !t.fqn.empty() ? t.fqn : unique("buffer_" + std::to_string(r_.buffers));
@@ -375,8 +416,8 @@ class MethodDelowerer {
     }
     // State written in place (ExecuTorch's copy_ write-back) is a buffer mutation
     // the exported graph returns, though the .pte returns only the user's outputs.
-    for (ValueId b : state)
-      if (writtenInPlace.count(b) && std::find(m_.outputs.begin(), m_.outputs.end(), b) == m_.outputs.end())
+    for (ValueId b : found.state)
+      if (found.writtenInPlace.count(b) && std::find(m_.outputs.begin(), m_.outputs.end(), b) == m_.outputs.end())
         m_.outputs.insert(m_.outputs.begin(), b);
     for (ValueId o : m_.outputs) {
       auto it = bufferName.find(o);
@@ -385,7 +426,6 @@ class MethodDelowerer {
     }
     m_.inputs = std::move(inputs);
     m_.signature = std::move(sig);
-    // The .pte's pytree specs stay: the emitter writes them back unchanged.
   }
 
   const Method& in_;
