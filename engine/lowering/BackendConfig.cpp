@@ -15,6 +15,113 @@ Error fieldError(const std::string& file, const std::string& field, std::string 
   return Error{ErrorCode::Invalid, file, std::nullopt, "config field '" + field + "'", std::move(expected), std::move(found)};
 }
 
+/// Reads one typed field of a config object when it is there; a field of the wrong type
+/// is reported by its ExecuTorch name (`path`).
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& file) : file_(file) {}
+
+  Status boolean(const json& o, const std::string& key, bool& into, const std::string& path) const {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_boolean()) return fieldError(file_, path, "true or false", o[key].dump());
+    into = o[key].get<bool>();
+    return Ok{};
+  }
+  Status unsignedInt(const json& o, const std::string& key, uint64_t& into, const std::string& path) const {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_number_unsigned()) return fieldError(file_, path, "a positive integer", o[key].dump());
+    into = o[key].get<uint64_t>();
+    return Ok{};
+  }
+  Status text(const json& o, const std::string& key, std::string& into, const std::string& path) const {
+    if (!o.contains(key)) return Ok{};
+    if (!o[key].is_string()) return fieldError(file_, path, "a string", o[key].dump());
+    into = o[key].get<std::string>();
+    return Ok{};
+  }
+
+ private:
+  const std::string& file_;
+};
+
+/// Every top-level field must be one of ExecutorchBackendConfig's.
+Status checkKnownFields(const json& j, const std::string& file) {
+  static const char* known[] = {"memory_planning_pass", "to_out_var_pass", "dynamic_memory_planning_mode",
+                                "emit_stacktrace", "extract_delegate_segments", "segment_alignment",
+                                "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
+                                "remove_view_copy", "external_constants", "external_mutable_weights",
+                                "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
+                                "reinplace_extra_ops"};
+  for (const auto& [key, value] : j.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) return fieldError(file, key, "a field of ExecutorchBackendConfig", "an unknown field");
+  }
+  return Ok{};
+}
+
+Status readMemoryPlanning(const json& mp, const FieldReader& read, const std::string& file, MemoryPlanningConfig& c) {
+  if (!mp.is_object()) return fieldError(file, "memory_planning_pass", "an object", mp.dump());
+  if (mp.contains("algorithms")) {
+    if (!mp["algorithms"].is_array()) return fieldError(file, "memory_planning_pass.algorithms", "a list of names", mp["algorithms"].dump());
+    c.algorithms.clear();
+    for (const auto& a : mp["algorithms"]) {
+      if (!a.is_string()) return fieldError(file, "memory_planning_pass.algorithms", "names", a.dump());
+      c.algorithms.push_back(a.get<std::string>());
+    }
+  }
+  for (auto [key, into] : {std::pair{"alloc_graph_input", &c.allocGraphInput},
+                           std::pair{"alloc_graph_output", &c.allocGraphOutput},
+                           std::pair{"alloc_mutable_buffers", &c.allocMutableBuffers},
+                           std::pair{"share_mutable_buffers", &c.shareMutableBuffers}})
+    if (auto s = read.boolean(mp, key, *into, std::string("memory_planning_pass.") + key); !s) return s;
+  return read.unsignedInt(mp, "alignment", c.alignment, "memory_planning_pass.alignment");
+}
+
+/// external_constants[i]: one rule of which constants go to which .ptd file.
+Result<ConstantTagRule> readTagRule(const json& r, const std::string& path, const FieldReader& read,
+                                    const std::string& file) {
+  if (!r.is_object()) return fieldError(file, path, "a rule object", r.dump());
+  for (const auto& [key, value] : r.items())
+    if (key != "name" && key != "module" && key != "op" && key != "min_bytes" && key != "file")
+      return fieldError(file, path + "." + key, "name, module, op, min_bytes or file", "an unknown field");
+  ConstantTagRule rule;
+  if (auto s = read.text(r, "name", rule.namePattern, path + ".name"); !s) return s.error();
+  if (auto s = read.text(r, "module", rule.modulePrefix, path + ".module"); !s) return s.error();
+  if (auto s = read.text(r, "op", rule.op, path + ".op"); !s) return s.error();
+  if (auto s = read.unsignedInt(r, "min_bytes", rule.minBytes, path + ".min_bytes"); !s) return s.error();
+  if (r.contains("file") && r["file"].is_null()) rule.file.clear();
+  else if (auto s = read.text(r, "file", rule.file, path + ".file"); !s) return s.error();
+  return rule;
+}
+
+/// external_constants: true, false, or a list of rules (which makes it true).
+Status readExternalConstants(const json& e, const FieldReader& read, const std::string& file,
+                             ExecutorchBackendConfig& c) {
+  if (e.is_boolean()) {
+    c.externalConstants = e.get<bool>();
+    return Ok{};
+  }
+  if (!e.is_array()) return fieldError(file, "external_constants", "true, false or a list of rules", e.dump());
+  c.externalConstants = true;
+  for (size_t i = 0; i < e.size(); ++i) {
+    auto rule = readTagRule(e[i], "external_constants[" + std::to_string(i) + "]", read, file);
+    if (!rule) return rule.error();
+    c.externalConstantRules.push_back(std::move(rule.value()));
+  }
+  return Ok{};
+}
+
+Status readReinplaceExtraOps(const json& r, const std::string& file, std::vector<std::string>& ops) {
+  if (r.is_null()) return Ok{};
+  if (!r.is_array()) return fieldError(file, "reinplace_extra_ops", "a list of operator names", r.dump());
+  for (const auto& op : r) {
+    if (!op.is_string()) return fieldError(file, "reinplace_extra_ops", "operator names", op.dump());
+    ops.push_back(op.get<std::string>());
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Status ExecutorchBackendConfig::validate() const {
@@ -48,114 +155,39 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
   if (j.is_discarded() || !j.is_object())
     return Error{ErrorCode::Invalid, file, std::nullopt, "config", "a JSON object", "invalid JSON"};
   ExecutorchBackendConfig c;
+  if (auto s = checkKnownFields(j, file); !s) return s.error();
   // Each reader checks the type and reports the field by its ExecuTorch name.
-  auto boolean = [&](const json& o, const std::string& key, bool& into, const std::string& path) -> Status {
-    if (!o.contains(key)) return Ok{};
-    if (!o[key].is_boolean()) return fieldError(file, path, "true or false", o[key].dump());
-    into = o[key].get<bool>();
-    return Ok{};
-  };
-  auto unsignedInt = [&](const json& o, const std::string& key, uint64_t& into, const std::string& path) -> Status {
-    if (!o.contains(key)) return Ok{};
-    if (!o[key].is_number_unsigned()) return fieldError(file, path, "a positive integer", o[key].dump());
-    into = o[key].get<uint64_t>();
-    return Ok{};
-  };
-  auto text_ = [&](const json& o, const std::string& key, std::string& into, const std::string& path) -> Status {
-    if (!o.contains(key)) return Ok{};
-    if (!o[key].is_string()) return fieldError(file, path, "a string", o[key].dump());
-    into = o[key].get<std::string>();
-    return Ok{};
-  };
-  static const char* known[] = {"memory_planning_pass", "to_out_var_pass", "dynamic_memory_planning_mode",
-                                "emit_stacktrace", "extract_delegate_segments", "segment_alignment",
-                                "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
-                                "remove_view_copy", "external_constants", "external_mutable_weights",
-                                "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
-                                "reinplace_extra_ops"};
-  for (const auto& [key, value] : j.items()) {
-    bool ok = false;
-    for (const char* k : known) ok = ok || key == k;
-    if (!ok) return fieldError(file, key, "a field of ExecutorchBackendConfig", "an unknown field");
-  }
+  FieldReader read(file);
   Status s = Ok{};
-  if (j.contains("memory_planning_pass")) {
-    const json& mp = j["memory_planning_pass"];
-    if (!mp.is_object()) return fieldError(file, "memory_planning_pass", "an object", mp.dump());
-    if (mp.contains("algorithms")) {
-      if (!mp["algorithms"].is_array()) return fieldError(file, "memory_planning_pass.algorithms", "a list of names", mp["algorithms"].dump());
-      c.memoryPlanning.algorithms.clear();
-      for (const auto& a : mp["algorithms"]) {
-        if (!a.is_string()) return fieldError(file, "memory_planning_pass.algorithms", "names", a.dump());
-        c.memoryPlanning.algorithms.push_back(a.get<std::string>());
-      }
-    }
-    for (auto [key, into] : {std::pair{"alloc_graph_input", &c.memoryPlanning.allocGraphInput},
-                             std::pair{"alloc_graph_output", &c.memoryPlanning.allocGraphOutput},
-                             std::pair{"alloc_mutable_buffers", &c.memoryPlanning.allocMutableBuffers},
-                             std::pair{"share_mutable_buffers", &c.memoryPlanning.shareMutableBuffers}})
-      if (!(s = boolean(mp, key, *into, std::string("memory_planning_pass.") + key))) return s.error();
-    if (!(s = unsignedInt(mp, "alignment", c.memoryPlanning.alignment, "memory_planning_pass.alignment"))) return s.error();
-  }
+  if (j.contains("memory_planning_pass"))
+    if (!(s = readMemoryPlanning(j["memory_planning_pass"], read, file, c.memoryPlanning))) return s.error();
   if (j.contains("to_out_var_pass")) {
     const json& t = j["to_out_var_pass"];
     if (!t.is_object()) return fieldError(file, "to_out_var_pass", "an object", t.dump());
-    if (!(s = boolean(t, "ignore_to_out_var_failure", c.ignoreToOutVarFailure, "to_out_var_pass.ignore_to_out_var_failure")))
+    if (!(s = read.boolean(t, "ignore_to_out_var_failure", c.ignoreToOutVarFailure, "to_out_var_pass.ignore_to_out_var_failure")))
       return s.error();
   }
-  if (!(s = text_(j, "dynamic_memory_planning_mode", c.dynamicMemoryPlanningMode, "dynamic_memory_planning_mode"))) return s.error();
-  if (!(s = text_(j, "sym_shape_eval_pass", c.symShapeEval, "sym_shape_eval_pass"))) return s.error();
+  if (!(s = read.text(j, "dynamic_memory_planning_mode", c.dynamicMemoryPlanningMode, "dynamic_memory_planning_mode"))) return s.error();
+  if (!(s = read.text(j, "sym_shape_eval_pass", c.symShapeEval, "sym_shape_eval_pass"))) return s.error();
   for (auto [key, into] : {std::pair{"emit_stacktrace", &c.emitStacktrace}, std::pair{"extract_delegate_segments", &c.extractDelegateSegments},
                            std::pair{"remove_view_copy", &c.removeViewCopy},
                            std::pair{"external_mutable_weights", &c.externalMutableWeights},
                            std::pair{"emit_mutable_buffer_names", &c.emitMutableBufferNames},
                            std::pair{"do_quant_fusion_and_const_prop", &c.doQuantFusionAndConstProp},
                            std::pair{"run_reinplace_pass", &c.runReinplacePass}})
-    if (!(s = boolean(j, key, *into, key))) return s.error();
-  if (!(s = unsignedInt(j, "segment_alignment", c.segmentAlignment, "segment_alignment"))) return s.error();
+    if (!(s = read.boolean(j, key, *into, key))) return s.error();
+  if (!(s = read.unsignedInt(j, "segment_alignment", c.segmentAlignment, "segment_alignment"))) return s.error();
   for (auto [key, into] : {std::pair{"constant_tensor_alignment", &c.constantTensorAlignment},
                            std::pair{"delegate_alignment", &c.delegateAlignment}}) {
     if (!j.contains(key) || j[key].is_null()) continue;
     uint64_t v = 0;
-    if (!(s = unsignedInt(j, key, v, key))) return s.error();
+    if (!(s = read.unsignedInt(j, key, v, key))) return s.error();
     *into = v;
   }
-  if (j.contains("external_constants")) {
-    const json& e = j["external_constants"];
-    if (e.is_boolean()) {
-      c.externalConstants = e.get<bool>();
-    } else if (e.is_array()) {
-      c.externalConstants = true;
-      for (size_t i = 0; i < e.size(); ++i) {
-        const json& r = e[i];
-        std::string path = "external_constants[" + std::to_string(i) + "]";
-        if (!r.is_object()) return fieldError(file, path, "a rule object", r.dump());
-        for (const auto& [key, value] : r.items())
-          if (key != "name" && key != "module" && key != "op" && key != "min_bytes" && key != "file")
-            return fieldError(file, path + "." + key, "name, module, op, min_bytes or file", "an unknown field");
-        ConstantTagRule rule;
-        if (!(s = text_(r, "name", rule.namePattern, path + ".name"))) return s.error();
-        if (!(s = text_(r, "module", rule.modulePrefix, path + ".module"))) return s.error();
-        if (!(s = text_(r, "op", rule.op, path + ".op"))) return s.error();
-        if (!(s = unsignedInt(r, "min_bytes", rule.minBytes, path + ".min_bytes"))) return s.error();
-        if (r.contains("file") && r["file"].is_null()) rule.file.clear();
-        else if (!(s = text_(r, "file", rule.file, path + ".file"))) return s.error();
-        c.externalConstantRules.push_back(std::move(rule));
-      }
-    } else {
-      return fieldError(file, "external_constants", "true, false or a list of rules", e.dump());
-    }
-  }
-  if (j.contains("reinplace_extra_ops")) {
-    const json& r = j["reinplace_extra_ops"];
-    if (!r.is_null()) {
-      if (!r.is_array()) return fieldError(file, "reinplace_extra_ops", "a list of operator names", r.dump());
-      for (const auto& op : r) {
-        if (!op.is_string()) return fieldError(file, "reinplace_extra_ops", "operator names", op.dump());
-        c.reinplaceExtraOps.push_back(op.get<std::string>());
-      }
-    }
-  }
+  if (j.contains("external_constants"))
+    if (!(s = readExternalConstants(j["external_constants"], read, file, c))) return s.error();
+  if (j.contains("reinplace_extra_ops"))
+    if (!(s = readReinplaceExtraOps(j["reinplace_extra_ops"], file, c.reinplaceExtraOps))) return s.error();
   if (auto v = c.validate(); !v) {
     Error e = v.error();
     e.file = file;
