@@ -41,13 +41,8 @@ std::string pyOp(const std::string& name) {
 
 bool usesRules(const ExecutorchBackendConfig& c) { return c.externalConstants && !c.externalConstantRules.empty(); }
 
-}  // namespace
-
-std::string configToPython(const ExecutorchBackendConfig& c) {
-  const MemoryPlanningConfig& mp = c.memoryPlanning;
-  const bool rules = usesRules(c);
-  const bool hintShapes = c.symShapeEval == "hint";
-
+/// The imports the script needs.
+std::string pythonImports(const ExecutorchBackendConfig& c, bool rules, bool hintShapes) {
   std::string out;
   if (rules) out += "import fnmatch\n\n";
   if (!c.reinplaceExtraOps.empty()) out += "import torch\n";
@@ -57,47 +52,53 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
   out += "from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass\n";
   out += std::string("from executorch.exir.passes.sym_shape_eval_pass import ") +
          (hintShapes ? "HintBasedSymShapeEvalPass" : "ConstraintBasedSymShapeEvalPass") + "\n";
+  return out;
+}
 
-  if (rules) {
-    out += "\n# The studio's external_constants rules; the first that matches decides.\n";
-    out += "# (name glob, module prefix, first op reading it, min bytes, .ptd tag or None = keep in the .pte)\n";
-    out += "CONSTANT_RULES = [\n";
-    for (const ConstantTagRule& r : c.externalConstantRules)
-      out += "    (" + pyStr(r.namePattern) + ", " + pyStr(r.modulePrefix) + ", " + pyStr(r.op) + ", " +
-             std::to_string(r.minBytes) + ", " + (r.file.empty() ? std::string("None") : pyStr(tagFromFileName(r.file))) +
-             "),\n";
-    out += "]\n\n\n";
-    out += "def constant_tag_fn(edge):\n";
-    out += "    \"\"\"external_constants callable for `edge`, the EdgeProgramManager to_executorch lowers.\"\"\"\n";
-    out += "    # ExecuTorch calls it with each constant placeholder of every method; its fully\n";
-    out += "    # qualified name is in the method's graph signature, not on the node.\n";
-    out += "    fqns = {}\n";
-    out += "    for method in edge.methods:\n";
-    out += "        sig = edge.exported_program(method).graph_signature\n";
-    out += "        fqns.update({**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants})\n\n";
-    out += "    def tag(node):\n";
-    out += "        name = fqns.get(node.name, node.name)\n";
-    out += "        module = name.rpartition(\".\")[0]\n";
-    out += "        readers = [u for u in node.users if u.op == \"call_function\" and hasattr(u.target, \"name\")]\n";
-    out += "        op = readers[0].target.name() if readers else \"\"\n";
-    out += "        nbytes = node.meta[\"spec\"].nbytes()\n";
-    out += "        for pattern, prefix, rule_op, min_bytes, file in CONSTANT_RULES:\n";
-    out += "            prefix = prefix.rstrip(\".\")\n";
-    out += "            if pattern and not fnmatch.fnmatchcase(name, pattern):\n";
-    out += "                continue\n";
-    out += "            if prefix and not (module == prefix or module.startswith(prefix + \".\")):\n";
-    out += "                continue\n";
-    out += "            if rule_op and not (op == rule_op or op.startswith(rule_op + \".\") or op == \"aten::\" + rule_op):\n";
-    out += "                continue\n";
-    out += "            if nbytes >= min_bytes:\n";
-    out += "                return file\n";
-    out += "        return None\n\n";
-    out += "    return tag\n\n";
-  }
+/// The external_constants rules as a table and the tag function ExecuTorch calls with
+/// each constant placeholder.
+std::string constantTagFunction(const ExecutorchBackendConfig& c) {
+  std::string out;
+  out += "\n# The studio's external_constants rules; the first that matches decides.\n";
+  out += "# (name glob, module prefix, first op reading it, min bytes, .ptd tag or None = keep in the .pte)\n";
+  out += "CONSTANT_RULES = [\n";
+  for (const ConstantTagRule& r : c.externalConstantRules)
+    out += "    (" + pyStr(r.namePattern) + ", " + pyStr(r.modulePrefix) + ", " + pyStr(r.op) + ", " +
+           std::to_string(r.minBytes) + ", " + (r.file.empty() ? std::string("None") : pyStr(tagFromFileName(r.file))) +
+           "),\n";
+  out += "]\n\n\n";
+  out += "def constant_tag_fn(edge):\n";
+  out += "    \"\"\"external_constants callable for `edge`, the EdgeProgramManager to_executorch lowers.\"\"\"\n";
+  out += "    # ExecuTorch calls it with each constant placeholder of every method; its fully\n";
+  out += "    # qualified name is in the method's graph signature, not on the node.\n";
+  out += "    fqns = {}\n";
+  out += "    for method in edge.methods:\n";
+  out += "        sig = edge.exported_program(method).graph_signature\n";
+  out += "        fqns.update({**sig.inputs_to_parameters, **sig.inputs_to_buffers, **sig.inputs_to_lifted_tensor_constants})\n\n";
+  out += "    def tag(node):\n";
+  out += "        name = fqns.get(node.name, node.name)\n";
+  out += "        module = name.rpartition(\".\")[0]\n";
+  out += "        readers = [u for u in node.users if u.op == \"call_function\" and hasattr(u.target, \"name\")]\n";
+  out += "        op = readers[0].target.name() if readers else \"\"\n";
+  out += "        nbytes = node.meta[\"spec\"].nbytes()\n";
+  out += "        for pattern, prefix, rule_op, min_bytes, file in CONSTANT_RULES:\n";
+  out += "            prefix = prefix.rstrip(\".\")\n";
+  out += "            if pattern and not fnmatch.fnmatchcase(name, pattern):\n";
+  out += "                continue\n";
+  out += "            if prefix and not (module == prefix or module.startswith(prefix + \".\")):\n";
+  out += "                continue\n";
+  out += "            if rule_op and not (op == rule_op or op.startswith(rule_op + \".\") or op == \"aten::\" + rule_op):\n";
+  out += "                continue\n";
+  out += "            if nbytes >= min_bytes:\n";
+  out += "                return file\n";
+  out += "        return None\n\n";
+  out += "    return tag\n\n";
+  return out;
+}
 
-  out += "\n";
-  if (rules) out += "# edge: the EdgeProgramManager from to_edge(); then edge.to_executorch(config)\n";
-  out += "config = ExecutorchBackendConfig(\n";
+/// memory_planning_pass=MemoryPlanningPass(...), with a note on planners ExecuTorch lacks.
+std::string memoryPlanningPass(const MemoryPlanningConfig& mp) {
+  std::string out;
   out += "    memory_planning_pass=MemoryPlanningPass(\n";
   // ExecuTorch's suite has its greedy only; the studio's other planners have no Python spelling.
   std::vector<std::string> studioOnly;
@@ -117,6 +118,22 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
   out += std::string("        share_mutable_buffers=") + pyBool(mp.shareMutableBuffers) + ",\n";
   out += "        alignment=" + std::to_string(mp.alignment) + ",\n";
   out += "    ),\n";
+  return out;
+}
+
+}  // namespace
+
+std::string configToPython(const ExecutorchBackendConfig& c) {
+  const bool rules = usesRules(c);
+  const bool hintShapes = c.symShapeEval == "hint";
+
+  std::string out = pythonImports(c, rules, hintShapes);
+  if (rules) out += constantTagFunction(c);
+
+  out += "\n";
+  if (rules) out += "# edge: the EdgeProgramManager from to_edge(); then edge.to_executorch(config)\n";
+  out += "config = ExecutorchBackendConfig(\n";
+  out += memoryPlanningPass(c.memoryPlanning);
   out += std::string("    to_out_var_pass=ToOutVarPass(ignore_to_out_var_failure=") + pyBool(c.ignoreToOutVarFailure) + "),\n";
   out += "    dynamic_memory_planning_mode=DynamicMemoryPlanningMode.";
   // ExecuTorch's enum names the non-upper-bound mode SYMBOLIC; the studio calls it "hint".
