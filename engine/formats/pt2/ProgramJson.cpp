@@ -357,7 +357,6 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
       e.what += " (" + n.target + " argument '" + ans.value() + "')";
       return e;
     }
-    if (!id) return id.error();
     n.args.push_back(*id);
     n.argNames.push_back(ans.value());
   }
