@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/formats/OpenProgram.h"
+#include "engine/lowering/Pipeline.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
@@ -113,6 +114,39 @@ class TestGraphView : public QObject {
       v.fitToView();
       shoot(v, name + "-open");
     }
+  }
+
+  // A view that ReplaceViewCopyWithView made a window on its base has no node
+  // making it, but is still a use of its base: a dashed box fed by the base
+  // and feeding its readers (mobilenet_v2's flatten before the classifier
+  // once had neither edge, and the classifier floated beside the input).
+  void removedViewsKeepTheirEdges() {
+    Pipeline p(sample("mobilenet_v2"), ExecutorchBackendConfig{});
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    auto g = ui::GraphModel::build(m);
+    auto hasEdge = [&](int from, int to) {
+      return std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) { return e.from == from && e.to == to; });
+    };
+    int views = 0;
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      for (ValueId a : m.nodes[i].args) {
+        std::vector<ValueId> ts;
+        tensorsOf(m, a, ts);
+        for (ValueId v : ts) {
+          const TensorSpec& t = m.values[v].tensor();
+          if (t.viewOf == kNoValue) continue;
+          ++views;
+          int box = g.nodeOfValue[v];
+          QVERIFY(box >= 0);
+          QCOMPARE(g.nodes[box].kind, ui::VisualKind::View);
+          QVERIFY(g.nodeOfValue[t.viewOf] >= 0);
+          QVERIFY(hasEdge(g.nodeOfValue[t.viewOf], box));
+          QVERIFY(hasEdge(box, g.nodeOfMethodNode[i]));
+        }
+      }
+    QVERIFY(views > 0);
   }
 
   // Every method of every real program: each node gets its own box once its

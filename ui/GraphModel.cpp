@@ -161,6 +161,30 @@ GraphModel GraphModel::build(const Method& m) {
     g.edges.push_back({from, to, v, side});
   };
 
+  // A view that lowering made a window on its base's bytes (no instruction
+  // makes it) is still a use of that base: one dashed box, fed by the base.
+  auto removedView = [&](ValueId v, int group) {
+    const TensorSpec& t = m.values[v].tensor();
+    ValueId base = t.viewOf;
+    int from = g.nodeOfValue[base] >= 0 ? g.nodeOfValue[base] : placeholder(base, false);
+    GraphNode n;
+    n.kind = VisualKind::View;
+    n.value = v;
+    n.name = m.values[v].name.empty() ? "%" + std::to_string(v) : m.values[v].name;
+    n.title = "view";
+    n.subtitle = t.shapeString();
+    n.group = group;
+    g.nodes.push_back(std::move(n));
+    int me = int(g.nodes.size()) - 1;
+    g.nodeOfValue[v] = me;
+    addEdge(from, me, base);
+    return me;
+  };
+  auto isRemovedView = [&](ValueId v) {
+    const TensorSpec* t = m.values[v].tensorIf();
+    return t && t->viewOf != kNoValue && t->viewOf >= 0 && static_cast<size_t>(t->viewOf) < m.values.size();
+  };
+
   std::vector<ValueId> ins, outs;
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const Node& node = m.nodes[i];
@@ -229,7 +253,7 @@ GraphModel GraphModel::build(const Method& m) {
           addEdge(from, me, v);  // written again (an out= buffer from alloc): keep where it came from
           continue;
         }
-        if (from < 0) from = placeholder(v, false);  // constants the program embeds
+        if (from < 0) from = isRemovedView(v) ? removedView(v, g.nodes[me].group) : placeholder(v, false);  // else constants the program embeds
         addEdge(from, me, v);
       }
     }
@@ -250,7 +274,10 @@ GraphModel GraphModel::build(const Method& m) {
     ins.clear();
     tensorsOf(m, v, ins);
     bool side = !m.signature.outputs.empty() && !userOutputs.count(v);
-    for (ValueId t : ins) addEdge(g.nodeOfValue[t], outIdx, t, side);
+    for (ValueId t : ins) {
+      int from = g.nodeOfValue[t] < 0 && isRemovedView(t) ? removedView(t, -1) : g.nodeOfValue[t];
+      addEdge(from, outIdx, t, side);
+    }
   }
 
   // Flat programs (a .pte has no module stack) still need folding on big
