@@ -1,6 +1,7 @@
 #include "app/Cli.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Export.h"
+#include "engine/lowering/GraphDiff.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/formats/PtdReader.h"
@@ -84,19 +86,52 @@ const char* kUsageText =
     "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
     "  lower FILE [--config CFG.json] [--stop-after PASS] [--print-after-all |\n"
-    "        --print-after-change] [--timings] [--json]\n"
+    "        --print-after-change | --print-diff] [--timings] [--json]\n"
     "  lower --list-passes\n"
     "      Run ExecuTorch's to_executorch lowering one pass at a time on a\n"
     "      torch.export program (.pt2), or on a .pte after DelowerPtePass has\n"
     "      made it an exported graph again: each pass with its state and time, the\n"
     "      graph after the chosen passes, and the memory plan. CFG.json holds\n"
-    "      ExecutorchBackendConfig fields with ExecuTorch's names.\n"
+    "      ExecutorchBackendConfig fields with ExecuTorch's names. --print-diff\n"
+    "      prints, after each pass that changed the program, only the lines it\n"
+    "      added (+), removed (-) or changed (- then +).\n"
     "\n"
+    "  COMMAND --help  show the text of one command\n"
     "  --help     show this text\n"
     "  --version  show the version\n"
     "\n"
     "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid,\n"
     "            4 a lowering pass failed\n";
+
+/// The usage text of one command: the blocks of kUsageText that start with it.
+std::string commandUsage(const std::string& cmd) {
+  std::string text = kUsageText, out = "usage: lowering-cli " + cmd + " [OPTIONS]\n";
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find("\n\n", pos);
+    std::string block = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos + 1);
+    if (block.rfind("commands:\n", 0) == 0) block.erase(0, 10);
+    if (block.rfind("  " + cmd + " ", 0) == 0 || block.rfind("  " + cmd + "\n", 0) == 0) out += "\n" + block;
+    if (end == std::string::npos) break;
+    pos = end + 2;
+  }
+  return out;
+}
+
+/// The lines of `after` that differ from `before`, as a diff of their text:
+/// removed nodes (-), added ones (+), changed ones (- old, + new).
+void printMethodDiff(const Method& before, const Method& after, std::ostream& out) {
+  MethodDiff d = diffMethods(before, after);
+  out << "method " << after.name << ": " << d.added << " added, " << d.removed.size() << " removed, " << d.modified
+      << " changed\n";
+  for (int r : d.removed) out << "  - " << nodeLine(before, size_t(r)) << "\n";
+  for (size_t i = 0; i < after.nodes.size(); ++i) {
+    if (d.after[i] == MethodDiff::Mark::Same) continue;
+    if (d.after[i] == MethodDiff::Mark::Modified && d.matchOf[i] >= 0)
+      out << "  - " << nodeLine(before, size_t(d.matchOf[i])) << "\n";
+    out << "  + " << nodeLine(after, i) << "\n";
+  }
+}
 
 /// True when `path` starts like a .ptd (identifier FT01 at byte 4).
 bool isDataFile(const std::string& path) {
@@ -410,7 +445,7 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, configPath, stopAfter;
-  bool all = false, changed = false, timings = false, json = false;
+  bool all = false, changed = false, diff = false, timings = false, json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--list-passes") {
@@ -422,6 +457,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     else if (a == "--stop-after") ok = i + 1 < args.size() && !(stopAfter = args[++i]).empty();
     else if (a == "--print-after-all") all = true;
     else if (a == "--print-after-change") changed = true;
+    else if (a == "--print-diff") diff = true;
     else if (a == "--timings") timings = true;
     else if (a == "--json") json = true;
     else if (!a.empty() && a[0] == '-') ok = false;
@@ -449,6 +485,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   }
   nlohmann::json passes = nlohmann::json::array();
   while (!pipeline.atEnd()) {
+    std::shared_ptr<const Program> before = pipeline.current();
     bool ok = pipeline.step();
     const PassRecord& r = pipeline.records()[pipeline.position() - 1];
     nlohmann::json diags = nlohmann::json::array();
@@ -461,6 +498,13 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
       for (const auto& d : r.diagnostics) out << "    " << d.message << "\n";
       if (r.after && (all || (changed && r.state == PassRecord::State::Changed)))
         for (const Method& m : r.after->methods) out << graphText(m);
+      else if (r.after && diff && r.state == PassRecord::State::Changed) {
+        for (size_t k = 0; k < r.after->methods.size(); ++k) {
+          const Method* was = before ? before->method(r.after->methods[k].name) : nullptr;
+          if (was) printMethodDiff(*was, r.after->methods[k], out);
+          else out << graphText(r.after->methods[k]);
+        }
+      }
     }
     if (!ok && pipeline.failed()) {
       if (json) out << jsonText({{"file", file}, {"passes", passes}, {"failed", r.name}}) << "\n";
@@ -556,6 +600,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kOk;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
+  const bool known = cmd == "inspect" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
+                     cmd == "config";
+  if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
+    out << commandUsage(cmd);
+    return kOk;
+  }
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);

@@ -44,6 +44,68 @@ class TestCli : public QObject {
     QVERIFY(runCli({"--version"}).out.rfind("lowering-cli ", 0) == 0);
   }
 
+  // Every command answers --help with its own text (it once said "bad argument near '--help'").
+  void everyCommandTakesHelp() {
+    for (const char* cmd : {"inspect", "plan", "export", "config", "sample", "lower"}) {
+      Run r = runCli({cmd, "--help"});
+      QCOMPARE(r.code, 0);
+      QVERIFY2(r.out.find(std::string("  ") + cmd + " ") != std::string::npos, cmd);
+      QVERIFY2(r.out.find("  inspect FILE") == std::string::npos || std::string(cmd) == "inspect", cmd);
+      QCOMPARE(runCli({cmd, "x.pte", "-h"}).code, 0);
+    }
+  }
+
+  // lower --print-diff: after a changed pass, only what changed; the text
+  // defines every name it uses (views lowering made windows on their base
+  // are printed where they are first read), and an out call shows its out once.
+  void lowerPrintsDiffsAndDefinesEveryName() {
+    QTemporaryDir dir;
+    std::string pt2 = (dir.path() + "/mv2.pt2").toStdString();
+    QCOMPARE(runCli({"sample", "mobilenet_v2", "-o", pt2}).code, 0);
+    Run d = runCli({"lower", pt2, "--print-diff"});
+    QCOMPARE(d.code, 0);
+    QVERIFY(d.out.find("method forward: ") != std::string::npos);
+    QVERIFY(d.out.find("\n  + %") != std::string::npos);
+    QVERIFY(d.out.find("\n  - %") != std::string::npos);
+    QVERIFY(d.out.find("\n  %") == std::string::npos);  // no whole graph
+    Run all = runCli({"lower", pt2, "--print-after-all"});
+    QCOMPARE(all.code, 0);
+    std::string last = all.out.substr(all.out.rfind("method forward("));
+    last = last.substr(0, last.find("  return ("));
+    std::istringstream lines(last);
+    std::set<std::string> defined;
+    std::string line;
+    size_t views = 0, checked = 0;
+    auto names = [](const std::string& text) {
+      std::vector<std::string> out;
+      for (size_t p = text.find('%'); p != std::string::npos; p = text.find('%', p + 1)) {
+        size_t e = p + 1;
+        while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_' || text[e] == '.')) ++e;
+        out.push_back(text.substr(p, e - p));
+      }
+      return out;
+    };
+    while (std::getline(lines, line)) {
+      size_t eq = line.find(" = ");
+      if (line.rfind("method ", 0) == 0) {
+        for (const auto& n : names(line)) defined.insert(n);
+        continue;
+      }
+      std::string lhs = eq == std::string::npos ? "" : line.substr(0, eq), rhs = eq == std::string::npos ? line : line.substr(eq);
+      for (const auto& n : names(lhs)) defined.insert(n);
+      for (const auto& n : names(rhs)) {
+        ++checked;
+        QVERIFY2(defined.count(n), (n + " is used before it is defined in: " + line).c_str());
+      }
+      views += rhs.rfind(" = view(%", 0) == 0;
+      QVERIFY2(line.find(", %") == std::string::npos || line.find("out=") == std::string::npos ||
+                   line.find("out=" + names(lhs).at(0) + ", " + names(lhs).at(0)) == std::string::npos,
+               line.c_str());
+    }
+    QVERIFY(checked > 100);
+    QVERIFY(views > 0);  // mobilenet_v2's flatten is a removed view
+  }
+
   void unreadableFiles() {
     Run r = runCli({"inspect", "/nonexistent/model.pte"});
     QCOMPARE(r.code, 3);

@@ -1,5 +1,6 @@
 #include "engine/lowering/GraphText.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "engine/inspect/Inspect.h"
@@ -44,6 +45,29 @@ std::string spec(const TensorSpec& t) {
   return s;
 }
 
+void tensorsIn(const Method& m, ValueId v, std::vector<ValueId>& out) {
+  if (v < 0 || static_cast<size_t>(v) >= m.values.size()) return;
+  const Value& x = m.values[v];
+  if (x.isTensor()) out.push_back(v);
+  else if (auto* l = std::get_if<TensorList>(&x.payload))
+    for (ValueId i : l->items) tensorsIn(m, i, out);
+  else if (auto* o = std::get_if<OptionalTensorList>(&x.payload))
+    for (ValueId i : o->items) tensorsIn(m, i, out);
+}
+
+/// A view lowering made a window on its base (no node makes it) is printed
+/// where it is first read, so that every name the text uses is defined.
+void printViewsReadBy(const Method& m, const std::vector<ValueId>& read, std::vector<char>& printed, std::ostream& o) {
+  std::vector<ValueId> tensors;
+  for (ValueId a : read) tensorsIn(m, a, tensors);
+  for (ValueId v : tensors) {
+    const TensorSpec& t = m.values[v].tensor();
+    if (t.viewOf == kNoValue || printed[v]) continue;
+    printed[v] = 1;
+    o << "  " << valueRef(m, v) << ": " << spec(t) << " = view(" << valueRef(m, t.viewOf) << ")\n";
+  }
+}
+
 }  // namespace
 
 std::string nodeLine(const Method& m, size_t index) {
@@ -56,9 +80,22 @@ std::string nodeLine(const Method& m, size_t index) {
   }
   if (!n.outputs.empty()) o << " = ";
   if (n.kind == NodeKind::Kernel && n.op >= 0) o << m.operators[n.op].fullName();
+  else if (n.kind == NodeKind::Delegate && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
+    o << nodeKindName(n.kind) << " " << m.delegates[n.delegate].backendId;
   else o << nodeKindName(n.kind);
+  // The emitter's return argument repeats an out variant's outs (out=%5, %5):
+  // shown once.
+  size_t shown = n.args.size();
+  if (n.kind == NodeKind::Kernel && !n.argNames.empty() && n.args.size() == n.argNames.size() + 1) {
+    std::vector<ValueId> ret, named;
+    tensorsIn(m, n.args.back(), ret);
+    for (size_t i = 0; i + 1 < n.args.size(); ++i) tensorsIn(m, n.args[i], named);
+    bool repeats = !ret.empty();
+    for (ValueId v : ret) repeats = repeats && std::find(named.begin(), named.end(), v) != named.end();
+    if (repeats) shown = n.args.size() - 1;
+  }
   o << "(";
-  for (size_t i = 0; i < n.args.size(); ++i) {
+  for (size_t i = 0; i < shown; ++i) {
     o << (i ? ", " : "");
     if (i < n.argNames.size() && !n.argNames[i].empty()) o << n.argNames[i] << "=";
     o << valueRef(m, n.args[i]);
@@ -76,7 +113,19 @@ std::string graphText(const Method& m) {
     if (auto* t = m.values[v].tensorIf()) o << ": " << spec(*t);
   }
   o << ")\n";
-  for (size_t i = 0; i < m.nodes.size(); ++i) o << "  " << nodeLine(m, i) << "\n";
+  std::vector<char> printed(m.values.size(), 0);  // defined already: inputs, results of nodes
+  for (ValueId v : m.inputs)
+    if (v >= 0 && static_cast<size_t>(v) < printed.size()) printed[v] = 1;
+  for (const Node& n : m.nodes) {
+    std::vector<ValueId> made;
+    for (ValueId v : n.outputs) tensorsIn(m, v, made);
+    for (ValueId v : made) printed[v] = 1;
+  }
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    printViewsReadBy(m, m.nodes[i].args, printed, o);
+    o << "  " << nodeLine(m, i) << "\n";
+  }
+  printViewsReadBy(m, m.outputs, printed, o);
   o << "  return (";
   for (size_t i = 0; i < m.outputs.size(); ++i) o << (i ? ", " : "") << valueRef(m, m.outputs[i]);
   o << ")\n";
