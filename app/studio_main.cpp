@@ -13,6 +13,7 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
+#include <cstring>
 
 #include "engine/lowering/BackendConfig.h"
 #include "ui/ConfigEditor.h"
@@ -41,6 +42,10 @@ bool settle(lstudio::ui::MainWindow& w, int timeoutMs) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A screenshot renders offscreen: it needs no display, whatever the session has.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--screenshot", 12) == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+      qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setOrganizationName("LoweringStudio");
   QApplication::setApplicationName("Lowering Studio");
@@ -82,6 +87,10 @@ int main(int argc, char** argv) {
     w.applyConfig(c.value());
   }
   if (parser.isSet(compare)) w.setCompare(true);
+  QString loadError;  // why the file did not open, for the screenshot's message
+  QObject::connect(&w, &lstudio::ui::MainWindow::loadFinished, [&](bool ok, const QString& error) {
+    if (!ok) loadError = error;
+  });
   QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
   if (!file.isEmpty()) w.openFile(file);
   if (!shot) {
@@ -99,7 +108,9 @@ int main(int argc, char** argv) {
 
   // Screenshot mode: every step waits for the window to settle.
   if (file.isEmpty() || !settle(w, 120000) || !w.current()) {
-    std::fprintf(stderr, "lowering-studio: could not open '%s' for the screenshot\n", qPrintable(file));
+    if (file.isEmpty()) std::fprintf(stderr, "lowering-studio: --screenshot needs a file to open\n");
+    else if (!loadError.isEmpty()) std::fprintf(stderr, "lowering-studio: %s\n", qPrintable(loadError));
+    else std::fprintf(stderr, "lowering-studio: could not open '%s' for the screenshot\n", qPrintable(file));
     return 2;
   }
   if (parser.isSet(runTo)) {

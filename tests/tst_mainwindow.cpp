@@ -548,6 +548,28 @@ class TestMainWindow : public QObject {
     QVERIFY(studio.waitForFinished(120000));
     QCOMPARE(studio.exitCode(), 2);
     QVERIFY(studio.readAll().contains("no pass named 'NoSuchPass'"));
+    // Without a display and without QT_QPA_PLATFORM it still renders
+    // offscreen (it aborted with rc 134); a bad file says why.
+    env.remove("QT_QPA_PLATFORM");
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    studio.setProcessEnvironment(env);
+    QFile::remove(png);
+    studio.start(LSTUDIO_STUDIO, {pt2, "--screenshot", png});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(studio.exitCode(), 0);
+    QVERIFY(QFile::exists(png));
+    QString bad = dir.filePath("bad.pte");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a program");
+    f.close();
+    studio.start(LSTUDIO_STUDIO, {bad, "--screenshot", png});
+    QVERIFY(studio.waitForFinished(120000));
+    QCOMPARE(studio.exitCode(), 2);
+    QByteArray said = studio.readAll();
+    QVERIFY2(said.contains("bad.pte") && said.contains("expected \"ET12\""), said.constData());
   }
 };
 
