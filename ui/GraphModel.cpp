@@ -60,6 +60,360 @@ std::string shapeOf(const Method& m, const std::vector<ValueId>& outs) {
   return s;
 }
 
+// Builds the boxes and edges of one method in execution order: the method's
+// inputs first, then each node with the placeholders and removed views its
+// arguments need, then the outputs marker.
+class BoxBuilder {
+ public:
+  BoxBuilder(const Method& m, GraphModel& g) : m_(m), g_(g) {
+    g_.nodeOfValue.assign(m_.values.size(), -1);
+    g_.nodeOfMethodNode.assign(m_.nodes.size(), -1);
+    for (const InputSpec& in : m_.signature.inputs) specOf_[in.value] = &in;
+  }
+
+  void addInputs() {
+    for (ValueId v : m_.inputs)
+      if (v >= 0 && static_cast<size_t>(v) < m_.values.size() && g_.nodeOfValue[v] < 0) placeholder(v, true);
+  }
+
+  void addNodes() {
+    for (size_t i = 0; i < m_.nodes.size(); ++i) addNode(i);
+  }
+
+  void addOutputsMarker();
+
+ private:
+  int groupFor(const std::vector<ModuleFrame>& stack);
+  int placeholder(ValueId v, bool isInput);
+  void placeholderKind(ValueId v, bool isInput, GraphNode& n) const;
+  void addEdge(int from, int to, ValueId v, bool side = false) {
+    if (from < 0 || to < 0 || from == to || !seen_.insert({from, to}).second) return;
+    g_.edges.push_back({from, to, v, side});
+  }
+  int removedView(ValueId v, int group);
+  bool isRemovedView(ValueId v) const {
+    const TensorSpec* t = m_.values[v].tensorIf();
+    return t && t->viewOf != kNoValue && t->viewOf >= 0 && static_cast<size_t>(t->viewOf) < m_.values.size();
+  }
+  void addNode(size_t i);
+  void describeNode(const Node& node, const std::vector<ValueId>& written, GraphNode& n) const;
+  int delegateGroup(const Node& node, const GraphNode& n);
+  void connectArguments(const Node& node, int me, const std::vector<ValueId>& written);
+
+  const Method& m_;
+  GraphModel& g_;
+  std::map<std::string, int> groupOfPath_;  ///< "/layers.3/layers.3.attention" -> group
+  std::unordered_map<ValueId, const InputSpec*> specOf_;
+  std::set<std::pair<int, int>> seen_;  ///< one edge per pair of boxes
+};
+
+// Groups from a node's module stack: one per module path, nested as the stack nests.
+int BoxBuilder::groupFor(const std::vector<ModuleFrame>& stack) {
+  int parent = -1;
+  std::string key;
+  for (const ModuleFrame& f : stack) {
+    if (f.path.empty()) continue;  // the root module wraps everything
+    key += "/" + f.path;
+    auto it = groupOfPath_.find(key);
+    if (it == groupOfPath_.end()) {
+      GraphGroup grp;
+      grp.path = f.path;
+      grp.type = shortType(f.type);
+      grp.parent = parent;
+      g_.groups.push_back(grp);
+      it = groupOfPath_.emplace(key, int(g_.groups.size()) - 1).first;
+    }
+    parent = it->second;
+  }
+  return parent;
+}
+
+// A placeholder's kind and title: from the export signature or (for .pte
+// programs, which have none) from where the bytes live.
+void BoxBuilder::placeholderKind(ValueId v, bool isInput, GraphNode& n) const {
+  auto it = specOf_.find(v);
+  const TensorSpec* t = m_.values[v].tensorIf();
+  if (it != specOf_.end()) {
+    switch (it->second->kind) {
+      case InputSpec::Kind::Parameter:
+      case InputSpec::Kind::Buffer: n.kind = VisualKind::Parameter; break;
+      case InputSpec::Kind::ConstantTensor: n.kind = VisualKind::Constant; break;
+      default: n.kind = VisualKind::Input;
+    }
+    if (!it->second->target.empty()) n.title = it->second->target;
+  } else if (t) {
+    switch (t->storage()) {
+      case TensorStorage::Constant:
+      case TensorStorage::External: n.kind = VisualKind::Constant; break;
+      case TensorStorage::Mutable: n.kind = VisualKind::Parameter; break;
+      default: n.kind = isInput ? VisualKind::Input : VisualKind::Constant;
+    }
+    if (!t->fqn.empty()) n.title = t->fqn;
+  } else {
+    n.kind = VisualKind::Input;
+  }
+}
+
+// A box for a value no node produces: a method input, a weight or a constant the program embeds.
+int BoxBuilder::placeholder(ValueId v, bool isInput) {
+  GraphNode n;
+  n.value = v;
+  const Value& x = m_.values[v];
+  n.name = x.name.empty() ? "%" + std::to_string(v) : x.name;
+  n.title = n.name;
+  placeholderKind(v, isInput, n);
+  if (const TensorSpec* t = x.tensorIf()) n.subtitle = t->shapeString();
+  g_.nodes.push_back(std::move(n));
+  g_.nodeOfValue[v] = int(g_.nodes.size()) - 1;
+  return int(g_.nodes.size()) - 1;
+}
+
+// A view that lowering made a window on its base's bytes (no instruction
+// makes it) is still a use of that base: one dashed box, fed by the base.
+int BoxBuilder::removedView(ValueId v, int group) {
+  const TensorSpec& t = m_.values[v].tensor();
+  ValueId base = t.viewOf;
+  int from = g_.nodeOfValue[base] >= 0 ? g_.nodeOfValue[base] : placeholder(base, false);
+  GraphNode n;
+  n.kind = VisualKind::View;
+  n.value = v;
+  n.name = m_.values[v].name.empty() ? "%" + std::to_string(v) : m_.values[v].name;
+  n.title = "view";
+  n.subtitle = t.shapeString();
+  n.group = group;
+  g_.nodes.push_back(std::move(n));
+  int me = int(g_.nodes.size()) - 1;
+  g_.nodeOfValue[v] = me;
+  addEdge(from, me, base);
+  return me;
+}
+
+// What a node writes. .pte kernels whose outputs could not be told: the last
+// argument is the return; a move writes its second argument.
+std::vector<ValueId> writtenBy(const Node& node) {
+  std::vector<ValueId> written = node.outputs;
+  if (written.empty() && node.kind == NodeKind::Kernel && !node.args.empty()) written.push_back(node.args.back());
+  if (node.kind == NodeKind::Move && node.args.size() > 1) written = {node.args[1]};
+  return written;
+}
+
+// A node box's title and kind from what it runs: kernels by their operator
+// (or by writing a view), delegates by their backend.
+void BoxBuilder::describeNode(const Node& node, const std::vector<ValueId>& written, GraphNode& n) const {
+  switch (node.kind) {
+    case NodeKind::Kernel: {
+      OperatorRef ref = node.op >= 0 && static_cast<size_t>(node.op) < m_.operators.size()
+                            ? m_.operators[node.op]
+                            : operatorFromTarget(node.target);
+      std::string op = baseName(ref.name);
+      n.title = ref.overload.empty() || ref.overload == "default" ? op : op + "." + ref.overload;
+      bool viewResult = false;
+      std::vector<ValueId> outs;
+      for (ValueId v : written) tensorsOf(m_, v, outs);
+      for (ValueId v : outs) viewResult |= m_.values[v].tensor().viewOf != kNoValue;
+      n.kind = isViewOp(op) || viewResult ? VisualKind::View
+               : isMemoryOp(op)           ? VisualKind::Memory
+                                          : VisualKind::Compute;
+      break;
+    }
+    case NodeKind::Delegate: {
+      n.kind = VisualKind::Delegate;
+      const Delegate* d = node.delegate >= 0 && static_cast<size_t>(node.delegate) < m_.delegates.size()
+                              ? &m_.delegates[node.delegate]
+                              : nullptr;
+      n.title = "delegate " + (d ? d->backendId : std::string("?"));
+      break;
+    }
+    case NodeKind::Move: n.kind = VisualKind::Memory; n.title = "move"; break;
+    case NodeKind::Free: n.kind = VisualKind::Memory; n.title = "free"; break;
+    case NodeKind::JumpFalse: n.kind = VisualKind::Memory; n.title = "jump_false"; break;
+  }
+}
+
+// A delegate call gets a group of its own inside its module's, named by its backend.
+int BoxBuilder::delegateGroup(const Node& node, const GraphNode& n) {
+  GraphGroup d;
+  d.path = "delegate " + std::to_string(node.delegate);
+  d.type = n.title.substr(9);
+  d.parent = n.group;
+  d.delegate = true;
+  g_.groups.push_back(d);
+  return int(g_.groups.size()) - 1;
+}
+
+void BoxBuilder::addNode(size_t i) {
+  const Node& node = m_.nodes[i];
+  GraphNode n;
+  n.node = int(i);
+  n.name = node.name;
+  n.target = node.target;
+  const std::vector<ValueId> written = writtenBy(node);
+  describeNode(node, written, n);
+  n.subtitle = shapeOf(m_, written);
+  n.group = groupFor(node.meta.moduleStack);
+  if (node.kind == NodeKind::Delegate) n.group = delegateGroup(node, n);
+  g_.nodes.push_back(std::move(n));
+  int me = int(g_.nodes.size()) - 1;
+  g_.nodeOfMethodNode[i] = me;
+  connectArguments(node, me, written);
+}
+
+// Edges from the producers of a node's tensor arguments; arguments nothing
+// produced yet get a placeholder (constants the program embeds) or a removed view.
+void BoxBuilder::connectArguments(const Node& node, int me, const std::vector<ValueId>& written) {
+  std::set<ValueId> writes;
+  std::vector<ValueId> outs, ins;
+  for (ValueId v : written) tensorsOf(m_, v, outs);
+  writes.insert(outs.begin(), outs.end());
+  for (ValueId a : node.args) {
+    ins.clear();
+    tensorsOf(m_, a, ins);
+    for (ValueId v : ins) {
+      int from = g_.nodeOfValue[v];
+      if (writes.count(v)) {
+        addEdge(from, me, v);  // written again (an out= buffer from alloc): keep where it came from
+        continue;
+      }
+      if (from < 0) from = isRemovedView(v) ? removedView(v, g_.nodes[me].group) : placeholder(v, false);
+      addEdge(from, me, v);
+    }
+  }
+  for (ValueId v : writes) g_.nodeOfValue[v] = me;
+}
+
+// One marker for the method's outputs; mutated buffers it returns besides the
+// user outputs come in on side-effect edges.
+void BoxBuilder::addOutputsMarker() {
+  GraphNode out;
+  out.kind = VisualKind::Output;
+  out.title = "output";
+  out.name = "output";
+  out.subtitle = std::to_string(m_.outputs.size()) + (m_.outputs.size() == 1 ? " value" : " values");
+  g_.nodes.push_back(out);
+  int outIdx = int(g_.nodes.size()) - 1;
+  std::set<ValueId> userOutputs;
+  for (const OutputSpec& o : m_.signature.outputs)
+    if (o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss) userOutputs.insert(o.value);
+  std::vector<ValueId> ins;
+  for (ValueId v : m_.outputs) {
+    ins.clear();
+    tensorsOf(m_, v, ins);
+    bool side = !m_.signature.outputs.empty() && !userOutputs.count(v);
+    for (ValueId t : ins) {
+      int from = g_.nodeOfValue[t] < 0 && isRemovedView(t) ? removedView(t, -1) : g_.nodeOfValue[t];
+      addEdge(from, outIdx, t, side);
+    }
+  }
+}
+
+// Groups reordered so that parents precede children, node groups renumbered.
+void putParentsFirst(GraphModel& g) {
+  std::vector<int> order;
+  std::vector<std::vector<int>> kids(g.groups.size());
+  for (size_t i = 0; i < g.groups.size(); ++i)
+    if (g.groups[i].parent >= 0) kids[g.groups[i].parent].push_back(int(i));
+  for (size_t i = 0; i < g.groups.size(); ++i)
+    if (g.groups[i].parent < 0) {
+      order.push_back(int(i));
+      for (size_t k = order.size() - 1; k < order.size(); ++k)
+        for (int c : kids[order[k]]) order.push_back(c);
+    }
+  std::vector<int> newIndex(g.groups.size());
+  for (size_t i = 0; i < order.size(); ++i) newIndex[order[i]] = int(i);
+  std::vector<GraphGroup> sorted(g.groups.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    sorted[i] = g.groups[order[i]];
+    if (sorted[i].parent >= 0) sorted[i].parent = newIndex[sorted[i].parent];
+  }
+  g.groups = std::move(sorted);
+  for (GraphNode& n : g.nodes)
+    if (n.group >= 0) n.group = newIndex[n.group];
+}
+
+// Flat programs (a .pte has no module stack) still need folding on big
+// graphs: runs of consecutive top-level nodes become synthetic groups.
+void foldIntoExecutionChunks(GraphModel& g, const Method& m) {
+  constexpr size_t kChunk = 150;
+  size_t topLevel = 0;
+  for (const GraphNode& n : g.nodes) topLevel += n.node >= 0 && n.group < 0;
+  if (topLevel <= 2 * kChunk) return;
+  int current = -1;
+  size_t inChunk = 0;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
+    bool top = n.group < 0 || (g.groups[n.group].delegate && g.groups[n.group].parent < 0);
+    if (!top) continue;
+    if (current < 0 || inChunk == kChunk) {
+      GraphGroup c;
+      c.path = "nodes " + std::to_string(i);
+      c.type = "execution order";
+      g.groups.push_back(c);
+      current = int(g.groups.size()) - 1;
+      inChunk = 0;
+    }
+    if (n.group < 0) n.group = current;
+    else g.groups[n.group].parent = current;  // a delegate's group moves in whole
+    ++inChunk;
+  }
+  putParentsFirst(g);  // the chunks came last
+}
+
+bool isWeight(const GraphNode& n) {
+  return n.node < 0 && (n.kind == VisualKind::Parameter || n.kind == VisualKind::Constant);
+}
+
+// Weights and constants live with their users: the innermost group that
+// holds every consumer, so a collapsed layer carries its own parameters.
+void placeWeightsWithUsers(GraphModel& g, const std::vector<std::vector<int>>& consumers) {
+  auto chain = [&](int grp) {
+    std::vector<int> c;
+    for (; grp >= 0; grp = g.groups[grp].parent) c.push_back(grp);
+    std::reverse(c.begin(), c.end());
+    return c;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[i];
+    if (!isWeight(n) || consumers[i].empty()) continue;
+    std::vector<int> common = chain(g.nodes[consumers[i][0]].group);
+    for (size_t k = 1; k < consumers[i].size() && !common.empty(); ++k) {
+      std::vector<int> other = chain(g.nodes[consumers[i][k]].group);
+      size_t j = 0;
+      while (j < common.size() && j < other.size() && common[j] == other[j]) ++j;
+      common.resize(j);
+    }
+    n.group = common.empty() ? -1 : common.back();
+  }
+}
+
+// Unused weights (BatchNorm's num_batches_tracked) go to the module their name says.
+void placeUnusedWeightsByName(GraphModel& g, const std::vector<std::vector<int>>& consumers) {
+  std::map<std::string, int> byPath;
+  for (size_t i = 0; i < g.groups.size(); ++i) byPath.emplace(g.groups[i].path, int(i));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[i];
+    if (!isWeight(n) || !consumers[i].empty()) continue;
+    for (size_t dot = n.title.rfind('.'); dot != std::string::npos && dot > 0; dot = n.title.rfind('.', dot - 1)) {
+      auto it = byPath.find(n.title.substr(0, dot));
+      if (it != byPath.end()) {
+        n.group = it->second;
+        break;
+      }
+    }
+  }
+}
+
+void placeWeights(GraphModel& g) {
+  std::vector<std::vector<int>> consumers(g.nodes.size());
+  for (const GraphEdge& e : g.edges) consumers[e.from].push_back(e.to);
+  placeWeightsWithUsers(g, consumers);
+  placeUnusedWeightsByName(g, consumers);
+}
+
+void countNodesPerGroup(GraphModel& g) {
+  for (const GraphNode& n : g.nodes)
+    for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ++g.groups[grp].nodeCount;
+}
+
 }  // namespace
 
 const char* visualKindName(VisualKind k) {
@@ -92,281 +446,13 @@ std::string GraphGroup::label() const {
 
 GraphModel GraphModel::build(const Method& m) {
   GraphModel g;
-  g.nodeOfValue.assign(m.values.size(), -1);
-  g.nodeOfMethodNode.assign(m.nodes.size(), -1);
-  std::map<std::string, int> groupOfPath;
-
-  auto groupFor = [&](const std::vector<ModuleFrame>& stack) {
-    int parent = -1;
-    std::string key;
-    for (const ModuleFrame& f : stack) {
-      if (f.path.empty()) continue;  // the root module wraps everything
-      key += "/" + f.path;
-      auto it = groupOfPath.find(key);
-      if (it == groupOfPath.end()) {
-        GraphGroup grp;
-        grp.path = f.path;
-        grp.type = shortType(f.type);
-        grp.parent = parent;
-        g.groups.push_back(grp);
-        it = groupOfPath.emplace(key, int(g.groups.size()) - 1).first;
-      }
-      parent = it->second;
-    }
-    return parent;
-  };
-
-  // Placeholders for the method inputs, kinds from the export signature or
-  // (for .pte programs, which have none) from where the bytes live.
-  std::unordered_map<ValueId, const InputSpec*> specOf;
-  for (const InputSpec& in : m.signature.inputs) specOf[in.value] = &in;
-  auto placeholder = [&](ValueId v, bool isInput) {
-    GraphNode n;
-    n.value = v;
-    const Value& x = m.values[v];
-    n.name = x.name.empty() ? "%" + std::to_string(v) : x.name;
-    n.title = n.name;
-    auto it = specOf.find(v);
-    const TensorSpec* t = x.tensorIf();
-    if (it != specOf.end()) {
-      switch (it->second->kind) {
-        case InputSpec::Kind::Parameter:
-        case InputSpec::Kind::Buffer: n.kind = VisualKind::Parameter; break;
-        case InputSpec::Kind::ConstantTensor: n.kind = VisualKind::Constant; break;
-        default: n.kind = VisualKind::Input;
-      }
-      if (!it->second->target.empty()) n.title = it->second->target;
-    } else if (t) {
-      switch (t->storage()) {
-        case TensorStorage::Constant:
-        case TensorStorage::External: n.kind = VisualKind::Constant; break;
-        case TensorStorage::Mutable: n.kind = VisualKind::Parameter; break;
-        default: n.kind = isInput ? VisualKind::Input : VisualKind::Constant;
-      }
-      if (!t->fqn.empty()) n.title = t->fqn;
-    } else {
-      n.kind = VisualKind::Input;
-    }
-    if (t) n.subtitle = t->shapeString();
-    g.nodes.push_back(std::move(n));
-    g.nodeOfValue[v] = int(g.nodes.size()) - 1;
-    return int(g.nodes.size()) - 1;
-  };
-  for (ValueId v : m.inputs)
-    if (v >= 0 && static_cast<size_t>(v) < m.values.size() && g.nodeOfValue[v] < 0) placeholder(v, true);
-
-  std::set<std::pair<int, int>> seen;
-  auto addEdge = [&](int from, int to, ValueId v, bool side = false) {
-    if (from < 0 || to < 0 || from == to || !seen.insert({from, to}).second) return;
-    g.edges.push_back({from, to, v, side});
-  };
-
-  // A view that lowering made a window on its base's bytes (no instruction
-  // makes it) is still a use of that base: one dashed box, fed by the base.
-  auto removedView = [&](ValueId v, int group) {
-    const TensorSpec& t = m.values[v].tensor();
-    ValueId base = t.viewOf;
-    int from = g.nodeOfValue[base] >= 0 ? g.nodeOfValue[base] : placeholder(base, false);
-    GraphNode n;
-    n.kind = VisualKind::View;
-    n.value = v;
-    n.name = m.values[v].name.empty() ? "%" + std::to_string(v) : m.values[v].name;
-    n.title = "view";
-    n.subtitle = t.shapeString();
-    n.group = group;
-    g.nodes.push_back(std::move(n));
-    int me = int(g.nodes.size()) - 1;
-    g.nodeOfValue[v] = me;
-    addEdge(from, me, base);
-    return me;
-  };
-  auto isRemovedView = [&](ValueId v) {
-    const TensorSpec* t = m.values[v].tensorIf();
-    return t && t->viewOf != kNoValue && t->viewOf >= 0 && static_cast<size_t>(t->viewOf) < m.values.size();
-  };
-
-  std::vector<ValueId> ins, outs;
-  for (size_t i = 0; i < m.nodes.size(); ++i) {
-    const Node& node = m.nodes[i];
-    GraphNode n;
-    n.node = int(i);
-    n.name = node.name;
-    n.target = node.target;
-    std::vector<ValueId> written = node.outputs;
-    // .pte kernels whose outputs could not be told: the last argument is the return.
-    if (written.empty() && node.kind == NodeKind::Kernel && !node.args.empty()) written.push_back(node.args.back());
-    if (node.kind == NodeKind::Move && node.args.size() > 1) written = {node.args[1]};
-    std::string op;
-    switch (node.kind) {
-      case NodeKind::Kernel: {
-        OperatorRef ref = node.op >= 0 && static_cast<size_t>(node.op) < m.operators.size()
-                              ? m.operators[node.op]
-                              : operatorFromTarget(node.target);
-        op = baseName(ref.name);
-        n.title = ref.overload.empty() || ref.overload == "default" ? op : op + "." + ref.overload;
-        bool viewResult = false;
-        outs.clear();
-        for (ValueId v : written) tensorsOf(m, v, outs);
-        for (ValueId v : outs) viewResult |= m.values[v].tensor().viewOf != kNoValue;
-        n.kind = isViewOp(op) || viewResult ? VisualKind::View
-                 : isMemoryOp(op)           ? VisualKind::Memory
-                                            : VisualKind::Compute;
-        break;
-      }
-      case NodeKind::Delegate: {
-        n.kind = VisualKind::Delegate;
-        const Delegate* d = node.delegate >= 0 && static_cast<size_t>(node.delegate) < m.delegates.size()
-                                ? &m.delegates[node.delegate]
-                                : nullptr;
-        n.title = "delegate " + (d ? d->backendId : std::string("?"));
-        break;
-      }
-      case NodeKind::Move: n.kind = VisualKind::Memory; n.title = "move"; break;
-      case NodeKind::Free: n.kind = VisualKind::Memory; n.title = "free"; break;
-      case NodeKind::JumpFalse: n.kind = VisualKind::Memory; n.title = "jump_false"; break;
-    }
-    n.subtitle = shapeOf(m, written);
-    n.group = groupFor(node.meta.moduleStack);
-    if (node.kind == NodeKind::Delegate) {
-      GraphGroup d;
-      d.path = "delegate " + std::to_string(node.delegate);
-      d.type = n.title.substr(9);
-      d.parent = n.group;
-      d.delegate = true;
-      g.groups.push_back(d);
-      n.group = int(g.groups.size()) - 1;
-    }
-    g.nodes.push_back(std::move(n));
-    int me = int(g.nodes.size()) - 1;
-    g.nodeOfMethodNode[i] = me;
-
-    std::set<ValueId> writes;
-    outs.clear();
-    for (ValueId v : written) tensorsOf(m, v, outs);
-    writes.insert(outs.begin(), outs.end());
-    for (ValueId a : node.args) {
-      ins.clear();
-      tensorsOf(m, a, ins);
-      for (ValueId v : ins) {
-        int from = g.nodeOfValue[v];
-        if (writes.count(v)) {
-          addEdge(from, me, v);  // written again (an out= buffer from alloc): keep where it came from
-          continue;
-        }
-        if (from < 0) from = isRemovedView(v) ? removedView(v, g.nodes[me].group) : placeholder(v, false);  // else constants the program embeds
-        addEdge(from, me, v);
-      }
-    }
-    for (ValueId v : writes) g.nodeOfValue[v] = me;
-  }
-
-  GraphNode out;
-  out.kind = VisualKind::Output;
-  out.title = "output";
-  out.name = "output";
-  out.subtitle = std::to_string(m.outputs.size()) + (m.outputs.size() == 1 ? " value" : " values");
-  g.nodes.push_back(out);
-  int outIdx = int(g.nodes.size()) - 1;
-  std::set<ValueId> userOutputs;
-  for (const OutputSpec& o : m.signature.outputs)
-    if (o.kind == OutputSpec::Kind::User || o.kind == OutputSpec::Kind::Loss) userOutputs.insert(o.value);
-  for (ValueId v : m.outputs) {
-    ins.clear();
-    tensorsOf(m, v, ins);
-    bool side = !m.signature.outputs.empty() && !userOutputs.count(v);
-    for (ValueId t : ins) {
-      int from = g.nodeOfValue[t] < 0 && isRemovedView(t) ? removedView(t, -1) : g.nodeOfValue[t];
-      addEdge(from, outIdx, t, side);
-    }
-  }
-
-  // Flat programs (a .pte has no module stack) still need folding on big
-  // graphs: runs of consecutive top-level nodes become synthetic groups.
-  constexpr size_t kChunk = 150;
-  size_t topLevel = 0;
-  for (const GraphNode& n : g.nodes) topLevel += n.node >= 0 && n.group < 0;
-  if (topLevel > 2 * kChunk) {
-    int current = -1;
-    size_t inChunk = 0;
-    for (size_t i = 0; i < m.nodes.size(); ++i) {
-      GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
-      bool top = n.group < 0 || (g.groups[n.group].delegate && g.groups[n.group].parent < 0);
-      if (!top) continue;
-      if (current < 0 || inChunk == kChunk) {
-        GraphGroup c;
-        c.path = "nodes " + std::to_string(i);
-        c.type = "execution order";
-        g.groups.push_back(c);
-        current = int(g.groups.size()) - 1;
-        inChunk = 0;
-      }
-      if (n.group < 0) n.group = current;
-      else g.groups[n.group].parent = current;  // a delegate's group moves in whole
-      ++inChunk;
-    }
-    // Parents must precede children: reorder so chunk groups come first.
-    std::vector<int> order;
-    std::vector<char> placed(g.groups.size(), 0);
-    std::vector<std::vector<int>> kids(g.groups.size());
-    for (size_t i = 0; i < g.groups.size(); ++i)
-      if (g.groups[i].parent >= 0) kids[g.groups[i].parent].push_back(int(i));
-    for (size_t i = 0; i < g.groups.size(); ++i)
-      if (g.groups[i].parent < 0) {
-        order.push_back(int(i));
-        for (size_t k = order.size() - 1; k < order.size(); ++k)
-          for (int c : kids[order[k]]) order.push_back(c);
-      }
-    std::vector<int> newIndex(g.groups.size());
-    for (size_t i = 0; i < order.size(); ++i) newIndex[order[i]] = int(i);
-    std::vector<GraphGroup> sorted(g.groups.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      sorted[i] = g.groups[order[i]];
-      if (sorted[i].parent >= 0) sorted[i].parent = newIndex[sorted[i].parent];
-    }
-    g.groups = std::move(sorted);
-    for (GraphNode& n : g.nodes)
-      if (n.group >= 0) n.group = newIndex[n.group];
-  }
-
-  // Weights and constants live with their users: the innermost group that
-  // holds every consumer, so a collapsed layer carries its own parameters.
-  std::vector<std::vector<int>> consumers(g.nodes.size());
-  for (const GraphEdge& e : g.edges) consumers[e.from].push_back(e.to);
-  auto chain = [&](int grp) {
-    std::vector<int> c;
-    for (; grp >= 0; grp = g.groups[grp].parent) c.push_back(grp);
-    std::reverse(c.begin(), c.end());
-    return c;
-  };
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    GraphNode& n = g.nodes[i];
-    if (n.node >= 0 || (n.kind != VisualKind::Parameter && n.kind != VisualKind::Constant) || consumers[i].empty()) continue;
-    std::vector<int> common = chain(g.nodes[consumers[i][0]].group);
-    for (size_t k = 1; k < consumers[i].size() && !common.empty(); ++k) {
-      std::vector<int> other = chain(g.nodes[consumers[i][k]].group);
-      size_t j = 0;
-      while (j < common.size() && j < other.size() && common[j] == other[j]) ++j;
-      common.resize(j);
-    }
-    n.group = common.empty() ? -1 : common.back();
-  }
-  // Unused weights (BatchNorm's num_batches_tracked) go to the module their name says.
-  std::map<std::string, int> byPath;
-  for (size_t i = 0; i < g.groups.size(); ++i) byPath.emplace(g.groups[i].path, int(i));
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    GraphNode& n = g.nodes[i];
-    if (n.node >= 0 || (n.kind != VisualKind::Parameter && n.kind != VisualKind::Constant) || !consumers[i].empty()) continue;
-    for (size_t dot = n.title.rfind('.'); dot != std::string::npos && dot > 0; dot = n.title.rfind('.', dot - 1)) {
-      auto it = byPath.find(n.title.substr(0, dot));
-      if (it != byPath.end()) {
-        n.group = it->second;
-        break;
-      }
-    }
-  }
-
-  for (const GraphNode& n : g.nodes)
-    for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ++g.groups[grp].nodeCount;
+  BoxBuilder boxes(m, g);
+  boxes.addInputs();
+  boxes.addNodes();
+  boxes.addOutputsMarker();
+  foldIntoExecutionChunks(g, m);
+  placeWeights(g);
+  countNodesPerGroup(g);
   return g;
 }
 
