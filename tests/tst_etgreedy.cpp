@@ -96,6 +96,30 @@ class TestEtGreedy : public QObject {
     QCOMPARE(t.objects[0].last, 3);
   }
 
+  // ExecuTorch 1.5 also places each copy_ write-back's own result (a stale
+  // spec on the output node, alive there only), met last: it shapes where the
+  // real tensors go (conformance: llama_kv, prefill_decode, constant_buffers
+  // under et-greedy) though no value takes its offset.
+  void staleWriteBacksShapeThePlan() {
+    // state [0,5], t1 [1,2], output [3,5]; the write-back's result [5,5].
+    auto p = problem({T(16, 0, 5), T(16, 1, 2), T(16, 3, 5)});
+    PlanResult without = EtGreedyPlanner().plan(p);
+    QCOMPARE(without.offsets, (U64s{16, 0, 0}));
+    p.staleWriteBacks = {T(16, 5, 5)};
+    EtGreedyTrace t = EtGreedyPlanner().planTraced(p);
+    // The same as planning it as a fourth tensor, which is then dropped.
+    auto all = problem({T(16, 0, 5), T(16, 1, 2), T(16, 3, 5), T(16, 5, 5)});
+    PlanResult four = EtGreedyPlanner().plan(all);
+    QCOMPARE(t.result.offsets, (U64s(four.offsets.begin(), four.offsets.begin() + 3)));
+    QCOMPARE(t.result.arenaSizes, four.arenaSizes);
+    QCOMPARE(t.result.offsets, (U64s{32, 0, 16}));
+    QCOMPARE(t.order.size(), size_t(3));
+    QCOMPARE(t.memObjId.size(), size_t(3));
+    for (const auto& o : t.objects)
+      for (size_t i : o.tensors) QVERIFY(i < 3);
+    QVERIFY(verifyPlan(p, t.result).ok());
+  }
+
   void tiesComeInReverseCollectionOrder() {
     // A [0,1], B [1,2], C [3,3], 32 bytes each. Visit order C, B, A:
     //  C -> object 0. B never meets C -> object 0 at 0. A meets B at step 1,

@@ -139,6 +139,27 @@ EtGreedyPlanner::EtGreedyPlanner(EtGreedyOptions options) : options_(std::move(o
 PlanResult EtGreedyPlanner::plan(const PlanProblem& p) const { return planTraced(p).result; }
 
 EtGreedyTrace EtGreedyPlanner::planTraced(const PlanProblem& p) const {
+  if (p.staleWriteBacks.empty() || options_.generation == EtGreedyGeneration::Legacy) return placeAll(p);
+  // Place the stale write-back results with the rest, then forget them: they
+  // shape the objects and the arena, no tensor of the program is one of them.
+  const size_t n = p.tensors.size();
+  PlanProblem all = p;
+  all.tensors.insert(all.tensors.end(), p.staleWriteBacks.begin(), p.staleWriteBacks.end());
+  all.staleWriteBacks.clear();
+  EtGreedyOptions o = options_;
+  if (o.unalignedSizes.size() == n)
+    for (const PlanTensor& x : p.staleWriteBacks) o.unalignedSizes.push_back(x.size);
+  EtGreedyTrace t = EtGreedyPlanner(o).placeAll(all);
+  t.result.offsets.resize(n);
+  t.memObjId.resize(n);
+  t.objectOffset.resize(n);
+  t.order.erase(std::remove_if(t.order.begin(), t.order.end(), [&](size_t i) { return i >= n; }), t.order.end());
+  for (EtSharedObject& s : t.objects)
+    s.tensors.erase(std::remove_if(s.tensors.begin(), s.tensors.end(), [&](size_t i) { return i >= n; }), s.tensors.end());
+  return t;
+}
+
+EtGreedyTrace EtGreedyPlanner::placeAll(const PlanProblem& p) const {
   EtGreedyTrace t;
   const size_t n = p.tensors.size();
   t.result.algorithm = name();

@@ -127,6 +127,7 @@ class EtGreedyPlanner : public MemoryPlanner {
   const EtGreedyOptions& options() const { return options_; }
 
  private:
+  EtGreedyTrace placeAll(const PlanProblem& p) const;  ///< p.tensors only
   EtGreedyOptions options_;
 };
 

@@ -29,6 +29,13 @@ struct PlanProblem {
   /// the tensors: graph order of the nodes that produce them).
   std::vector<PlanTensor> tensors;
   uint64_t alignment = 16;
+  /// Results of copy_ write-backs into mutated buffers, which ExecuTorch 1.5's
+  /// planner still places as tensors of their own: stale specs left on the
+  /// output node, alive at that step only. Only the ExecuTorch-greedy port
+  /// visits them (after `tensors`, as ExecuTorch meets them last), so that
+  /// the real tensors land where ExecuTorch puts them; no value takes their
+  /// offsets and the other planners ignore them.
+  std::vector<PlanTensor> staleWriteBacks;
 };
 
 struct PlanResult {

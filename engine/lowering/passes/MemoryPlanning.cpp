@@ -98,6 +98,14 @@ PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const L
     problem.tensors.push_back(PlanTensor{alignUp(t.nbytes().value_or(0), mc.alignment), first, last, 1});
     planned.push_back(v);
   }
+  // ExecuTorch 1.5 still places the result that wrote each mutated buffer
+  // back (copy_, or the in-place op reinplace made) as a spec of its own,
+  // alive at the output node only; its greedy is followed with them (see
+  // PlanProblem).
+  for (const OutputSpec& o : m.signature.outputs)
+    if (o.kind == OutputSpec::Kind::BufferMutation && o.value >= 0 && m.values[o.value].isTensor())
+      problem.staleWriteBacks.push_back(
+          PlanTensor{alignUp(m.values[o.value].tensor().nbytes().value_or(0), mc.alignment), lastStep, lastStep, 1});
   return problem;
 }
 
@@ -136,7 +144,9 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
 /// cannot solve fails the pass with a diagnostic.
 void planMethod(Method& m, const MemoryPlanningConfig& mc, const PlannerSuite& suite, SharedBuffers& shared,
                 PassOutcome& out) {
-  const int32_t lastStep = std::max<int32_t>(static_cast<int32_t>(m.nodes.size()) - 1, 0);
+  // Outputs and state stay alive through the output node, one step past the
+  // last node (ExecuTorch's lifetimes end there too).
+  const int32_t lastStep = static_cast<int32_t>(m.nodes.size());
   TensorRoles roles = tensorRoles(m, mc);
   std::vector<ValueId> planned;
   PlanProblem problem = planProblem(m, mc, lifetimes(m, lastStep), roles, lastStep, planned);
