@@ -257,6 +257,14 @@ class TestCli : public QObject {
     QVERIFY2(l.ok(), l.ok() ? "" : l.error().message().c_str());
     QCOMPARE(l->methods[0].inputs.size(), size_t(1));
     QCOMPARE(l->constants.size(), size_t(3));  // the placeholder, weight and bias
+    QVERIFY2(r.out.find("2 constant tensors in the .pte (2 distinct buffers)") != std::string::npos, r.out.c_str());
+    // A .pte whose weights live in a .ptd, exported without it: the written
+    // .pte still needs that file, and the report says so (it said
+    // "0 external tensors").
+    r = runCli({"export", fixture("pte/linear.pte").toStdString(), "-o", (dir.path() + "/lin.pte").toStdString()});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.find("warning: 2 external tensors (") != std::string::npos, r.out.c_str());
+    QVERIFY(r.out.find("the .pte still needs the .ptd") != std::string::npos);
   }
 
   // The installed binary behaves like the in-process command.

@@ -88,6 +88,12 @@ class TestMainWindow : public QObject {
     QVERIFY(w.current());
     QCOMPARE(w.current()->program->methods[0].nodes.size(), size_t(2 * (34 + 32 * 8 + 22 * 2) + 11));
     QVERIFY(w.windowTitle().contains("llama --attention static"));
+    // A sample has no file yet: its size is its weights, not "0 bytes".
+    auto sizes = w.summaryTree()->findItems("Size", Qt::MatchExactly | Qt::MatchRecursive);
+    QVERIFY(!sizes.isEmpty());
+    QVERIFY2(sizes.first()->text(1).contains("of weights, not saved"), qPrintable(sizes.first()->text(1)));
+    QVERIFY(QString::fromStdString(w.current()->report).startsWith("program: sample:llama"));
+    QVERIFY(!QString::fromStdString(w.current()->report).contains("(0 bytes)"));
     spy.clear();
     w.openSample("llama --layers");  // an option without its value: an error, not a crash
     QVERIFY(spy.wait(30000));

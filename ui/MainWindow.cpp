@@ -1061,15 +1061,21 @@ void MainWindow::showSummary(const LoadedProgram& p) {
   }
   const ProgramSummary& s = p.summary;
   setWindowTitle(tr("%1 — Lowering Studio").arg(QFileInfo(q(p.path)).fileName()));
+  // A sample is built in memory: it has no file and no file size yet.
+  const bool inMemory = s.file.rfind("sample:", 0) == 0 && s.facts.fileSize == 0;
+  uint64_t weights = 0;
+  for (const auto& m : s.methods) weights += m.weightBytes;
+  const QString size = inMemory ? tr("%1 of weights, not saved").arg(q(formatBytes(weights)))
+                                : q(formatBytes(s.facts.fileSize));
   status_->setText(tr("%1: %2, %3")
                        .arg(QFileInfo(q(p.path)).fileName(),
                             s.format == SourceFormat::Pte ? tr("%n method(s)", nullptr, int(s.methods.size()))
                                                           : tr("%n program(s)", nullptr, int(s.methods.size())),
-                            q(formatBytes(s.facts.fileSize))));
+                            size));
   report_->setPlainText(q(p.report));
   tree_->clear();
   auto* file = new QTreeWidgetItem(tree_, {tr("File"), QFileInfo(q(p.path)).fileName()});
-  add(file, tr("Size"), q(formatBytes(s.facts.fileSize)));
+  add(file, tr("Size"), size);
   if (s.format == SourceFormat::Pte) {
     add(file, tr("Identifier"), q(s.facts.identifier));
     add(file, tr("Header"), q(headerName(s.facts.header)));

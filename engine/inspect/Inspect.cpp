@@ -159,10 +159,21 @@ std::string ratioString(const ArenaStats& a) {
 
 namespace {
 
+/// The first line: the file and its size, or for a program built in memory
+/// (a sample of the zoo, not written yet) what it holds.
+std::string fileLine(const ProgramSummary& s) {
+  if (s.file.rfind("sample:", 0) == 0 && s.facts.fileSize == 0) {
+    uint64_t weights = 0;
+    for (const auto& m : s.methods) weights += m.weightBytes;
+    return "program: " + s.file + " (built in memory, not saved; " + formatBytes(weights) + " of weights)\n";
+  }
+  return "file: " + s.file + " (" + std::to_string(s.facts.fileSize) + " bytes)\n";
+}
+
 std::string graphText(const ProgramSummary& s) {
   std::ostringstream o;
   const auto& x = s.exportFacts;
-  o << "file: " << s.file << " (" << s.facts.fileSize << " bytes)\n";
+  o << fileLine(s);
   o << "format: torch.export program, " << x.container;
   if (!x.archiveVersion.empty()) o << " version " << x.archiveVersion;
   o << "\n";
@@ -199,7 +210,7 @@ std::string toText(const ProgramSummary& s) {
   if (s.format != SourceFormat::Pte) return graphText(s);
   std::ostringstream o;
   const auto& f = s.facts;
-  o << "file: " << s.file << " (" << f.fileSize << " bytes)\n";
+  o << fileLine(s);
   o << "format: ExecuTorch program, identifier " << f.identifier << ", schema version " << f.schemaVersion;
   if (f.bundled) o << ", embedded at byte " << f.embeddedOffset << " of a bundled program (" << f.bundledTestSuites << " test suites)";
   o << "\n";

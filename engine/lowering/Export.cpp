@@ -29,7 +29,11 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
   outcome.notes = std::move(emitted.notes);
   Program out = std::move(pte.value());
   // External tensors of a .pte given without its .ptd: the .pte names them, no .ptd is written.
-  options.writeDataFiles = unresolvedExternalKeys(out).empty();
+  outcome.unresolvedExternal = unresolvedExternalKeys(out);
+  options.writeDataFiles = outcome.unresolvedExternal.empty();
+  for (const Method& m : out.methods)
+    for (const Value& v : m.values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->storage() == TensorStorage::Constant) ++outcome.constantTensors;
   auto written = writePte(out, output, options);
   if (!written) return written.error();
   outcome.written = std::move(written.value());
@@ -42,10 +46,18 @@ std::string exportSummary(const ExportOutcome& o) {
   std::ostringstream out;
   const PteWriteReport& r = o.written;
   for (const auto& f : r.files) out << "wrote " << f.path << " (" << f.bytes << " bytes)\n";
-  out << "  " << r.segments << " segments, " << r.constants - (r.constants ? 1 : 0) << " constants in the .pte, "
-      << r.externalTensors << " external tensors";
+  // Tensors, as inspect and the Constants table count them; the segment
+  // stores each distinct byte string once.
+  out << "  " << r.segments << " segments, " << o.constantTensors << " constant tensors in the .pte ("
+      << r.constants - (r.constants ? 1 : 0) << " distinct buffers), " << r.externalTensors << " entries in .ptd files";
   if (r.mutableValues) out << ", " << r.mutableValues - 1 << " mutable initial values";
   out << "\n";
+  if (!o.unresolvedExternal.empty()) {
+    out << "  warning: " << o.unresolvedExternal.size() << " external tensors (";
+    for (size_t i = 0; i < o.unresolvedExternal.size() && i < 3; ++i) out << (i ? ", " : "") << o.unresolvedExternal[i];
+    if (o.unresolvedExternal.size() > 3) out << ", ...";
+    out << ") were not given: the .pte still needs the .ptd that holds them (export with --ptd to write it)\n";
+  }
   for (const ExportedMethod& m : o.methods) {
     out << "  method " << m.name << ": " << m.inputs << " inputs, " << m.outputs << " outputs, " << m.instructions
         << " instructions, " << m.operators << " operators\n";

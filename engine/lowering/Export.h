@@ -25,6 +25,10 @@ struct ExportOutcome {
   PteWriteReport written;
   std::vector<ExportedMethod> methods;
   std::vector<std::string> notes;  ///< from the emitter (what it adapted)
+  size_t constantTensors = 0;      ///< tensor values with their bytes in the .pte (all methods)
+  /// Keys of external tensors whose bytes were not at hand (a .pte opened
+  /// without its .ptd): the .pte names them, the .ptd it needs was not written.
+  std::vector<std::string> unresolvedExternal;
 };
 
 /// Writes `program` to `output` (.ptd files to `ptdDir`, or beside the .pte).
