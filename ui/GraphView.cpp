@@ -542,6 +542,53 @@ void GraphView::requestLayout() {
   })));
 }
 
+namespace {
+
+// Three points of an arrowhead from `base` to `tip`.
+QPolygonF arrowHead(QPointF base, QPointF tip) {
+  QPointF d = tip - base, nrm(-d.y() * 0.45, d.x() * 0.45);
+  QPolygonF arrow;
+  arrow << tip << base + nrm << base - nrm;
+  return arrow;
+}
+
+// A bundled edge (not laid out) is a straight line from the bottom of one box
+// to the top of the other; false when the boxes are too close for one.
+bool bundledEdgePath(const QRectF& a, const QRectF& b, QPainterPath& path, QPolygonF& arrow) {
+  QPointF from(a.center().x(), a.bottom() - 4), to(b.center().x(), b.top() + 4);
+  QLineF line(from, to);
+  if (line.length() < 12) return false;
+  QPointF base = line.pointAt(1 - 9 / line.length());
+  path.moveTo(from);
+  path.lineTo(base);
+  arrow = arrowHead(base, to);
+  return true;
+}
+
+// Graphviz's Bezier points for one edge, its arrow tip last when it drew one.
+void laidOutEdgePath(const std::vector<double>& pts, bool hasArrow, QPainterPath& path, QPolygonF& arrow) {
+  path.moveTo(pts[0], pts[1]);
+  size_t curveEnd = hasArrow ? pts.size() - 2 : pts.size();
+  for (size_t k = 2; k + 5 < curveEnd; k += 6)
+    path.cubicTo(QPointF(pts[k], pts[k + 1]), QPointF(pts[k + 2], pts[k + 3]), QPointF(pts[k + 4], pts[k + 5]));
+  if (hasArrow) arrow = arrowHead(QPointF(pts[curveEnd - 2], pts[curveEnd - 1]), QPointF(pts[curveEnd], pts[curveEnd + 1]));
+}
+
+// "%x: float32[4, 256]", and how many values the edge stands for.
+QString edgeToolTip(const Method& m, const VisibleGraph::Edge& e) {
+  QString tip;
+  if (e.value >= 0 && static_cast<size_t>(e.value) < m.values.size()) {
+    const Value& v = m.values[e.value];
+    tip = QString("%%1: %2").arg(QString::fromStdString(v.name.empty() ? std::to_string(e.value) : v.name),
+                                 v.isTensor() ? QString::fromStdString(v.tensor().shapeString()) : QString(valueKindName(v.kind())));
+  }
+  if (e.count > 1) tip += GraphView::tr("\n(and %1 more values)").arg(e.count - 1);
+  if (e.bundled) tip += GraphView::tr("\n(one of many uses: drawn while selected)");
+  return tip;
+}
+
+}  // namespace
+
 void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   pending_ = false;
   if (!r.ok) {
@@ -552,13 +599,25 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   busy_->hide();
   const QPointF oldCenter = view_->mapToScene(view_->viewport()->rect().center());
   scene_->clear();
-  const VisibleGraph& vis = *shown_;
-  const int n = int(model_->nodes.size());
-  const Method& m = program_->methods[methodIndex_];
   items_.assign(model_->nodes.size() + model_->groups.size(), nullptr);
   clusters_.assign(model_->groups.size(), nullptr);
   edges_.clear();
+  addClusterFrames(r);
+  addBoxes(r);
+  addEdges(r);
+  scene_->setSceneRect(QRectF(-30, -30, r.width + 60, r.height + 60));
 
+  if (selectedGraphNode_ >= 0) selectedItem_ = shown_->itemOfNode[selectedGraphNode_];
+  else if (selectedItem_ >= 0 && !items_[selectedItem_]) selectedItem_ = -1;
+  updateHighlight();
+  placeViewAfterLayout(oldCenter);
+  queueMinimapRebuild();
+  emit layoutFinished(elapsedMs);
+}
+
+// The frames of the open groups, nested by depth.
+void GraphView::addClusterFrames(const LayoutResult& r) {
+  const VisibleGraph& vis = *shown_;
   for (size_t i = 0; i < vis.clusters.size() && i < r.clusters.size(); ++i) {
     int g = vis.clusters[i];
     const GraphGroup& grp = model_->groups[g];
@@ -571,83 +630,78 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
     scene_->addItem(c);
     clusters_[g] = c;
   }
+}
+
+// One box per visible item: a node, or a collapsed group.
+void GraphView::addBoxes(const LayoutResult& r) {
+  const VisibleGraph& vis = *shown_;
+  const int n = int(model_->nodes.size());
   for (size_t i = 0; i < vis.items.size() && i < r.items.size(); ++i) {
     int id = vis.items[i];
     const auto& b = r.items[i];
     QRectF rect(b.x, b.y, b.width, b.height);
-    GraphItem* it;
-    if (id < n) {
-      const GraphNode& gn = model_->nodes[id];
-      it = new GraphItem(id, rect, paletteFor(gn.kind), QString::fromStdString(model_->displayTitle(id)),
-                         QString::fromStdString(gn.subtitle), false, gn.kind == VisualKind::Constant);
-      if (gn.node >= 0 && !marks_.empty()) it->setMark(marks_[gn.node]);
-      QString tip = QString("<b>%1</b><br>%2").arg(QString::fromStdString(gn.title).toHtmlEscaped(),
-                                                   QString::fromStdString(gn.subtitle).toHtmlEscaped());
-      if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
-      tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
-      if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
-      it->setToolTip(tip);
-    } else {
-      const GraphGroup& grp = model_->groups[id - n];
-      Palette pal{QColor(0xFF, 0xFF, 0xFF), grp.delegate ? paletteFor(VisualKind::Delegate).border : QColor(0x5B, 0x6B, 0x7A)};
-      // Inside an open parent the box names only its own part of the path.
-      it = new GraphItem(id, rect, pal, QString::fromStdString(grp.shortPath(*model_)),
-                         QString::fromStdString((grp.type.empty() ? "" : grp.type + ", ") + std::to_string(grp.nodeCount) + " nodes"),
-                         true, false);
-      if (groupMarks_[id - n]) it->setMark(groupMarks_[id - n] == 1 ? NodeMark::Added : NodeMark::Modified);
-      it->setToolTip(tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label())));
-    }
+    GraphItem* it = id < n ? nodeBox(id, rect) : collapsedGroupBox(id, rect);
     scene_->addItem(it);
     items_[id] = it;
   }
+}
+
+GraphItem* GraphView::nodeBox(int graphNode, const QRectF& rect) const {
+  const GraphNode& gn = model_->nodes[graphNode];
+  auto* it = new GraphItem(graphNode, rect, paletteFor(gn.kind), QString::fromStdString(model_->displayTitle(graphNode)),
+                           QString::fromStdString(gn.subtitle), false, gn.kind == VisualKind::Constant);
+  if (gn.node >= 0 && !marks_.empty()) it->setMark(marks_[gn.node]);
+  QString tip = QString("<b>%1</b><br>%2").arg(QString::fromStdString(gn.title).toHtmlEscaped(),
+                                               QString::fromStdString(gn.subtitle).toHtmlEscaped());
+  if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
+  tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
+  if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
+  it->setToolTip(tip);
+  return it;
+}
+
+GraphItem* GraphView::collapsedGroupBox(int item, const QRectF& rect) const {
+  const int g = item - int(model_->nodes.size());
+  const GraphGroup& grp = model_->groups[g];
+  Palette pal{QColor(0xFF, 0xFF, 0xFF), grp.delegate ? paletteFor(VisualKind::Delegate).border : QColor(0x5B, 0x6B, 0x7A)};
+  // Inside an open parent the box names only its own part of the path.
+  auto* it = new GraphItem(item, rect, pal, QString::fromStdString(grp.shortPath(*model_)),
+                           QString::fromStdString((grp.type.empty() ? "" : grp.type + ", ") + std::to_string(grp.nodeCount) + " nodes"),
+                           true, false);
+  if (groupMarks_[g]) it->setMark(groupMarks_[g] == 1 ? NodeMark::Added : NodeMark::Modified);
+  it->setToolTip(tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label())));
+  return it;
+}
+
+// Edges as Graphviz routed them; bundled ones (left out of the layout) as
+// straight lines, hidden until an end is selected.
+void GraphView::addEdges(const LayoutResult& r) {
+  const Method& m = program_->methods[methodIndex_];
   size_t laid = 0;
-  for (const auto& e : vis.edges) {
+  for (const auto& e : shown_->edges) {
     QPainterPath path;
     QPolygonF arrow;
-    auto arrowTo = [&](QPointF base, QPointF tip) {
-      QPointF d = tip - base, nrm(-d.y() * 0.45, d.x() * 0.45);
-      arrow << tip << base + nrm << base - nrm;
-    };
-    if (e.bundled) {  // a straight line, shown while an end is selected
+    if (e.bundled) {
       if (!items_[e.from] || !items_[e.to]) continue;
-      QRectF a = items_[e.from]->sceneBoundingRect(), b = items_[e.to]->sceneBoundingRect();
-      QPointF from(a.center().x(), a.bottom() - 4), to(b.center().x(), b.top() + 4);
-      QLineF line(from, to);
-      if (line.length() < 12) continue;
-      QPointF base = line.pointAt(1 - 9 / line.length());
-      path.moveTo(from);
-      path.lineTo(base);
-      arrowTo(base, to);
+      if (!bundledEdgePath(items_[e.from]->sceneBoundingRect(), items_[e.to]->sceneBoundingRect(), path, arrow)) continue;
     } else {
       if (laid >= r.edgePoints.size()) break;
       const size_t i = laid++;
-      const auto& pts = r.edgePoints[i];
-      if (pts.size() < 2) continue;
-      path.moveTo(pts[0], pts[1]);
-      size_t curveEnd = r.arrow[i] ? pts.size() - 2 : pts.size();
-      for (size_t k = 2; k + 5 < curveEnd; k += 6)
-        path.cubicTo(QPointF(pts[k], pts[k + 1]), QPointF(pts[k + 2], pts[k + 3]), QPointF(pts[k + 4], pts[k + 5]));
-      if (r.arrow[i]) arrowTo(QPointF(pts[curveEnd - 2], pts[curveEnd - 1]), QPointF(pts[curveEnd], pts[curveEnd + 1]));
+      if (r.edgePoints[i].size() < 2) continue;
+      laidOutEdgePath(r.edgePoints[i], r.arrow[i], path, arrow);
     }
     auto* item = new GraphEdgeItem(e.from, e.to, path, arrow, e.bundled);
-    QString tip;
-    if (e.value >= 0 && static_cast<size_t>(e.value) < m.values.size()) {
-      const Value& v = m.values[e.value];
-      tip = QString("%%1: %2").arg(QString::fromStdString(v.name.empty() ? std::to_string(e.value) : v.name),
-                                   v.isTensor() ? QString::fromStdString(v.tensor().shapeString()) : QString(valueKindName(v.kind())));
-    }
-    if (e.count > 1) tip += tr("\n(and %1 more values)").arg(e.count - 1);
-    if (e.bundled) tip += tr("\n(one of many uses: drawn while selected)");
-    item->setToolTip(tip);
+    item->setToolTip(edgeToolTip(m, e));
     scene_->addItem(item);
     edges_.push_back(item);
   }
-  scene_->setSceneRect(QRectF(-30, -30, r.width + 60, r.height + 60));
+}
 
-  if (selectedGraphNode_ >= 0) selectedItem_ = vis.itemOfNode[selectedGraphNode_];
-  else if (selectedItem_ >= 0 && !items_[selectedItem_]) selectedItem_ = -1;
-  updateHighlight();
-
+// Where the view looks after a layout: at the node asked for, the whole
+// graph the first time, a group just opened, or where it looked before.
+void GraphView::placeViewAfterLayout(QPointF oldCenter) {
+  const VisibleGraph& vis = *shown_;
+  const int n = int(model_->nodes.size());
   if (pendingCenter_ >= 0 && items_[vis.itemOfNode[pendingCenter_]]) {
     view_->centerOn(items_[vis.itemOfNode[pendingCenter_]]);
   } else if (firstLayout_) {
@@ -671,18 +725,19 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   firstLayout_ = false;
   pendingCenter_ = -1;
   focusGroup_ = -1;
-  // The overview renders the whole scene: in an event of its own, so that
-  // placing the items and drawing the overview are two shorter GUI-thread
-  // stretches instead of one long one.
-  if (!minimapQueued_) {
-    minimapQueued_ = true;
-    QTimer::singleShot(0, this, [this] {
-      minimapQueued_ = false;
-      minimap_->rebuild();
-      refreshMinimap();
-    });
-  }
-  emit layoutFinished(elapsedMs);
+}
+
+// The overview renders the whole scene: in an event of its own, so that
+// placing the items and drawing the overview are two shorter GUI-thread
+// stretches instead of one long one.
+void GraphView::queueMinimapRebuild() {
+  if (minimapQueued_) return;
+  minimapQueued_ = true;
+  QTimer::singleShot(0, this, [this] {
+    minimapQueued_ = false;
+    minimap_->rebuild();
+    refreshMinimap();
+  });
 }
 
 void GraphView::updateHighlight() {

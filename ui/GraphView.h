@@ -6,6 +6,8 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QPointF>
+#include <QRectF>
 #include <QWidget>
 #include <atomic>
 #include <cstdint>
@@ -83,6 +85,13 @@ class GraphView : public QWidget {
   friend class GraphMinimap;
   void requestLayout();
   void applyLayout(uint64_t serial, const LayoutResult& result, qint64 elapsedMs);
+  void addClusterFrames(const LayoutResult& r);
+  void addBoxes(const LayoutResult& r);
+  GraphItem* nodeBox(int graphNode, const QRectF& rect) const;
+  GraphItem* collapsedGroupBox(int item, const QRectF& rect) const;
+  void addEdges(const LayoutResult& r);
+  void placeViewAfterLayout(QPointF oldCenter);
+  void queueMinimapRebuild();
   void clickedItem(int item, bool doubleClick);
   void setSelectedItem(int item, bool center);
   void revealNode(int graphNode);  // expands groups above it
