@@ -73,6 +73,33 @@ QString valueName(const Method& m, ValueId v) {
   return n.empty() ? QStringLiteral("value %1").arg(v) : QString::fromStdString(n);
 }
 
+/// The title of a vertical axis, turned to read upwards beside `area`.
+void paintAxisTitle(QPainter& p, const QFontMetrics& fm, const QRectF& area, const QColor& pen, const QString& text) {
+  p.save();
+  p.translate(12, area.center().y());
+  p.rotate(-90);
+  p.setPen(pen);
+  p.drawText(QRectF(-area.height() / 2, -fm.height() / 2.0 - 2, area.height(), fm.height()), Qt::AlignCenter, text);
+  p.restore();
+}
+
+void paintFrame(QPainter& p, const QRectF& area) {
+  p.setPen(QColor(200, 200, 205));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(area);
+}
+
+/// A label on a light box so the curve never makes it unreadable; the box
+/// joins `taken` so later labels can keep clear of it.
+void paintBoxedLabel(QPainter& p, const QFontMetrics& fm, QPointF baseline, const QString& text, const QColor& c,
+                     std::vector<QRectF>& taken) {
+  const QRectF box(baseline.x() - 2, baseline.y() - fm.ascent() - 1, fm.horizontalAdvance(text) + 4, fm.height() + 1);
+  p.fillRect(box, QColor(255, 255, 255, 215));
+  p.setPen(c);
+  p.drawText(baseline, text);
+  taken.push_back(box);
+}
+
 }  // namespace
 
 PlanCanvas::PlanCanvas(QWidget* parent) : QWidget(parent) {
@@ -342,10 +369,19 @@ void PlanCanvas::paintLegend(QPainter& p, const QRectF& area) {
 
 void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
   const PlanLane& l = *currentLane();
+  paintByteGrid(p, a, l);
+  p.save();
+  p.setClipRect(a);
+  paintRectLabels(p, a, paintRects(p, a));
+  paintLaneMarks(p, a, l);
+  p.restore();
+  paintFrame(p, a);
+}
+
+/// The byte axis with grid lines; the arena's bytes on white, above it grey.
+void PlanCanvas::paintByteGrid(QPainter& p, const QRectF& a, const PlanLane& l) {
   const QFontMetrics fm = fontMetrics();
   const QColor muted = palette().color(QPalette::PlaceholderText);
-
-  // Byte axis with grid lines.
   const double b0 = bytesAt(a.bottom()), b1 = bytesAt(a.top());
   const ByteTicks ticks(b1 - b0, std::max(2.0, a.height() / 48));
   p.fillRect(a, QColor(250, 250, 251));
@@ -359,24 +395,15 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
     const QString s = ticks.label(t);
     p.drawText(QRectF(0, y - fm.height() / 2.0, a.left() - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter, s);
   }
-  p.save();
-  p.translate(12, a.center().y());
-  p.rotate(-90);
-  p.setPen(muted);
-  p.drawText(QRectF(-a.height() / 2, -fm.height() / 2.0 - 2, a.height(), fm.height()), Qt::AlignCenter,
-             tr("offset in mem_id %1").arg(l.memId));
-  p.restore();
+  paintAxisTitle(p, fm, a, muted, tr("offset in mem_id %1").arg(l.memId));
+}
 
-  // Rectangles in view; an outline (a darker fill under an inset) only
-  // when there is room for it, labels only when they fit.
-  p.save();
-  p.setClipRect(a);
+/// The rectangles in view; an outline (a darker fill under an inset) only
+/// when there is room for it. Returns the boxes big enough for a label.
+std::vector<PlanCanvas::RectLabel> PlanCanvas::paintRects(QPainter& p, const QRectF& a) {
+  const QFontMetrics fm = fontMetrics();
   const double s0 = stepAt(a.left()), s1 = stepAt(a.right());
-  struct Label {
-    QRectF r;
-    int32_t i;
-  };
-  std::vector<Label> labels;
+  std::vector<RectLabel> labels;
   QColor colors[2];
   int32_t lastKey = -1;
   const bool byOp = colorBy_ == ColorBy::Op;
@@ -419,15 +446,24 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
     }
   });
   painted_ = painted;
+  return labels;
+}
+
+/// Value names in the boxes they fit in.
+void PlanCanvas::paintRectLabels(QPainter& p, const QRectF& a, const std::vector<RectLabel>& labels) {
+  const QFontMetrics fm = fontMetrics();
   const Method& m = layout_->method();
   p.setPen(QColor(20, 20, 20));
-  for (const Label& lb : labels) {
-    const QRectF inner = lb.r.intersected(a).adjusted(4, 1, -4, -1);
+  for (const RectLabel& lb : labels) {
+    const QRectF inner = lb.box.intersected(a).adjusted(4, 1, -4, -1);
     if (inner.width() < 40) continue;
-    p.drawText(inner, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(valueName(m, layout_->rects[lb.i].value), Qt::ElideRight, static_cast<int>(inner.width())));
+    p.drawText(inner, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(valueName(m, layout_->rects[lb.rect].value), Qt::ElideRight, static_cast<int>(inner.width())));
   }
+}
 
-  // Arena size, peak step, hover and selection on top.
+/// Arena size, peak step, hover and selection on top of the rectangles.
+void PlanCanvas::paintLaneMarks(QPainter& p, const QRectF& a, const PlanLane& l) {
+  const QFontMetrics fm = fontMetrics();
   const double ay = sy(static_cast<double>(l.arena.size));
   if (ay >= a.top() && ay <= a.bottom()) {
     p.setPen(QPen(QColor(200, 40, 40), 1, Qt::DashLine));
@@ -456,120 +492,121 @@ void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
     p.setPen(QPen(QColor(10, 10, 10), 2));
     p.drawRect(r);
   }
-  p.restore();
-  p.setPen(QColor(200, 200, 205));
-  p.setBrush(Qt::NoBrush);
-  p.drawRect(a);
 }
 
 void PlanCanvas::paintPlot(QPainter& p, const QRectF& a) {
   const PlanLane& l = *currentLane();
+  p.fillRect(a, Qt::white);
+  const LiveScale py{a, std::max<double>({static_cast<double>(l.arena.size), static_cast<double>(l.arena.lowerBound),
+                                          static_cast<double>(l.maxLive), 1.0}) * 1.12};
+  paintLiveAxis(p, a, py);
+  p.save();
+  p.setClipRect(a);
+  paintLiveCurve(p, a, l, py);
+  // The peak label moves aside rather than cover the line labels.
+  std::vector<QRectF> taken;
+  paintArenaLines(p, a, l, py, taken);
+  if (l.arena.peakStep >= 0) paintPeakMarker(p, a, l, py, taken);
+  p.restore();
+  paintFrame(p, a);
+}
+
+void PlanCanvas::paintLiveAxis(QPainter& p, const QRectF& a, const LiveScale& py) {
   const QFontMetrics fm = fontMetrics();
   const QColor muted = palette().color(QPalette::PlaceholderText);
-  p.fillRect(a, Qt::white);
-  const double ymax = std::max<double>({static_cast<double>(l.arena.size), static_cast<double>(l.arena.lowerBound),
-                                        static_cast<double>(l.maxLive), 1.0}) * 1.12;
-  auto py = [&](double v) { return a.bottom() - v / ymax * a.height(); };
-  const ByteTicks ticks(ymax, std::max(2.0, a.height() / 36));
-  for (double t = 0; t <= ymax; t += ticks.step) {
+  const ByteTicks ticks(py.max, std::max(2.0, a.height() / 36));
+  for (double t = 0; t <= py.max; t += ticks.step) {
     p.setPen(QColor(236, 236, 240));
     p.drawLine(QPointF(a.left(), py(t)), QPointF(a.right(), py(t)));
     p.setPen(muted);
     p.drawText(QRectF(0, py(t) - fm.height() / 2.0, a.left() - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
                ticks.label(t));
   }
-  p.save();
-  p.translate(12, a.center().y());
-  p.rotate(-90);
-  p.setPen(muted);
-  p.drawText(QRectF(-a.height() / 2, -fm.height() / 2.0 - 2, a.height(), fm.height()), Qt::AlignCenter, tr("live bytes"));
-  p.restore();
+  paintAxisTitle(p, fm, a, muted, tr("live bytes"));
+}
 
-  // The live-bytes curve: one point per step, or the largest value per
-  // pixel column when steps are denser than pixels.
-  p.save();
-  p.setClipRect(a);
+/// The live-bytes curve: one point per step, or the largest value per
+/// pixel column when steps are denser than pixels.
+void PlanCanvas::paintLiveCurve(QPainter& p, const QRectF& a, const PlanLane& l, const LiveScale& py) {
   const int32_t steps = static_cast<int32_t>(l.live.size());
   const int32_t first = std::max(0, static_cast<int32_t>(std::floor(stepAt(a.left())))),
                 last = std::min(steps - 1, static_cast<int32_t>(std::ceil(stepAt(a.right()))));
+  if (first > last) return;
   QPolygonF curve;
-  if (first <= last) {
-    curve << QPointF(sx(first), a.bottom());
-    if (xScale_ >= 1) {
-      for (int32_t s = first; s <= last; ++s) {
-        const double y = py(static_cast<double>(l.live[static_cast<size_t>(s)]));
-        curve << QPointF(sx(s), y) << QPointF(sx(s + 1), y);
-      }
-    } else {
-      for (double px = std::floor(sx(first)); px <= a.right() + 1; px += 1) {
-        const int32_t lo = std::max(first, static_cast<int32_t>(std::floor(stepAt(px)))),
-                      hi = std::min(last, static_cast<int32_t>(std::floor(stepAt(px + 1))));
-        if (lo > last) break;
-        uint64_t v = 0;
-        for (int32_t s = lo; s <= hi; ++s) v = std::max(v, l.live[static_cast<size_t>(s)]);
-        curve << QPointF(px, py(static_cast<double>(v))) << QPointF(px + 1, py(static_cast<double>(v)));
-      }
+  curve << QPointF(sx(first), a.bottom());
+  if (xScale_ >= 1) {
+    for (int32_t s = first; s <= last; ++s) {
+      const double y = py(static_cast<double>(l.live[static_cast<size_t>(s)]));
+      curve << QPointF(sx(s), y) << QPointF(sx(s + 1), y);
     }
-    curve << QPointF(curve.back().x(), a.bottom());
-    p.setPen(QPen(QColor(50, 100, 160), 1));
-    p.setBrush(QColor(78, 121, 167, 80));
-    p.drawPolygon(curve);
+  } else {
+    for (double px = std::floor(sx(first)); px <= a.right() + 1; px += 1) {
+      const int32_t lo = std::max(first, static_cast<int32_t>(std::floor(stepAt(px)))),
+                    hi = std::min(last, static_cast<int32_t>(std::floor(stepAt(px + 1))));
+      if (lo > last) break;
+      uint64_t v = 0;
+      for (int32_t s = lo; s <= hi; ++s) v = std::max(v, l.live[static_cast<size_t>(s)]);
+      curve << QPointF(px, py(static_cast<double>(v))) << QPointF(px + 1, py(static_cast<double>(v)));
+    }
   }
-  // Labels sit on a light box so the curve never makes them unreadable;
-  // the peak label moves aside rather than cover the line labels.
-  std::vector<QRectF> taken;
-  auto label = [&](QPointF baseline, const QString& text, const QColor& c) {
-    const QRectF box(baseline.x() - 2, baseline.y() - fm.ascent() - 1, fm.horizontalAdvance(text) + 4, fm.height() + 1);
-    p.fillRect(box, QColor(255, 255, 255, 215));
-    p.setPen(c);
-    p.drawText(baseline, text);
-    taken.push_back(box);
-  };
+  curve << QPointF(curve.back().x(), a.bottom());
+  p.setPen(QPen(QColor(50, 100, 160), 1));
+  p.setBrush(QColor(78, 121, 167, 80));
+  p.drawPolygon(curve);
+}
+
+/// The arena size and the lower bound as labelled lines across the plot.
+void PlanCanvas::paintArenaLines(QPainter& p, const QRectF& a, const PlanLane& l, const LiveScale& py,
+                                 std::vector<QRectF>& taken) {
+  const QFontMetrics fm = fontMetrics();
   auto hline = [&](double v, const QColor& c, Qt::PenStyle style, const QString& text, bool above) {
     const double y = py(v);
     p.setPen(QPen(c, 1.5, style));
     p.drawLine(QPointF(a.left(), y), QPointF(a.right(), y));
-    label(QPointF(a.left() + 6, above ? y - 4 : y + fm.ascent() + 2), text, c);
+    paintBoxedLabel(p, fm, QPointF(a.left() + 6, above ? y - 4 : y + fm.ascent() + 2), text, c, taken);
   };
   hline(static_cast<double>(l.arena.size), QColor(200, 40, 40), Qt::SolidLine,
         tr("arena size %1").arg(bytesText(l.arena.size)), true);
   hline(static_cast<double>(l.arena.lowerBound), QColor(40, 140, 60), Qt::DashLine,
         tr("lower bound %1").arg(bytesText(l.arena.lowerBound)),
         py(static_cast<double>(l.arena.size)) - py(static_cast<double>(l.arena.lowerBound)) < -fm.height());
-  if (l.arena.peakStep >= 0) {
-    const double px = sx(l.arena.peakStep + 0.5);
-    p.setPen(QPen(QColor(230, 120, 0), 1, Qt::DotLine));
-    p.drawLine(QPointF(px, a.top()), QPointF(px, a.bottom()));
-    const double y = py(static_cast<double>(l.live[static_cast<size_t>(std::min(l.arena.peakStep, steps - 1))]));
-    p.setPen(Qt::NoPen);
-    p.setBrush(QColor(230, 120, 0));
-    QPolygonF marker;
-    marker << QPointF(px, y) << QPointF(px - 5, y - 8) << QPointF(px + 5, y - 8);
-    p.drawPolygon(marker);
-    // Off screen, the label stays at the edge and points the way.
-    const QString s = px < a.left()    ? tr("\u2190 peak at step %1").arg(l.arena.peakStep)
-                      : px > a.right() ? tr("peak at step %1 \u2192").arg(l.arena.peakStep)
-                                       : tr("peak at step %1").arg(l.arena.peakStep);
-    const double w = fm.horizontalAdvance(s), base = std::max(a.top() + fm.ascent() + 2, y - 11);
-    auto fits = [&](double x) {
-      const QRectF box(x - 2, base - fm.ascent() - 1, w + 4, fm.height() + 1);
-      if (box.left() < a.left() || box.right() > a.right()) return false;
-      for (const QRectF& t : taken)
-        if (t.intersects(box)) return false;
-      return true;
-    };
-    double x = px - w / 2;
-    for (double candidate : {px - w / 2, px + 10, px - 10 - w})
-      if (fits(candidate)) {
-        x = candidate;
-        break;
-      }
-    label(QPointF(std::clamp(x, a.left() + 2, std::max(a.left() + 2, a.right() - w - 2)), base), s, QColor(190, 95, 0));
-  }
-  p.restore();
-  p.setPen(QColor(200, 200, 205));
-  p.setBrush(Qt::NoBrush);
-  p.drawRect(a);
+}
+
+/// The peak step: a dotted line, a marker on the curve and a label that
+/// keeps clear of the line labels.
+void PlanCanvas::paintPeakMarker(QPainter& p, const QRectF& a, const PlanLane& l, const LiveScale& py,
+                                 std::vector<QRectF>& taken) {
+  const QFontMetrics fm = fontMetrics();
+  const int32_t steps = static_cast<int32_t>(l.live.size());
+  const double px = sx(l.arena.peakStep + 0.5);
+  p.setPen(QPen(QColor(230, 120, 0), 1, Qt::DotLine));
+  p.drawLine(QPointF(px, a.top()), QPointF(px, a.bottom()));
+  const double y = py(static_cast<double>(l.live[static_cast<size_t>(std::min(l.arena.peakStep, steps - 1))]));
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(230, 120, 0));
+  QPolygonF marker;
+  marker << QPointF(px, y) << QPointF(px - 5, y - 8) << QPointF(px + 5, y - 8);
+  p.drawPolygon(marker);
+  // Off screen, the label stays at the edge and points the way.
+  const QString s = px < a.left()    ? tr("\u2190 peak at step %1").arg(l.arena.peakStep)
+                    : px > a.right() ? tr("peak at step %1 \u2192").arg(l.arena.peakStep)
+                                     : tr("peak at step %1").arg(l.arena.peakStep);
+  const double w = fm.horizontalAdvance(s), base = std::max(a.top() + fm.ascent() + 2, y - 11);
+  auto fits = [&](double x) {
+    const QRectF box(x - 2, base - fm.ascent() - 1, w + 4, fm.height() + 1);
+    if (box.left() < a.left() || box.right() > a.right()) return false;
+    for (const QRectF& t : taken)
+      if (t.intersects(box)) return false;
+    return true;
+  };
+  double x = px - w / 2;
+  for (double candidate : {px - w / 2, px + 10, px - 10 - w})
+    if (fits(candidate)) {
+      x = candidate;
+      break;
+    }
+  paintBoxedLabel(p, fm, QPointF(std::clamp(x, a.left() + 2, std::max(a.left() + 2, a.right() - w - 2)), base), s,
+                  QColor(190, 95, 0), taken);
 }
 
 void PlanCanvas::paintStepAxis(QPainter& p, const QRectF& a) {

@@ -5,6 +5,7 @@
 // outlines only when they are big enough to read.
 #pragma once
 
+#include <QRectF>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -77,7 +78,25 @@ class PlanCanvas : public QWidget {
   int legendHeight() const;
   void paintLegend(QPainter& p, const QRectF& area);
   void paintLane(QPainter& p, const QRectF& area);
+  struct RectLabel {
+    QRectF box;
+    int32_t rect;
+  };
+  void paintByteGrid(QPainter& p, const QRectF& area, const PlanLane& lane);
+  std::vector<RectLabel> paintRects(QPainter& p, const QRectF& area);
+  void paintRectLabels(QPainter& p, const QRectF& area, const std::vector<RectLabel>& labels);
+  void paintLaneMarks(QPainter& p, const QRectF& area, const PlanLane& lane);
   void paintPlot(QPainter& p, const QRectF& area);
+  /// Pixel y of a byte count in the live-bytes plot, whose top is `max` bytes.
+  struct LiveScale {
+    QRectF area;
+    double max;
+    double operator()(double bytes) const { return area.bottom() - bytes / max * area.height(); }
+  };
+  void paintLiveAxis(QPainter& p, const QRectF& area, const LiveScale& py);
+  void paintLiveCurve(QPainter& p, const QRectF& area, const PlanLane& lane, const LiveScale& py);
+  void paintArenaLines(QPainter& p, const QRectF& area, const PlanLane& lane, const LiveScale& py, std::vector<QRectF>& taken);
+  void paintPeakMarker(QPainter& p, const QRectF& area, const PlanLane& lane, const LiveScale& py, std::vector<QRectF>& taken);
   void paintStepAxis(QPainter& p, const QRectF& area);
   void recolor();
 
