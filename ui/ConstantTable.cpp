@@ -211,9 +211,17 @@ void ConstantTable::buildUi() {
   outer->setContentsMargins(4, 4, 4, 4);
   auto* splitter = new QSplitter(Qt::Vertical, this);
   outer->addWidget(splitter);
+  buildConstantsPane(splitter);
+  buildRulesPane(splitter);
+  buildTotals(splitter);
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 2);
+  splitter->setStretchFactor(2, 1);
+}
 
-  // The constants.
-  auto* top = new QWidget(splitter);
+/// The constants: a filter with the count of rows it leaves, over the table.
+void ConstantTable::buildConstantsPane(QWidget* parent) {
+  auto* top = new QWidget(parent);
   auto* topLayout = new QVBoxLayout(top);
   topLayout->setContentsMargins(0, 0, 0, 0);
   auto* filterRow = new QHBoxLayout;
@@ -228,8 +236,12 @@ void ConstantTable::buildUi() {
   filterRow->addWidget(filter_, 1);
   filterRow->addWidget(count_);
   topLayout->addLayout(filterRow);
+  buildConstantsView(top);
+  topLayout->addWidget(view_, 1);
+}
 
-  view_ = new QTableView(top);
+void ConstantTable::buildConstantsView(QWidget* parent) {
+  view_ = new QTableView(parent);
   view_->setModel(proxy_);
   view_->setSortingEnabled(true);
   view_->sortByColumn(-1, Qt::AscendingOrder);  // value order until the user sorts
@@ -254,16 +266,28 @@ void ConstantTable::buildUi() {
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
     if (current.isValid()) emit constantSelected(current.data(ValueIdRole).toInt());
   });
-  topLayout->addWidget(view_, 1);
+}
 
-  // The rules.
-  auto* middle = new QWidget(splitter);
+/// The rules: a title with the buttons that add, remove and move rules,
+/// the rules table, and where a rule that does not parse is reported.
+void ConstantTable::buildRulesPane(QWidget* parent) {
+  auto* middle = new QWidget(parent);
   auto* midLayout = new QVBoxLayout(middle);
   midLayout->setContentsMargins(0, 0, 0, 0);
+  midLayout->addLayout(buildRuleBar(middle));
+  buildRulesView(middle);
+  midLayout->addWidget(rules_, 1);
+  rulesError_ = new QLabel(middle);
+  rulesError_->setStyleSheet("color: #c62828;");
+  rulesError_->hide();
+  midLayout->addWidget(rulesError_);
+}
+
+QHBoxLayout* ConstantTable::buildRuleBar(QWidget* parent) {
   auto* ruleBar = new QHBoxLayout;
-  auto* title = new QLabel(tr("<b>Tagging rules</b> — the first rule that matches decides"), middle);
+  auto* title = new QLabel(tr("<b>Tagging rules</b> — the first rule that matches decides"), parent);
   ruleBar->addWidget(title, 1);
-  auto* add = new QToolButton(middle);
+  auto* add = new QToolButton(parent);
   add->setText(tr("Add rule"));
   add->setPopupMode(QToolButton::InstantPopup);
   auto* presets = new QMenu(add);
@@ -276,20 +300,23 @@ void ConstantTable::buildUi() {
   presets->addAction(tr("Empty rule"), this, [this] { addRule({.namePattern = "*", .file = "weights.ptd"}); });
   add->setMenu(presets);
   add->setToolTip(tr("Add a rule at the end of the list"));
-  auto* remove = new QToolButton(middle);
+  auto* remove = new QToolButton(parent);
   remove->setText(tr("Remove"));
   connect(remove, &QToolButton::clicked, this, &ConstantTable::removeRule);
-  auto* up = new QToolButton(middle);
+  auto* up = new QToolButton(parent);
   up->setText(tr("Up"));
   connect(up, &QToolButton::clicked, this, [this] { moveRule(-1); });
-  auto* down = new QToolButton(middle);
+  auto* down = new QToolButton(parent);
   down->setText(tr("Down"));
   connect(down, &QToolButton::clicked, this, [this] { moveRule(+1); });
   for (QWidget* w : {static_cast<QWidget*>(add), static_cast<QWidget*>(remove), static_cast<QWidget*>(up),
                      static_cast<QWidget*>(down)})
     ruleBar->addWidget(w);
-  midLayout->addLayout(ruleBar);
-  rules_ = new QTableWidget(0, RuleColumnCount, middle);
+  return ruleBar;
+}
+
+void ConstantTable::buildRulesView(QWidget* parent) {
+  rules_ = new QTableWidget(0, RuleColumnCount, parent);
   rules_->setHorizontalHeaderLabels({tr("Name pattern"), tr("Module prefix"), tr("Op"), tr("Min bytes"), tr("File")});
   rules_->horizontalHeaderItem(RuleName)->setToolTip(tr("Glob on the fully qualified name: * any run, ? one character; empty = any"));
   rules_->horizontalHeaderItem(RuleModule)->setToolTip(tr("Module path prefix (\"layers.0\"); empty = any"));
@@ -308,24 +335,17 @@ void ConstantTable::buildUi() {
   connect(rules_, &QTableWidget::itemChanged, this, [this] {
     if (!showingRules_) rulesEdited();
   });
-  midLayout->addWidget(rules_, 1);
-  rulesError_ = new QLabel(middle);
-  rulesError_->setStyleSheet("color: #c62828;");
-  rulesError_->hide();
-  midLayout->addWidget(rulesError_);
+}
 
-  // Totals.
-  totals_ = new QTreeWidget(splitter);
+/// Bytes and constants per destination.
+void ConstantTable::buildTotals(QWidget* parent) {
+  totals_ = new QTreeWidget(parent);
   totals_->setRootIsDecorated(false);
   totals_->setHeaderLabels({tr("Destination"), tr("Constants"), tr("Bytes")});
   totals_->header()->setStretchLastSection(false);
   totals_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
   totals_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   totals_->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
-
-  splitter->setStretchFactor(0, 4);
-  splitter->setStretchFactor(1, 2);
-  splitter->setStretchFactor(2, 1);
 }
 
 QAbstractItemModel* ConstantTable::model() const { return proxy_; }

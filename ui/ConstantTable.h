@@ -14,6 +14,7 @@
 #include "engine/lowering/ConstantTagging.h"
 
 class QAbstractItemModel;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
@@ -70,6 +71,12 @@ class ConstantTable : public QWidget {
 
  private:
   void buildUi();
+  void buildConstantsPane(QWidget* parent);
+  void buildConstantsView(QWidget* parent);
+  void buildRulesPane(QWidget* parent);
+  QHBoxLayout* buildRuleBar(QWidget* parent);
+  void buildRulesView(QWidget* parent);
+  void buildTotals(QWidget* parent);
   void reevaluate(bool reset);
   void showRules();
   void showTotals();
