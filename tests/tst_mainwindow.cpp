@@ -400,6 +400,15 @@ class TestMainWindow : public QObject {
         tagged = m.value(in.value).tensor().external && m.value(in.value).tensor().constantTag == "weights";
     QVERIFY2(tagged, qPrintable(name));
     QVERIFY(!w.configEditor()->config().externalConstantRules.empty());
+    // The tagging rule is an edit of the config like any other: undoable (it
+    // used to clear the config's undo history).
+    QVERIFY(w.configEditor()->undoAction()->isEnabled());
+    QVERIFY2(w.configEditor()->undoAction()->text().contains("tagging"), qPrintable(w.configEditor()->undoAction()->text()));
+    w.configEditor()->undoAction()->trigger();
+    w.runner()->waitForIdle();
+    QVERIFY(w.configEditor()->config().externalConstantRules.empty());
+    QVERIFY(w.runner()->state().config.externalConstantRules.empty());
+    QVERIFY(w.configEditor()->redoAction()->isEnabled());
   }
 
   void workspaceRoundTrip() {

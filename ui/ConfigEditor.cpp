@@ -402,6 +402,11 @@ void ConfigEditor::propose(const QString& field, const Change& change) {
   undo_->push(new ConfigEditCommand(this, config_, candidate, tr("Change %1").arg(field)));
 }
 
+void ConfigEditor::edit(const ExecutorchBackendConfig& c, const QString& what) {
+  if (sameConfig(c, config_)) return;
+  undo_->push(new ConfigEditCommand(this, config_, c, what));
+}
+
 void ConfigEditor::apply(const ExecutorchBackendConfig& c) {
   config_ = c;
   clearErrors();

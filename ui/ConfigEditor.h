@@ -29,6 +29,9 @@ class ConfigEditor : public QWidget {
   QAction* undoAction() const { return undoAction_; }
   QAction* redoAction() const { return redoAction_; }
 
+  /// A change made elsewhere (the constant table's tagging rules): an
+  /// undoable edit like the editor's own; announced by configChanged.
+  void edit(const ExecutorchBackendConfig& c, const QString& what);
   /// Loading is an undoable edit; on failure `error` names file and field.
   bool loadFile(const QString& path, QString* error);
   bool saveFile(const QString& path, QString* error);

@@ -294,7 +294,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(graph_, &GraphView::layoutFinished, this, [this](qint64 ms) { log(tr("graph laid out in %1 ms").arg(ms)); });
   connect(config_, &ConfigEditor::configChanged, this, &MainWindow::applyConfig);
-  connect(constants_, &ConstantTable::configChanged, this, &MainWindow::applyConfig);
+  // Tagging rules are part of the config: their edits join its undo history.
+  connect(constants_, &ConstantTable::configChanged, this,
+          [this](const ExecutorchBackendConfig& c) { config_->edit(c, tr("Change tagging rules")); });
   connect(constants_, &ConstantTable::constantSelected, this, &MainWindow::selectValue);
   connect(plan_, &MemoryPlanView::nodeSelected, this, [this](int node) {
     if (node >= 0) selectNode(node);
