@@ -402,7 +402,13 @@ class MethodDelowerer {
     for (ValueId b : found.state) {
       Value& v = m_.values[b];
       TensorSpec& t = v.tensor();
-      std::string name = !t.fqn.empty() ? t.fqn : unique("buffer_" + std::to_string(r_.buffers));
+      // State in mem_id 2 is shared between methods (share_mutable_buffers):
+      // one buffer per slot, so it is named by its slot in every method.
+      const TensorSpec* stored = b < static_cast<ValueId>(in_.values.size()) ? in_.values[b].tensorIf() : nullptr;
+      const bool shared = stored && stored->slot && stored->slot->memId == 2;
+      std::string name = !t.fqn.empty() ? t.fqn
+                         : shared      ? unique("shared_state_" + std::to_string(stored->slot->offset))
+                                       : unique("buffer_" + std::to_string(r_.buffers));
       if (v.name.empty()) v.name = "b_" + name;
       sig.inputs.push_back(InputSpec{InputSpec::Kind::Buffer, b, name, true});
       bufferName[b] = name;
