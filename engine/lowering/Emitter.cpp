@@ -299,7 +299,9 @@ class MethodEmitter {
       }
       if (externalInitial) {
         // keeps the name it is found by in the .ptd
-      } else if (c_.emitMutableBufferNames) {
+      } else if (c_.emitMutableBufferNames && !trained_.count(v)) {
+        // Buffers only, as ExecuTorch's emitter names them: a trained weight
+        // is a parameter, found by its slot and __et_training_fqn_*.
         t->fqn = it->second;
       } else {
         t->fqn.clear();
