@@ -291,6 +291,36 @@ class TestPasses : public QObject {
     QVERIFY(hasOp(run.after.methods[0], "aten::permute_copy"));
   }
 
+  // ---- SymShapeEvalPass ----
+  // A derived size ("2*s0 + 1", as torch.export writes it) is bounded from its
+  // symbols' ranges, as ExecuTorch's ConstraintBasedSymShapeEvalPass does
+  // (bound_sympy): it used to fail the pass ("has no upper bound").
+  void symShapeEvalBoundsDerivedSizes() {
+    GraphBuilder b;
+    b.symbol("s0", 5, 2, 8);
+    b.symbol("s1", 3, 1, 4);
+    TensorRef x = b.input("x", F, {5, 4}, {"s0", ""});
+    b.output(b.op("aten.relu.default", {x}));
+    Program p = finish(b, "derived");
+    Method& m = p.methods[0];
+    const std::vector<std::pair<std::string, std::optional<int64_t>>> cases = {
+        {"2*s0 + 1", 17}, {"s0 + s1", 12}, {"Max(s0, 2*s1)", 8}, {"Min(s0, s1)", 4}, {"(s0 + 1)//2", 4},
+        {"s0*s1 - 1", 31}, {"s9 + 1", std::nullopt}, {"sqrt(s0)", std::nullopt}};
+    for (const auto& [expr, bound] : cases) {
+      Program q = p;
+      TensorSpec& t = q.methods[0].values[m.inputs[0]].tensor();
+      t.symbols = {expr, ""};
+      PassOutcome o = passes::symShapeEval()->run(q, ExecutorchBackendConfig{});
+      if (bound) {
+        QVERIFY2(!o.failed, expr.c_str());
+        QCOMPARE(q.methods[0].values[m.inputs[0]].tensor().sizes[0], *bound);
+      } else {
+        QVERIFY2(o.failed, expr.c_str());
+        QVERIFY(o.diagnostics.at(0).message.find(expr) != std::string::npos);
+      }
+    }
+  }
+
   // ---- ReinplacePass ----
   // Same rules as ExecuTorch's reinplace_pass; the in-place op's result is
   // the mutated input itself in the IR (readers are rewired to it).
