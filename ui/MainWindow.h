@@ -121,24 +121,58 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* e) override;
 
  private:
+  // Assembly (MainWindow.cpp): the window is built in these steps, in this order.
+  struct Docks;
+  void buildCentre();
+  void buildProgramViews();
+  void buildSummaryTab();
+  Docks buildDocks();
+  void buildStatusBar();
+  void addDockToggles(const Docks& docks);
+  void connectViews();
+  void connectEditors();
+  void restoreSettings(const Docks& docks);
+
+  // Menus and toolbar (MainWindowActions.cpp).
   void buildActions();
+  QAction* buildFileMenu();
+  void buildLoweringMenu();
+  void buildViewMenu();
+  void buildHelpMenu();
+  void buildToolBar(QAction* open);
+  void updateActions();
+  void updateRecentMenu();
+
+  // Files, workspaces and export (MainWindowFiles.cpp).
   void chooseFile();
   void onLoaded();
   void startLoad(QFuture<LoadedProgram> future);
   void finishLoad(LoadedProgram r);
+  void rememberRecent();
+  void startPipeline();
   void showSummary(const LoadedProgram& p);
-  void updateRecentMenu();
+  QString askWorkspacePath();
+  void saveWorkspaceInteractively(QString path);
+  void setModified(bool m);
+  void restorePending();
+
+  // The lowering (MainWindowPipeline.cpp).
+  void connectPipeline();
   void onPipelineState();
   void refreshTimeline();
+  void showPassInInspector();
+  bool pipelineActive() const;
+  void reportArenaChange();
+
+  // The program shown (MainWindow.cpp).
   void refreshShown();
+  void refreshMethodTabs();
+  void refreshDiff();
+  void refreshGraphs();
+  void refreshConstantsAndPlan();
   void refreshText();
   void highlightText();
   void log(const QString& line);
-  bool pipelineActive() const;
-  void updateActions();
-  void reportArenaChange();
-  void setModified(bool m);
-  void restorePending();
 
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* report_ = nullptr;

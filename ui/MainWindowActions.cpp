@@ -1,0 +1,159 @@
+// MainWindow's menus and toolbar, and which of their actions apply now.
+#include "ui/MainWindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFileDialog>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeWidget>
+
+#include "engine/samples/SampleZoo.h"
+#include "ui/ConfigEditor.h"
+#include "ui/GraphView.h"
+#include "ui/StdString.h"
+
+namespace lstudio::ui {
+
+void MainWindow::buildActions() {
+  QAction* open = buildFileMenu();
+  buildLoweringMenu();
+  buildViewMenu();
+  buildHelpMenu();
+  buildToolBar(open);
+}
+
+QAction* MainWindow::buildFileMenu() {
+  auto* file = menuBar()->addMenu(tr("&File"));
+  auto* open = file->addAction(QIcon::fromTheme("document-open"), tr("&Open…"), this, &MainWindow::chooseFile);
+  open->setShortcut(QKeySequence::Open);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  auto* samples = file->addMenu(tr("Open &Sample"));
+  for (const SampleInfo& info : sampleList()) {
+    auto* a = samples->addAction(q(info.name), this, [this, n = q(info.name)] { openSample(n); });
+    a->setToolTip(q(info.description));
+    for (const std::string& spec : info.variants) samples->addAction(q(spec), this, [this, s = q(spec)] { openSample(s); });
+  }
+  samples->setToolTipsVisible(true);
+  file->addSeparator();
+  auto* saveWs = file->addAction(tr("&Save Workspace"), this, [this] { saveWorkspaceInteractively(workspacePath_); });
+  saveWs->setShortcut(QKeySequence::Save);
+  auto* saveWsAs = file->addAction(tr("Save Workspace &As…"), this, [this] { saveWorkspaceInteractively({}); });
+  saveWsAs->setShortcut(QKeySequence::SaveAs);
+  file->addSeparator();
+  auto* exportAct = file->addAction(tr("&Export…"), this, &MainWindow::exportProgram);
+  exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  file->addSeparator();
+  file->addAction(tr("Load &Config…"), this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
+                                                tr("Config (*.json);;All files (*)"));
+    QString error;
+    if (!path.isEmpty() && !config_->loadFile(path, &error)) QMessageBox::warning(this, tr("Cannot load config"), error);
+  });
+  file->addAction(tr("Sa&ve Config As…"), this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, tr("Save config"), QSettings().value("lastDirectory").toString(),
+                                                tr("Config (*.json)"));
+    QString error;
+    if (!path.isEmpty() && !config_->saveFile(path, &error)) QMessageBox::warning(this, tr("Cannot save config"), error);
+  });
+  file->addSeparator();
+  auto* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  return open;
+}
+
+void MainWindow::buildLoweringMenu() {
+  auto* lower = menuBar()->addMenu(tr("&Lowering"));
+  step_ = lower->addAction(tr("&Next Pass"), this, [this] { runner_->step(); });
+  step_->setShortcut(Qt::Key_F10);
+  back_ = lower->addAction(tr("&Previous Pass"), this, [this] { runner_->back(); });
+  back_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F10));
+  runEnd_ = lower->addAction(tr("Run to &End"), this, [this] { runner_->runToEnd(); });
+  runEnd_->setShortcut(Qt::Key_F5);
+  runSelected_ = lower->addAction(tr("Run to &Selected Pass"), this, [this] {
+    int row = timeline_->indexOfTopLevelItem(timeline_->currentItem());
+    if (row > 0) runner_->runTo(row - 1);
+  });
+  runSelected_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F10));
+  stop_ = lower->addAction(tr("S&top"), this, [this] { runner_->stop(); });
+  stop_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+  reset_ = lower->addAction(tr("&Reset"), this, [this] { runner_->reset(); });
+  reset_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+}
+
+void MainWindow::buildViewMenu() {
+  auto* view = menuBar()->addMenu(tr("&View"));
+  auto* findAct = view->addAction(tr("&Find Node…"), this, [this] {
+    bool ok = false;
+    QString t = QInputDialog::getText(this, tr("Find node"), tr("Node name, operator or module path:"), QLineEdit::Normal,
+                                      findText_, &ok);
+    if (ok && !t.isEmpty()) findNode(t);
+  });
+  findAct->setShortcut(QKeySequence::Find);
+  auto* next = view->addAction(tr("Find &Next"), this, [this] { findNode(findText_); });
+  next->setShortcut(QKeySequence::FindNext);
+  auto* prev = view->addAction(tr("Find &Previous"), this, [this] { findNode(findText_, true); });
+  prev->setShortcut(QKeySequence::FindPrevious);
+  auto* fit = view->addAction(tr("&Fit Graph"), this, [this] { graph_->fitToView(); });
+  fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  auto* zoomIn = view->addAction(tr("Zoom &In"), this, [this] { graph_->zoomBy(1.25); });
+  zoomIn->setShortcut(QKeySequence::ZoomIn);
+  auto* zoomOut = view->addAction(tr("Zoom &Out"), this, [this] { graph_->zoomBy(0.8); });
+  zoomOut->setShortcut(QKeySequence::ZoomOut);
+  compare_ = view->addAction(tr("&Compare with Previous Pass"), this, [this](bool on) { setCompare(on); });
+  compare_->setCheckable(true);
+  compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  view->addSeparator();
+  for (int i = 0; i < 5; ++i) {
+    auto* a = view->addAction(tr("View %1").arg(i + 1), this, [this, i] {
+      if (i < views_->count()) views_->setCurrentIndex(i);
+    });
+    a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+  }
+}
+
+void MainWindow::buildHelpMenu() {
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About"), this, [this] {
+    QMessageBox::about(this, tr("About Lowering Studio"),
+                       tr("Lowering Studio %1\nSee and steer how a PyTorch program becomes an ExecuTorch program.")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::buildToolBar(QAction* open) {
+  auto* tb = addToolBar(tr("Main"));
+  tb->setObjectName("mainToolbar");
+  tb->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  tb->addAction(open);
+  tb->addSeparator();
+  for (QAction* a : {reset_, back_, step_, runSelected_, runEnd_, stop_}) {
+    a->setToolTip(a->text().remove('&') + " (" + a->shortcut().toString(QKeySequence::NativeText) + ")");
+    tb->addAction(a);
+  }
+}
+
+void MainWindow::updateActions() {
+  const PipelineState& s = runner_->state();
+  bool on = pipelineActive();
+  bool busy = runner_->busy();
+  step_->setEnabled(on && !s.atEnd() && !s.failed);
+  runEnd_->setEnabled(on && !s.atEnd() && !s.failed);
+  runSelected_->setEnabled(on);
+  back_->setEnabled(on && s.position > 0);
+  reset_->setEnabled(on && s.position > 0);
+  stop_->setEnabled(busy);
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = QSettings().value("recentFiles").toStringList();
+  for (const QString& f : recent) recentMenu_->addAction(f, this, [this, f] { openFile(f); });
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+}  // namespace lstudio::ui
