@@ -143,22 +143,132 @@ ConfigEditor::ConfigEditor(QWidget* parent) : QWidget(parent) {
   refresh();
 }
 
+/// The form being filled while the editor is built: rows go into the current
+/// group's box; every row is a field under ExecuTorch's name.
+class ConfigEditor::Form {
+ public:
+  Form(ConfigEditor* editor, QWidget* body, QVBoxLayout* layout) : editor_(editor), body_(body), layout_(layout) {}
+
+  QWidget* body() const { return body_; }
+  QFormLayout* form() const { return form_; }
+  const QFont& mono() const { return mono_; }
+
+  /// Starts a group box; the rows after it go into it.
+  void group(const QString& title) {
+    auto* box = new QGroupBox(title, body_);
+    form_ = new QFormLayout(box);
+    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form_->setLabelAlignment(Qt::AlignLeft);
+    layout_->addWidget(box);
+  }
+
+  /// Adds a row: ExecuTorch's (short) name, the editor, and an error line under it.
+  void addRow(const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show) {
+    QString shortName = key.section('.', -1);
+    auto* label = new QLabel(shortName, body_);
+    label->setFont(mono_);
+    label->setToolTip(QString("<b>%1</b><br>%2").arg(key, tipFor(key)));
+    editor->setToolTip(label->toolTip());
+    editor->setObjectName(key);
+    auto* error = new QLabel(body_);
+    error->setObjectName(key + ".error");
+    error->setWordWrap(true);
+    error->setStyleSheet("color: #c62828;");
+    error->hide();
+    auto* cell = new QWidget(body_);
+    auto* v = new QVBoxLayout(cell);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(2);
+    v->addWidget(editor);
+    v->addWidget(error);
+    form_->addRow(label, cell);
+    editor_->fields_.insert(key, Field{editor, error, std::move(show)});
+    editor_->order_ << key;
+  }
+
+  void checkBox(const QString& key, bool ExecutorchBackendConfig::*member) {
+    auto* box = new QCheckBox(body_);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.*member); });
+    ConfigEditor* ed = editor_;
+    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
+      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.*member = on, true; });
+    });
+  }
+
+  void planningBox(const QString& key, bool MemoryPlanningConfig::*member) {
+    auto* box = new QCheckBox(body_);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.memoryPlanning.*member); });
+    ConfigEditor* ed = editor_;
+    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
+      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.memoryPlanning.*member = on, true; });
+    });
+  }
+
+  /// A number typed in a line edit: checked while typing, committed on Return or focus out.
+  void numberEdit(const QString& key, std::function<bool(ExecutorchBackendConfig&, const QString&, QString*)> set,
+                  std::function<QString(const ExecutorchBackendConfig&)> get, const QString& placeholder) {
+    auto* edit = new QLineEdit(body_);
+    edit->setPlaceholderText(placeholder);
+    addRow(key, edit, [edit, get](const ExecutorchBackendConfig& c) {
+      if (edit->text() != get(c)) edit->setText(get(c));
+    });
+    auto change = [edit, set](ExecutorchBackendConfig& c, QString* why) { return set(c, edit->text(), why); };
+    ConfigEditor* ed = editor_;
+    QObject::connect(edit, &QLineEdit::textEdited, ed, [ed, key, change] { ed->check(key, change); });
+    QObject::connect(edit, &QLineEdit::editingFinished, ed, [ed, key, change] { ed->propose(key, change); });
+  }
+
+  void modeCombo(const QString& key, std::string ExecutorchBackendConfig::*member) {
+    auto* combo = new QComboBox(body_);
+    combo->addItems({"upper_bound", "hint"});
+    addRow(key, combo, [combo, member](const ExecutorchBackendConfig& c) {
+      combo->setCurrentText(QString::fromStdString(c.*member));
+    });
+    ConfigEditor* ed = editor_;
+    QObject::connect(combo, &QComboBox::currentTextChanged, ed, [ed, key, member](const QString& t) {
+      ed->propose(key, [member, t](ExecutorchBackendConfig& c, QString*) { return c.*member = t.toStdString(), true; });
+    });
+  }
+
+ private:
+  ConfigEditor* editor_;
+  QWidget* body_;
+  QVBoxLayout* layout_;
+  QFormLayout* form_ = nullptr;
+  QFont mono_ = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+};
+
+namespace {
+
+using NumberSetter = std::function<bool(ExecutorchBackendConfig&, const QString&, QString*)>;
+using NumberGetter = std::function<QString(const ExecutorchBackendConfig&)>;
+
+NumberSetter alignment(uint64_t ExecutorchBackendConfig::*member) {
+  return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &(c.*member), why); };
+}
+
+// An alignment that may be unset: empty or "None" leaves it to the schema.
+NumberSetter optionalAlignment(std::optional<uint64_t> ExecutorchBackendConfig::*member) {
+  return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) {
+    if (t.trimmed().isEmpty() || t.trimmed() == "None") return (c.*member).reset(), true;
+    uint64_t v = 0;
+    if (!parseUnsigned(t, &v, why)) return false;
+    c.*member = v;
+    return true;
+  };
+}
+
+NumberGetter optionalText(std::optional<uint64_t> ExecutorchBackendConfig::*member) {
+  return [member](const ExecutorchBackendConfig& c) { return c.*member ? QString::number(*(c.*member)) : QString(); };
+}
+
+}  // namespace
+
 void ConfigEditor::buildUi() {
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
   outer->setSpacing(0);
-
-  auto* bar = new QToolBar(this);
-  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  bar->addAction(undoAction_);
-  bar->addAction(redoAction_);
-  bar->addSeparator();
-  bar->addAction(tr("Load…"), this, &ConfigEditor::chooseAndLoad)->setToolTip(tr("Load a config from a JSON file"));
-  bar->addAction(tr("Save…"), this, &ConfigEditor::chooseAndSave)->setToolTip(tr("Save the config as JSON"));
-  bar->addSeparator();
-  bar->addAction(tr("Copy as Python"), this, &ConfigEditor::copyPython)
-      ->setToolTip(tr("Copy the equivalent ExecutorchBackendConfig(...) call to the clipboard"));
-  outer->addWidget(bar);
+  buildToolBar(outer);
 
   status_ = new QLabel(this);
   status_->setWordWrap(true);
@@ -174,158 +284,114 @@ void ConfigEditor::buildUi() {
   scroll->setWidget(body);
   outer->addWidget(scroll, 1);
 
-  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  QFormLayout* form = nullptr;
-  auto group = [&](const QString& title) {
-    auto* box = new QGroupBox(title, body);
-    form = new QFormLayout(box);
-    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    form->setLabelAlignment(Qt::AlignLeft);
-    bodyLayout->addWidget(box);
-  };
-  // Adds a row: ExecuTorch's (short) name, the editor, and an error line under it.
-  auto addRow = [&](const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show) {
-    QString shortName = key.section('.', -1);
-    auto* label = new QLabel(shortName, body);
-    label->setFont(mono);
-    label->setToolTip(QString("<b>%1</b><br>%2").arg(key, tipFor(key)));
-    editor->setToolTip(label->toolTip());
-    editor->setObjectName(key);
-    auto* error = new QLabel(body);
-    error->setObjectName(key + ".error");
-    error->setWordWrap(true);
-    error->setStyleSheet("color: #c62828;");
-    error->hide();
-    auto* cell = new QWidget(body);
-    auto* v = new QVBoxLayout(cell);
-    v->setContentsMargins(0, 0, 0, 0);
-    v->setSpacing(2);
-    v->addWidget(editor);
-    v->addWidget(error);
-    form->addRow(label, cell);
-    fields_.insert(key, Field{editor, error, std::move(show)});
-    order_ << key;
-  };
-  auto checkBox = [&](const QString& key, bool ExecutorchBackendConfig::*member) {
-    auto* box = new QCheckBox(body);
-    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.*member); });
-    connect(box, &QCheckBox::toggled, this, [this, key, member](bool on) {
-      propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.*member = on, true; });
-    });
-  };
-  auto planningBox = [&](const QString& key, bool MemoryPlanningConfig::*member) {
-    auto* box = new QCheckBox(body);
-    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.memoryPlanning.*member); });
-    connect(box, &QCheckBox::toggled, this, [this, key, member](bool on) {
-      propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.memoryPlanning.*member = on, true; });
-    });
-  };
-  // A number typed in a line edit: checked while typing, committed on Return or focus out.
-  auto numberEdit = [&](const QString& key, std::function<bool(ExecutorchBackendConfig&, const QString&, QString*)> set,
-                        std::function<QString(const ExecutorchBackendConfig&)> get, const QString& placeholder) {
-    auto* edit = new QLineEdit(body);
-    edit->setPlaceholderText(placeholder);
-    addRow(key, edit, [edit, get](const ExecutorchBackendConfig& c) {
-      if (edit->text() != get(c)) edit->setText(get(c));
-    });
-    auto change = [edit, set](ExecutorchBackendConfig& c, QString* why) { return set(c, edit->text(), why); };
-    connect(edit, &QLineEdit::textEdited, this, [this, key, change] { check(key, change); });
-    connect(edit, &QLineEdit::editingFinished, this, [this, key, change] { propose(key, change); });
-  };
-  auto modeCombo = [&](const QString& key, std::string ExecutorchBackendConfig::*member) {
-    auto* combo = new QComboBox(body);
-    combo->addItems({"upper_bound", "hint"});
-    addRow(key, combo, [combo, member](const ExecutorchBackendConfig& c) {
-      combo->setCurrentText(QString::fromStdString(c.*member));
-    });
-    connect(combo, &QComboBox::currentTextChanged, this, [this, key, member](const QString& t) {
-      propose(key, [member, t](ExecutorchBackendConfig& c, QString*) { return c.*member = t.toStdString(), true; });
-    });
-  };
-  auto alignment = [](uint64_t ExecutorchBackendConfig::*member) {
-    return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &(c.*member), why); };
-  };
-  auto optionalAlignment = [](std::optional<uint64_t> ExecutorchBackendConfig::*member) {
-    return [member](ExecutorchBackendConfig& c, const QString& t, QString* why) {
-      if (t.trimmed().isEmpty() || t.trimmed() == "None") return (c.*member).reset(), true;
-      uint64_t v = 0;
-      if (!parseUnsigned(t, &v, why)) return false;
-      c.*member = v;
-      return true;
-    };
-  };
-  auto optionalText = [](std::optional<uint64_t> ExecutorchBackendConfig::*member) {
-    return [member](const ExecutorchBackendConfig& c) { return c.*member ? QString::number(*(c.*member)) : QString(); };
-  };
+  Form form(this, body, bodyLayout);
+  addPlanningFields(form);
+  addOutVarFields(form);
+  addShapeFields(form);
+  addLayoutFields(form);
+  addConstantFields(form);
+  addOptionalPassFields(form);
+  bodyLayout->addStretch();
+  alignLabels(form);
+}
 
-  group("memory_planning_pass");
-  {
-    auto* algos = new QWidget(body);
-    auto* h = new QHBoxLayout(algos);
-    h->setContentsMargins(0, 0, 0, 0);
-    QList<QCheckBox*> boxes;
-    for (const char* name : {"et-greedy", "best-fit", "naive"}) {
-      auto* b = new QCheckBox(name, algos);
-      b->setObjectName(QString("algorithm.") + name);
-      h->addWidget(b);
-      boxes << b;
-      connect(b, &QCheckBox::toggled, this, [this, name](bool on) {
-        propose("memory_planning_pass.algorithms", [name, on](ExecutorchBackendConfig& c, QString*) {
-          auto& list = c.memoryPlanning.algorithms;
-          std::erase(list, std::string(name));
-          if (on) list.push_back(name);
-          return true;
-        });
-      });
-    }
-    h->addStretch();
-    addRow("memory_planning_pass.algorithms", algos, [boxes](const ExecutorchBackendConfig& c) {
-      for (QCheckBox* b : boxes) {
-        const auto& list = c.memoryPlanning.algorithms;
-        b->setChecked(std::find(list.begin(), list.end(), b->text().toStdString()) != list.end());
-      }
-    });
-  }
-  planningBox("memory_planning_pass.alloc_graph_input", &MemoryPlanningConfig::allocGraphInput);
-  planningBox("memory_planning_pass.alloc_graph_output", &MemoryPlanningConfig::allocGraphOutput);
-  planningBox("memory_planning_pass.alloc_mutable_buffers", &MemoryPlanningConfig::allocMutableBuffers);
-  planningBox("memory_planning_pass.share_mutable_buffers", &MemoryPlanningConfig::shareMutableBuffers);
-  numberEdit(
+void ConfigEditor::buildToolBar(QVBoxLayout* outer) {
+  auto* bar = new QToolBar(this);
+  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  bar->addAction(undoAction_);
+  bar->addAction(redoAction_);
+  bar->addSeparator();
+  bar->addAction(tr("Load…"), this, &ConfigEditor::chooseAndLoad)->setToolTip(tr("Load a config from a JSON file"));
+  bar->addAction(tr("Save…"), this, &ConfigEditor::chooseAndSave)->setToolTip(tr("Save the config as JSON"));
+  bar->addSeparator();
+  bar->addAction(tr("Copy as Python"), this, &ConfigEditor::copyPython)
+      ->setToolTip(tr("Copy the equivalent ExecutorchBackendConfig(...) call to the clipboard"));
+  outer->addWidget(bar);
+}
+
+void ConfigEditor::addPlanningFields(Form& form) {
+  form.group("memory_planning_pass");
+  addAlgorithmsField(form);
+  form.planningBox("memory_planning_pass.alloc_graph_input", &MemoryPlanningConfig::allocGraphInput);
+  form.planningBox("memory_planning_pass.alloc_graph_output", &MemoryPlanningConfig::allocGraphOutput);
+  form.planningBox("memory_planning_pass.alloc_mutable_buffers", &MemoryPlanningConfig::allocMutableBuffers);
+  form.planningBox("memory_planning_pass.share_mutable_buffers", &MemoryPlanningConfig::shareMutableBuffers);
+  form.numberEdit(
       "memory_planning_pass.alignment",
       [](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &c.memoryPlanning.alignment, why); },
       [](const ExecutorchBackendConfig& c) { return QString::number(c.memoryPlanning.alignment); }, "16");
+}
 
-  group("to_out_var_pass");
-  checkBox("to_out_var_pass.ignore_to_out_var_failure", &ExecutorchBackendConfig::ignoreToOutVarFailure);
+void ConfigEditor::addAlgorithmsField(Form& form) {
+  // A check box per planning algorithm; the list keeps the order they were turned on in.
+  auto* algos = new QWidget(form.body());
+  auto* h = new QHBoxLayout(algos);
+  h->setContentsMargins(0, 0, 0, 0);
+  QList<QCheckBox*> boxes;
+  for (const char* name : {"et-greedy", "best-fit", "naive"}) {
+    auto* b = new QCheckBox(name, algos);
+    b->setObjectName(QString("algorithm.") + name);
+    h->addWidget(b);
+    boxes << b;
+    connect(b, &QCheckBox::toggled, this, [this, name](bool on) {
+      propose("memory_planning_pass.algorithms", [name, on](ExecutorchBackendConfig& c, QString*) {
+        auto& list = c.memoryPlanning.algorithms;
+        std::erase(list, std::string(name));
+        if (on) list.push_back(name);
+        return true;
+      });
+    });
+  }
+  h->addStretch();
+  form.addRow("memory_planning_pass.algorithms", algos, [boxes](const ExecutorchBackendConfig& c) {
+    for (QCheckBox* b : boxes) {
+      const auto& list = c.memoryPlanning.algorithms;
+      b->setChecked(std::find(list.begin(), list.end(), b->text().toStdString()) != list.end());
+    }
+  });
+}
 
-  group(tr("Shapes and views"));
-  modeCombo("dynamic_memory_planning_mode", &ExecutorchBackendConfig::dynamicMemoryPlanningMode);
-  modeCombo("sym_shape_eval_pass", &ExecutorchBackendConfig::symShapeEval);
-  checkBox("remove_view_copy", &ExecutorchBackendConfig::removeViewCopy);
+void ConfigEditor::addOutVarFields(Form& form) {
+  form.group("to_out_var_pass");
+  form.checkBox("to_out_var_pass.ignore_to_out_var_failure", &ExecutorchBackendConfig::ignoreToOutVarFailure);
+}
 
-  group(tr("Program layout"));
-  checkBox("emit_stacktrace", &ExecutorchBackendConfig::emitStacktrace);
-  checkBox("extract_delegate_segments", &ExecutorchBackendConfig::extractDelegateSegments);
-  numberEdit("segment_alignment", alignment(&ExecutorchBackendConfig::segmentAlignment),
-             [](const ExecutorchBackendConfig& c) { return QString::number(c.segmentAlignment); }, "128");
-  numberEdit("constant_tensor_alignment", optionalAlignment(&ExecutorchBackendConfig::constantTensorAlignment),
-             optionalText(&ExecutorchBackendConfig::constantTensorAlignment), tr("None (schema default)"));
-  numberEdit("delegate_alignment", optionalAlignment(&ExecutorchBackendConfig::delegateAlignment),
-             optionalText(&ExecutorchBackendConfig::delegateAlignment), tr("None (schema default)"));
-  checkBox("emit_mutable_buffer_names", &ExecutorchBackendConfig::emitMutableBufferNames);
+void ConfigEditor::addShapeFields(Form& form) {
+  form.group(tr("Shapes and views"));
+  form.modeCombo("dynamic_memory_planning_mode", &ExecutorchBackendConfig::dynamicMemoryPlanningMode);
+  form.modeCombo("sym_shape_eval_pass", &ExecutorchBackendConfig::symShapeEval);
+  form.checkBox("remove_view_copy", &ExecutorchBackendConfig::removeViewCopy);
+}
 
-  group(tr("Constants"));
-  checkBox("external_constants", &ExecutorchBackendConfig::externalConstants);
-  rulesNote_ = new QLabel(body);
+void ConfigEditor::addLayoutFields(Form& form) {
+  form.group(tr("Program layout"));
+  form.checkBox("emit_stacktrace", &ExecutorchBackendConfig::emitStacktrace);
+  form.checkBox("extract_delegate_segments", &ExecutorchBackendConfig::extractDelegateSegments);
+  form.numberEdit("segment_alignment", alignment(&ExecutorchBackendConfig::segmentAlignment),
+                  [](const ExecutorchBackendConfig& c) { return QString::number(c.segmentAlignment); }, "128");
+  form.numberEdit("constant_tensor_alignment", optionalAlignment(&ExecutorchBackendConfig::constantTensorAlignment),
+                  optionalText(&ExecutorchBackendConfig::constantTensorAlignment), tr("None (schema default)"));
+  form.numberEdit("delegate_alignment", optionalAlignment(&ExecutorchBackendConfig::delegateAlignment),
+                  optionalText(&ExecutorchBackendConfig::delegateAlignment), tr("None (schema default)"));
+  form.checkBox("emit_mutable_buffer_names", &ExecutorchBackendConfig::emitMutableBufferNames);
+}
+
+void ConfigEditor::addConstantFields(Form& form) {
+  form.group(tr("Constants"));
+  form.checkBox("external_constants", &ExecutorchBackendConfig::externalConstants);
+  // Under external_constants: whether the constant table's tagging rules decide the files.
+  rulesNote_ = new QLabel(form.body());
   rulesNote_->setWordWrap(true);
   rulesNote_->setStyleSheet("color: palette(placeholder-text);");
-  form->addRow(QString(), rulesNote_);
-  checkBox("external_mutable_weights", &ExecutorchBackendConfig::externalMutableWeights);
+  form.form()->addRow(QString(), rulesNote_);
+  form.checkBox("external_mutable_weights", &ExecutorchBackendConfig::externalMutableWeights);
+}
 
-  group(tr("Optional passes"));
-  checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
-  checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
-  numberEdit(
+void ConfigEditor::addOptionalPassFields(Form& form) {
+  form.group(tr("Optional passes"));
+  form.checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
+  form.checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
+  form.numberEdit(
       "reinplace_extra_ops",
       [](ExecutorchBackendConfig& c, const QString& t, QString*) {
         c.reinplaceExtraOps.clear();
@@ -338,14 +404,15 @@ void ConfigEditor::buildUi() {
         return ops.join(", ");
       },
       tr("None"));
+}
 
-  bodyLayout->addStretch();
+void ConfigEditor::alignLabels(Form& form) {
   // One label width across the groups, so the editors line up in a single column.
   int widest = 0;
-  for (auto* label : body->findChildren<QLabel*>())
-    if (label->font() == mono) widest = std::max(widest, label->sizeHint().width());
-  for (auto* label : body->findChildren<QLabel*>())
-    if (label->font() == mono) label->setMinimumWidth(widest);
+  for (auto* label : form.body()->findChildren<QLabel*>())
+    if (label->font() == form.mono()) widest = std::max(widest, label->sizeHint().width());
+  for (auto* label : form.body()->findChildren<QLabel*>())
+    if (label->font() == form.mono()) label->setMinimumWidth(widest);
 }
 
 void ConfigEditor::setConfig(const ExecutorchBackendConfig& c) {

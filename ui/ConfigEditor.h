@@ -13,6 +13,7 @@
 class QAction;
 class QLabel;
 class QUndoStack;
+class QVBoxLayout;
 
 namespace lstudio::ui {
 
@@ -55,7 +56,18 @@ class ConfigEditor : public QWidget {
     std::function<void(const ExecutorchBackendConfig&)> show;  // config -> widget
   };
 
+  class Form;
   void buildUi();
+  void buildToolBar(QVBoxLayout* outer);
+  // One function per group of fields, in the order they are shown.
+  void addPlanningFields(Form& form);
+  void addAlgorithmsField(Form& form);
+  void addOutVarFields(Form& form);
+  void addShapeFields(Form& form);
+  void addLayoutFields(Form& form);
+  void addConstantFields(Form& form);
+  void addOptionalPassFields(Form& form);
+  void alignLabels(Form& form);
   /// Applies `change` to a copy of the config; commits it when valid, else shows why at the field.
   void propose(const QString& field, const std::function<bool(ExecutorchBackendConfig&, QString*)>& change);
   /// Checks without committing (live feedback while typing).
