@@ -456,9 +456,9 @@ class TestPasses : public QObject {
 
   // ---- ReplaceViewCopyWithViewPass ----
   // A view of an input the caller provides (alloc_graph_input off) has no
-  // planned storage to share: the studio keeps the view_copy (ExecuTorch
-  // emits an et_view call there instead, a difference written down here).
-  void viewOfUnplannedInputKeepsItsCopy() {
+  // planned storage to share: as ExecuTorch does, an et_view call points it
+  // at the caller's bytes at run time.
+  void viewOfUnplannedInputBecomesEtView() {
     GraphBuilder b;
     TensorRef x = b.input("x", F, {2, 3});
     TensorRef flat = b.op("aten.view.default", {x, std::vector<int64_t>{6}});  // view_copy after to_edge
@@ -471,8 +471,9 @@ class TestPasses : public QObject {
     ExecutorchBackendConfig callerInputs;
     callerInputs.memoryPlanning.allocGraphInput = false;
     Run kept = runPass(p, passes::replaceViewCopyWithView(), callerInputs);
-    QVERIFY(!kept.outcome.changed);
-    QVERIFY(hasOp(kept.after.methods[0], "aten::view_copy"));
+    QVERIFY(kept.outcome.changed);
+    QVERIFY(!hasOp(kept.after.methods[0], "aten::view_copy"));
+    QVERIFY(hasOp(kept.after.methods[0], "executorch_prim::et_view"));
   }
 
   void legalizePortableDimOrder() {

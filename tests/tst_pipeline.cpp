@@ -7,6 +7,7 @@
 #include "engine/formats/Pt2Writer.h"
 #include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/lowering/Emitter.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
@@ -265,6 +266,39 @@ class TestPipeline : public QObject {
       QVERIFY2(disjoint, op.c_str());
     }
     QVERIFY(analyzeMemoryPlan(m).overlapFree());
+  }
+
+  void viewsOfCallerMemoryBecomeEtView() {
+    // With alloc_graph_input off the input's bytes are the caller's: a view of
+    // it has no slot to share, so ExecuTorch emits executorch_prim::et_view
+    // (self, size, out), which points the view at them at run time (the studio
+    // kept a view_copy there: conformance '* caller_io *').
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {2, 3});
+    TensorRef v = b.op("aten.view.default", {x, std::vector<int64_t>{6}});
+    b.output(b.op("aten.relu.default", {v}));
+    auto built = b.finish("caller_view");
+    QVERIFY(built.ok());
+    ExecutorchBackendConfig c;
+    c.memoryPlanning.allocGraphInput = false;
+    Pipeline p(std::make_shared<const Program>(std::move(built.value())), c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    const Node* view = nullptr;
+    for (const Node& n : m.nodes)
+      if (m.operators[n.op].name == "executorch_prim::et_view") view = &n;
+    QVERIFY(view);
+    QCOMPARE(view->args.size(), size_t(3));
+    QCOMPARE(view->args[0], m.inputs[0]);
+    QCOMPARE(view->args[2], view->outputs.at(0));
+    QVERIFY(!m.values[view->outputs[0]].tensor().slot.has_value());  // the caller's bytes, not the arena's
+    auto emitted = emitProgram(*p.current(), c);
+    QVERIFY(emitted.ok());
+    bool named = false;
+    for (const OperatorRef& op : emitted->methods[0].operators)
+      named = named || (op.name == "executorch_prim::et_view" && op.overload == "default");
+    QVERIFY(named);  // the runtime registers it as executorch_prim::et_view.default
   }
 
   void missingOutVariantNamesTheNode() {

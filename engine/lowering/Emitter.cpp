@@ -121,9 +121,10 @@ class MethodEmitter {
       auto [it, added] = opIndex.try_emplace({ref.name, ref.overload}, static_cast<int32_t>(out.operators.size()));
       if (added) {
         // ExecuTorch writes a default overload as "" (the runtime looks kernels
-        // up by "name" or "name.overload": "aten::copy_", "aten::add.out").
+        // up by "name" or "name.overload": "aten::copy_", "aten::add.out"),
+        // but its prim ops by their registered name ("executorch_prim::et_view.default").
         OperatorRef written = ref;
-        if (written.overload == "default") written.overload.clear();
+        if (written.overload == "default" && written.name.rfind("executorch_prim::", 0) != 0) written.overload.clear();
         out.operators.push_back(std::move(written));
       }
       e.op = it->second;

@@ -5,6 +5,8 @@
 // instruction, no copy, and the planner gives it the base's bytes).
 #include <algorithm>
 
+#include "engine/ir/OpRegistry.h"
+#include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 
 namespace lstudio::passes {
@@ -71,6 +73,7 @@ class ReplaceViewCopyWithView : public Pass {
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
+    const OpSchema* etView = OpRegistry::builtin().find("executorch_prim::et_view", "default");
     for (Method& m : p.methods) {
       std::vector<bool> drop(m.nodes.size(), false);
       std::vector<bool> isInput(m.values.size(), false), isOutput(m.values.size(), false);
@@ -94,13 +97,22 @@ class ReplaceViewCopyWithView : public Pass {
           continue;
         ValueId root = n.args[0];
         while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
-        // A view of memory the caller provides (an input or output left
-        // unplanned) has no slot to share: the copy stays. ExecuTorch emits
-        // et_view there, which sets the view's data pointer at run time.
-        if ((isInput[root] && !c.memoryPlanning.allocGraphInput) ||
-            (isOutput[root] && !c.memoryPlanning.allocGraphOutput))
-          continue;
+        const bool callerMemory = (isInput[root] && !c.memoryPlanning.allocGraphInput) ||
+                                  (isOutput[root] && !c.memoryPlanning.allocGraphOutput);
+        if (callerMemory && !etView) continue;
         view->viewOf = root;
+        // A view of memory the caller provides (an input or output left
+        // unplanned) has no slot to share: ExecuTorch emits et_view there,
+        // which points the view at its base's bytes at run time. It takes
+        // self, size and the view itself; nothing is planned for it.
+        if (callerMemory) {
+          Node& e = m.nodes[i];
+          setOperator(m, e, *etView);
+          e.args = {e.args[0], e.args[1], e.outputs[0]};
+          e.argNames = {"self", "size", "out"};
+          out.changed = true;
+          continue;
+        }
         drop[i] = true;
         out.changed = true;
       }
