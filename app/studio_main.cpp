@@ -39,6 +39,102 @@ bool settle(lstudio::ui::MainWindow& w, int timeoutMs) {
   return false;
 }
 
+/// The command line: a file to open and, for --screenshot, what to show before rendering.
+struct Options {
+  QCommandLineOption screenshot{"screenshot", "Render the window to a PNG file and exit.", "out.png"};
+  QCommandLineOption runTo{"run-to", "Run the lowering until this pass has run ('end' for all).", "pass"};
+  QCommandLineOption select{"select", "Select the node with this name.", "node"};
+  QCommandLineOption view{"view", "The view to show: graph, plan, text or summary.", "view"};
+  QCommandLineOption config{"config", "Start with this ExecutorchBackendConfig (JSON).", "cfg.json"};
+  QCommandLineOption dock{"dock", "Bring this panel to the front: inspector, config, constants or log.", "panel"};
+  QCommandLineOption compare{"compare", "Show the previous pass's graph beside the current one."};
+  QCommandLineOption size{"size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000"};
+
+  void addTo(QCommandLineParser& parser) const {
+    parser.setApplicationDescription("See and steer how a PyTorch program becomes an ExecuTorch program.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
+    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, size});
+  }
+};
+
+void nameApplication() {
+  QApplication::setOrganizationName("LoweringStudio");
+  QApplication::setApplicationName("Lowering Studio");
+  QApplication::setApplicationVersion(LSTUDIO_VERSION);
+  QApplication::setDesktopFileName("lowering-studio");
+  QApplication::setWindowIcon(QIcon::fromTheme("lowering-studio"));
+}
+
+/// A session that ended without a clean close left its autosave behind: offer it back.
+void offerRecovery(lstudio::ui::MainWindow& w) {
+  QString autosave = lstudio::ui::MainWindow::autosavePath();
+  if (!QFile::exists(autosave)) return;
+  auto answer = QMessageBox::question(&w, QObject::tr("Recover session"),
+                                      QObject::tr("Lowering Studio did not close cleanly last time. Recover the unsaved session?"),
+                                      QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+  if (answer == QMessageBox::Yes) w.openFile(autosave);
+  else QFile::remove(autosave);
+}
+
+/// --run-to: starts the lowering towards `pass` ("end": all of it); false when there is no such pass.
+bool startRunTo(lstudio::ui::MainWindow& w, const QString& pass) {
+  if (pass == "end") {
+    w.runToPass(QString());
+    w.runner()->runToEnd();
+    return true;
+  }
+  if (w.runToPass(pass)) return true;
+  std::fprintf(stderr, "lowering-studio: no pass named '%s' (see lowering-cli lower --list-passes)\n", qPrintable(pass));
+  return false;
+}
+
+/// --dock: brings the panels whose name starts with `panel` to the front; one at the bottom gets room.
+void raiseDock(lstudio::ui::MainWindow& w, const QString& panel) {
+  for (auto* d : w.findChildren<QDockWidget*>())
+    if (d->objectName().startsWith(panel.toLower())) {
+      d->show();
+      d->raise();
+      if (w.dockWidgetArea(d) == Qt::BottomDockWidgetArea) w.resizeDocks({d}, {w.height() * 45 / 100}, Qt::Vertical);
+    }
+}
+
+/// --view: the tab whose title contains `view`.
+void showView(lstudio::ui::MainWindow& w, const QString& view) {
+  QString v = view.toLower();
+  for (int i = 0; i < w.views()->count(); ++i)
+    if (w.views()->tabText(i).toLower().contains(v)) w.views()->setCurrentIndex(i);
+}
+
+/// Screenshot mode: every step waits for the window to settle. Returns the exit code.
+int takeScreenshot(lstudio::ui::MainWindow& w, const QCommandLineParser& parser, const Options& o, const QString& file,
+                   const QString& loadError) {
+  if (file.isEmpty() || !settle(w, 120000) || !w.current()) {
+    if (file.isEmpty()) std::fprintf(stderr, "lowering-studio: --screenshot needs a file to open\n");
+    else if (!loadError.isEmpty()) std::fprintf(stderr, "lowering-studio: %s\n", qPrintable(loadError));
+    else std::fprintf(stderr, "lowering-studio: could not open '%s' for the screenshot\n", qPrintable(file));
+    return 2;
+  }
+  if (parser.isSet(o.runTo)) {
+    if (!startRunTo(w, parser.value(o.runTo))) return 2;
+    settle(w, 120000);
+  }
+  if (parser.isSet(o.dock)) raiseDock(w, parser.value(o.dock));
+  if (parser.isSet(o.view)) showView(w, parser.value(o.view));
+  if (parser.isSet(o.select) && !w.selectNodeByName(parser.value(o.select))) {
+    std::fprintf(stderr, "lowering-studio: no node named '%s' in the shown program\n", qPrintable(parser.value(o.select)));
+    return 2;
+  }
+  settle(w, 60000);
+  if (!w.grab().save(parser.value(o.screenshot))) {
+    std::fprintf(stderr, "lowering-studio: cannot write '%s'\n", qPrintable(parser.value(o.screenshot)));
+    return 3;
+  }
+  std::printf("wrote %s\n", qPrintable(parser.value(o.screenshot)));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,38 +143,22 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--screenshot", 12) == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
-  QApplication::setOrganizationName("LoweringStudio");
-  QApplication::setApplicationName("Lowering Studio");
-  QApplication::setApplicationVersion(LSTUDIO_VERSION);
-  QApplication::setDesktopFileName("lowering-studio");
-  QApplication::setWindowIcon(QIcon::fromTheme("lowering-studio"));
-
+  nameApplication();
   QCommandLineParser parser;
-  parser.setApplicationDescription("See and steer how a PyTorch program becomes an ExecuTorch program.");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
-  QCommandLineOption screenshot("screenshot", "Render the window to a PNG file and exit.", "out.png");
-  QCommandLineOption runTo("run-to", "Run the lowering until this pass has run ('end' for all).", "pass");
-  QCommandLineOption select("select", "Select the node with this name.", "node");
-  QCommandLineOption view("view", "The view to show: graph, plan, text or summary.", "view");
-  QCommandLineOption config("config", "Start with this ExecutorchBackendConfig (JSON).", "cfg.json");
-  QCommandLineOption dock("dock", "Bring this panel to the front: inspector, config, constants or log.", "panel");
-  QCommandLineOption compare("compare", "Show the previous pass's graph beside the current one.");
-  QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
-  parser.addOptions({screenshot, runTo, select, view, config, dock, compare, size});
+  const Options o;
+  o.addTo(parser);
   parser.process(app);
 
   lstudio::ui::MainWindow w;
-  bool shot = parser.isSet(screenshot);
+  bool shot = parser.isSet(o.screenshot);
   if (shot) {
     w.setQuietErrors(true);
-    QStringList wh = parser.value(size).split('x');
+    QStringList wh = parser.value(o.size).split('x');
     if (wh.size() == 2) w.resize(wh[0].toInt(), wh[1].toInt());
   }
   w.show();
-  if (parser.isSet(config)) {
-    auto c = lstudio::loadConfigFile(parser.value(config).toStdString());
+  if (parser.isSet(o.config)) {
+    auto c = lstudio::loadConfigFile(parser.value(o.config).toStdString());
     if (!c) {
       std::fprintf(stderr, "lowering-studio: %s\n", c.error().message().c_str());
       return 2;
@@ -86,65 +166,14 @@ int main(int argc, char** argv) {
     w.configEditor()->setConfig(c.value());
     w.applyConfig(c.value());
   }
-  if (parser.isSet(compare)) w.setCompare(true);
+  if (parser.isSet(o.compare)) w.setCompare(true);
   QString loadError;  // why the file did not open, for the screenshot's message
   QObject::connect(&w, &lstudio::ui::MainWindow::loadFinished, [&](bool ok, const QString& error) {
     if (!ok) loadError = error;
   });
   QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
   if (!file.isEmpty()) w.openFile(file);
-  if (!shot) {
-    // A session that ended without a clean close left its autosave behind: offer it back.
-    QString autosave = lstudio::ui::MainWindow::autosavePath();
-    if (file.isEmpty() && QFile::exists(autosave)) {
-      auto answer = QMessageBox::question(&w, QObject::tr("Recover session"),
-                                          QObject::tr("Lowering Studio did not close cleanly last time. Recover the unsaved session?"),
-                                          QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
-      if (answer == QMessageBox::Yes) w.openFile(autosave);
-      else QFile::remove(autosave);
-    }
-    return app.exec();
-  }
-
-  // Screenshot mode: every step waits for the window to settle.
-  if (file.isEmpty() || !settle(w, 120000) || !w.current()) {
-    if (file.isEmpty()) std::fprintf(stderr, "lowering-studio: --screenshot needs a file to open\n");
-    else if (!loadError.isEmpty()) std::fprintf(stderr, "lowering-studio: %s\n", qPrintable(loadError));
-    else std::fprintf(stderr, "lowering-studio: could not open '%s' for the screenshot\n", qPrintable(file));
-    return 2;
-  }
-  if (parser.isSet(runTo)) {
-    QString pass = parser.value(runTo);
-    if (pass == "end") {
-      w.runToPass(QString());
-      w.runner()->runToEnd();
-    } else if (!w.runToPass(pass)) {
-      std::fprintf(stderr, "lowering-studio: no pass named '%s' (see lowering-cli lower --list-passes)\n", qPrintable(pass));
-      return 2;
-    }
-    settle(w, 120000);
-  }
-  if (parser.isSet(dock))
-    for (auto* d : w.findChildren<QDockWidget*>())
-      if (d->objectName().startsWith(parser.value(dock).toLower())) {
-        d->show();
-        d->raise();
-        if (w.dockWidgetArea(d) == Qt::BottomDockWidgetArea) w.resizeDocks({d}, {w.height() * 45 / 100}, Qt::Vertical);
-      }
-  if (parser.isSet(view)) {
-    QString v = parser.value(view).toLower();
-    for (int i = 0; i < w.views()->count(); ++i)
-      if (w.views()->tabText(i).toLower().contains(v)) w.views()->setCurrentIndex(i);
-  }
-  if (parser.isSet(select) && !w.selectNodeByName(parser.value(select))) {
-    std::fprintf(stderr, "lowering-studio: no node named '%s' in the shown program\n", qPrintable(parser.value(select)));
-    return 2;
-  }
-  settle(w, 60000);
-  if (!w.grab().save(parser.value(screenshot))) {
-    std::fprintf(stderr, "lowering-studio: cannot write '%s'\n", qPrintable(parser.value(screenshot)));
-    return 3;
-  }
-  std::printf("wrote %s\n", qPrintable(parser.value(screenshot)));
-  return 0;
+  if (shot) return takeScreenshot(w, parser, o, file, loadError);
+  if (file.isEmpty()) offerRecovery(w);
+  return app.exec();
 }
