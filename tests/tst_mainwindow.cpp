@@ -10,6 +10,8 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QTextBlock>
+#include <QTabBar>
+#include <QGraphicsView>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -316,6 +318,55 @@ class TestMainWindow : public QObject {
     QTextCursor c(w.graphTextView()->document()->findBlockByNumber(3));
     w.graphTextView()->setTextCursor(c);
     QCOMPARE(w.selectedNode(), 2);
+  }
+
+  // The inspector shows a node or value of the program and method shown, or
+  // nothing. It kept the previous file's node after another file was opened,
+  // and kept the first method's node after a switch of method tab; a node
+  // clicked there then read like the one before, as it named no method.
+  void inspectorFollowsTheShownProgram() {
+    Program two = *sample("mlp");
+    two.methods.push_back(two.methods[0]);
+    two.methods[1].name = "second";
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1400, 900);
+    w.show();
+    w.openProgram(std::make_shared<const Program>(std::move(two)), "two_methods");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.selectNodeByName("relu"));
+    QString text = w.inspector()->toPlainText();
+    QVERIFY2(text.contains("relu") && text.contains("in method forward"), qPrintable(text));
+
+    // Another method tab: nothing of the first method stays; a click shows the node of this one.
+    QTabBar* methods = nullptr;
+    for (QTabBar* t : w.findChildren<QTabBar*>())
+      if (t->count() == 2 && t->tabText(1) == "second") methods = t;
+    QVERIFY(methods);
+    methods->setCurrentIndex(1);
+    QCOMPARE(w.shownMethod(), 1);
+    QVERIFY2(w.inspector()->toPlainText().isEmpty(), qPrintable(w.inspector()->toPlainText()));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    const Method& second = w.shownProgram()->methods[1];
+    int relu = -1;
+    for (size_t i = 0; i < second.nodes.size() && relu < 0; ++i)
+      if (second.nodes[i].name == "relu") relu = int(i);
+    QPoint at = w.graphView()->viewportPosOfMethodNode(relu);
+    QVERIFY(relu >= 0 && !at.isNull());
+    QTest::mouseClick(w.graphView()->canvas()->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(w.selectedNode(), relu);
+    text = w.inspector()->toPlainText();
+    QVERIFY2(text.contains("relu") && text.contains("in method second"), qPrintable(text));
+
+    // Another program: the inspector lets go of this one (it showed "relu … in method second").
+    w.openProgram(sample("dynamic_batch"), "dynamic_batch");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.selectedNode(), -1);
+    QVERIFY2(w.inspector()->toPlainText().isEmpty(), qPrintable(w.inspector()->toPlainText()));
+    // After a pass, with nothing selected, it tells what the pass did.
+    QVERIFY(w.runToPass("ToOutVarPass"));
+    w.runner()->waitForIdle();
+    QVERIFY2(w.inspector()->toPlainText().contains("ToOutVarPass"), qPrintable(w.inspector()->toPlainText()));
   }
 
   void failingPassSelectsTheNode() {

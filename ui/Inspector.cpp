@@ -107,7 +107,7 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan) {
     const Delegate& d = m.delegates[n.delegate];
     h += "<p>backend " + q(d.backendId) + ", blob " + q(formatBytes(d.blob.size)) + "</p>";
   }
-  h += QString("<p class=sub>step %1 of %2</p>").arg(index).arg(m.nodes.size());
+  h += QString("<p class=sub>step %1 of %2 in method <b>%3</b></p>").arg(index).arg(m.nodes.size()).arg(q(m.name));
   h += "<b>Arguments</b><table>";
   for (size_t i = 0; i < n.args.size(); ++i) {
     ValueId v = n.args[i];
@@ -148,6 +148,7 @@ QString valueDetails(const Method& m, int v, const MemoryPlanReport* plan) {
   const Value& val = m.values[v];
   QString h = kStyle;
   h += "<h3>%" + (val.name.empty() ? QString("value %1").arg(v) : q(val.name)) + "</h3>";
+  h += "<p class=sub>in method <b>" + q(m.name) + "</b></p>";
   for (const InputSpec& in : m.signature.inputs)
     if (in.value == v) {
       static const char* kinds[] = {"user input", "parameter", "buffer", "constant tensor", "custom object", "token"};
@@ -181,30 +182,46 @@ Inspector::Inspector(QWidget* parent) : QTextBrowser(parent) {
   });
 }
 
-const MemoryPlanReport* Inspector::planFor(const Program& p, int method) {
-  const Method& m = p.methods[method];
-  if (m.nonConstBufferSizes.size() <= 1) return nullptr;
-  if (planProgram_.get() != &p || planMethod_ != method) {
-    plan_ = std::make_unique<MemoryPlanReport>(analyzeMemoryPlan(m));
+const MemoryPlanReport* Inspector::planFor(const std::shared_ptr<const Program>& p, int method) {
+  // The plan is cached for one method of one program; any other gets its own.
+  if (p->methods[method].nonConstBufferSizes.size() <= 1) return nullptr;
+  if (planProgram_ != p || planMethod_ != method || !plan_) {
+    plan_ = std::make_unique<MemoryPlanReport>(analyzeMemoryPlan(p->methods[method]));
+    planProgram_ = p;
     planMethod_ = method;
   }
   return plan_.get();
 }
 
 void Inspector::showNode(std::shared_ptr<const Program> p, int method, int node) {
-  if (!p || method < 0 || static_cast<size_t>(method) >= p->methods.size()) return clear();
-  const MemoryPlanReport* plan = planFor(*p, method);
-  planProgram_ = p;
+  if (!p || method < 0 || static_cast<size_t>(method) >= p->methods.size()) return showNothing();
+  const MemoryPlanReport* plan = planFor(p, method);
+  program_ = p;
+  method_ = method;
   setHtml(nodeDetails(p->methods[method], node, plan));
 }
 
 void Inspector::showValue(std::shared_ptr<const Program> p, int method, int value) {
-  if (!p || method < 0 || static_cast<size_t>(method) >= p->methods.size()) return clear();
-  const MemoryPlanReport* plan = planFor(*p, method);
-  planProgram_ = p;
+  if (!p || method < 0 || static_cast<size_t>(method) >= p->methods.size()) return showNothing();
+  const MemoryPlanReport* plan = planFor(p, method);
+  program_ = p;
+  method_ = method;
   setHtml(valueDetails(p->methods[method], value, plan));
 }
 
-void Inspector::showMessage(const QString& html) { setHtml(kStyle + html); }
+void Inspector::showMessage(const QString& html) {
+  program_.reset();
+  method_ = -1;
+  setHtml(kStyle + html);
+}
+
+void Inspector::showNothing() {
+  program_.reset();
+  method_ = -1;
+  planProgram_.reset();  // an earlier program is not kept alive by its cached plan
+  planMethod_ = -1;
+  plan_.reset();
+  clear();
+}
 
 }  // namespace lstudio::ui

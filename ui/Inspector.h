@@ -23,7 +23,13 @@ class Inspector : public QTextBrowser {
   explicit Inspector(QWidget* parent = nullptr);
   void showNode(std::shared_ptr<const Program> p, int method, int node);
   void showValue(std::shared_ptr<const Program> p, int method, int value);
+  /// A message about no node or value (what a pass did); shows no program.
   void showMessage(const QString& html);
+  /// Shows nothing (its placeholder) and lets go of the program it showed.
+  void showNothing();
+  /// The program and method whose node or value is shown; null and -1 otherwise.
+  std::shared_ptr<const Program> program() const { return program_; }
+  int method() const { return method_; }
 
  signals:
   /// The user clicked a value link ("value:N") or a node link ("node:N").
@@ -31,7 +37,9 @@ class Inspector : public QTextBrowser {
   void nodeActivated(int node);
 
  private:
-  const MemoryPlanReport* planFor(const Program& p, int method);
+  const MemoryPlanReport* planFor(const std::shared_ptr<const Program>& p, int method);
+  std::shared_ptr<const Program> program_;
+  int method_ = -1;
   std::shared_ptr<const Program> planProgram_;
   int planMethod_ = -1;
   std::unique_ptr<MemoryPlanReport> plan_;

@@ -297,8 +297,10 @@ void MainWindow::refreshShown() {
   refreshText();
   refreshGraphs();
   refreshConstantsAndPlan();
+  // The inspector shows the selected node of the shown method, else what the
+  // shown pass did, else nothing: never what an earlier program or method showed.
   if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
-  else showPassInInspector();
+  else if (!showPassInInspector()) inspector_->showNothing();
   emit shownChanged();
 }
 

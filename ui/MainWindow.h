@@ -160,7 +160,8 @@ class MainWindow : public QMainWindow {
   void connectPipeline();
   void onPipelineState();
   void refreshTimeline();
-  void showPassInInspector();
+  /// False when there is no pass to tell of (the input program is shown).
+  bool showPassInInspector();
   bool pipelineActive() const;
   void reportArenaChange();
 

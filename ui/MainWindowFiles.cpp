@@ -27,6 +27,7 @@
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
 #include "ui/ExportDialog.h"
+#include "ui/Inspector.h"
 #include "ui/StdString.h"
 #include "ui/SummaryView.h"
 
@@ -137,6 +138,7 @@ void MainWindow::finishLoad(LoadedProgram r) {
     return;
   }
   current_ = std::move(r);
+  inspector_->showNothing();  // nothing of the program shown before is selected in this one
   showSummary(current_);
   log(tr("Loaded %1").arg(q(current_.path)));
   rememberRecent();

@@ -159,10 +159,10 @@ void MainWindow::refreshTimeline() {
   timeline_->headerItem()->setText(1, QString("%1 ms").arg(total, 0, 'f', 1));
 }
 
-void MainWindow::showPassInInspector() {
+bool MainWindow::showPassInInspector() {
   // With no node selected the inspector tells what the pass of the shown snapshot did.
   const PipelineState& s = runner_->state();
-  if (!shown_ || snapshot_ <= 0 || !s.input || snapshot_ > static_cast<int>(s.records.size())) return;
+  if (!shown_ || snapshot_ <= 0 || !s.input || snapshot_ > static_cast<int>(s.records.size())) return false;
   const PassRecord& r = s.records[snapshot_ - 1];
   QString h = "<h3>" + q(r.name).toHtmlEscaped() + "</h3><p>" + q(r.description).toHtmlEscaped() + "</p><p>" + stateText(r.state);
   if (r.state != PassRecord::State::NotRun && r.state != PassRecord::State::Skipped)
@@ -171,6 +171,7 @@ void MainWindow::showPassInInspector() {
   if (!diff_.empty())
     h += tr("<p>%1 nodes added, %2 modified, %3 removed</p>").arg(diff_.added).arg(diff_.modified).arg(diff_.removed.size());
   inspector_->showMessage(h);
+  return true;
 }
 
 bool MainWindow::pipelineActive() const { return runner_->hasPipeline(); }
