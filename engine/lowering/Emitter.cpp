@@ -251,7 +251,11 @@ class MethodEmitter {
     t->dataBufferIndex = 0;
     t->mutableSegmentIndex.reset();
     t->source = ConstantSource::None;
-    if (constant_.count(v)) {
+    // A trained weight the planner left to the caller (alloc_graph_input or
+    // _output off: it is a graph input and output) keeps its initial value
+    // with the constants, as ExecuTorch emits it.
+    const bool unplannedTrainedWeight = trained_.count(v) && !t->slot && !t->data.empty();
+    if (constant_.count(v) || unplannedTrainedWeight) {
       t->slot.reset();
       auto nb = t->nbytes().value_or(0);
       // An external tensor of a .pte whose .ptd was not given: named, its bytes stay in that file.

@@ -88,9 +88,11 @@ PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const L
     const TensorSpec& t = m.values[v].tensor();
     bool constant = !t.data.empty() || t.external;
     if (constant && !(isMutable[v] && mc.allocMutableBuffers) && !trained[v]) continue;  // constants live in the program
-    // State (mutable buffers, trained weights) is planned whatever alloc_graph_input/output say.
-    if (isInput[v] && !isMutable[v] && !trained[v] && !mc.allocGraphInput) continue;
-    if (isOutput[v] && !isMutable[v] && !trained[v] && !mc.allocGraphOutput) continue;
+    // Mutable buffers are planned whatever alloc_graph_input/output say; a
+    // trained weight is a graph input and (weights_to_outputs) an output, so
+    // either option leaves it to the caller, as in ExecuTorch.
+    if (isInput[v] && !isMutable[v] && !mc.allocGraphInput) continue;
+    if (isOutput[v] && !isMutable[v] && !mc.allocGraphOutput) continue;
     if (isMutable[v] && mc.shareMutableBuffers) continue;  // planned across methods, in mem_id 2
     if (t.dynamism == ShapeDynamism::DynamicUnbound) continue;
     auto [first, last] = span;
