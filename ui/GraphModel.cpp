@@ -40,20 +40,9 @@ std::string shortType(const std::string& type) {
   return d == std::string::npos ? type : type.substr(d + 1);
 }
 
-// Tensor values an argument stands for (lists expand to their items).
-void tensorsOf(const Method& m, ValueId v, std::vector<ValueId>& out) {
-  if (v < 0 || static_cast<size_t>(v) >= m.values.size()) return;
-  const Value& x = m.values[v];
-  if (x.isTensor()) out.push_back(v);
-  else if (auto* l = std::get_if<TensorList>(&x.payload))
-    for (ValueId i : l->items) tensorsOf(m, i, out);
-  else if (auto* o = std::get_if<OptionalTensorList>(&x.payload))
-    for (ValueId i : o->items) tensorsOf(m, i, out);
-}
-
 std::string shapeOf(const Method& m, const std::vector<ValueId>& outs) {
   std::vector<ValueId> ts;
-  for (ValueId v : outs) tensorsOf(m, v, ts);
+  for (ValueId v : outs) m.appendTensors(v, ts);
   if (ts.empty()) return {};
   std::string s = m.values[ts[0]].tensor().shapeString();
   if (ts.size() > 1) s += "  +" + std::to_string(ts.size() - 1);
@@ -209,7 +198,7 @@ void BoxBuilder::describeNode(const Node& node, const std::vector<ValueId>& writ
       n.title = ref.overload.empty() || ref.overload == "default" ? op : op + "." + ref.overload;
       bool viewResult = false;
       std::vector<ValueId> outs;
-      for (ValueId v : written) tensorsOf(m_, v, outs);
+      for (ValueId v : written) m_.appendTensors(v, outs);
       for (ValueId v : outs) viewResult |= m_.values[v].tensor().viewOf != kNoValue;
       n.kind = isViewOp(op) || viewResult ? VisualKind::View
                : isMemoryOp(op)           ? VisualKind::Memory
@@ -263,11 +252,11 @@ void BoxBuilder::addNode(size_t i) {
 void BoxBuilder::connectArguments(const Node& node, int me, const std::vector<ValueId>& written) {
   std::set<ValueId> writes;
   std::vector<ValueId> outs, ins;
-  for (ValueId v : written) tensorsOf(m_, v, outs);
+  for (ValueId v : written) m_.appendTensors(v, outs);
   writes.insert(outs.begin(), outs.end());
   for (ValueId a : node.args) {
     ins.clear();
-    tensorsOf(m_, a, ins);
+    m_.appendTensors(a, ins);
     for (ValueId v : ins) {
       int from = g_.nodeOfValue[v];
       if (writes.count(v)) {
@@ -297,7 +286,7 @@ void BoxBuilder::addOutputsMarker() {
   std::vector<ValueId> ins;
   for (ValueId v : m_.outputs) {
     ins.clear();
-    tensorsOf(m_, v, ins);
+    m_.appendTensors(v, ins);
     bool side = !m_.signature.outputs.empty() && !userOutputs.count(v);
     for (ValueId t : ins) {
       int from = g_.nodeOfValue[t] < 0 && isRemovedView(t) ? removedView(t, -1) : g_.nodeOfValue[t];

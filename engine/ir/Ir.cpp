@@ -99,6 +99,16 @@ OperatorRef operatorFromTarget(std::string_view t) {
   return {ns + "::" + name, overload};
 }
 
+void Method::appendTensors(ValueId v, std::vector<ValueId>& out) const {
+  if (v < 0 || static_cast<size_t>(v) >= values.size()) return;
+  const Value& x = values[v];
+  if (x.isTensor()) out.push_back(v);
+  else if (auto* l = std::get_if<TensorList>(&x.payload))
+    for (ValueId i : l->items) appendTensors(i, out);
+  else if (auto* o = std::get_if<OptionalTensorList>(&x.payload))
+    for (ValueId i : o->items) appendTensors(i, out);
+}
+
 const Method* Program::method(const std::string& name) const {
   for (const auto& m : methods)
     if (m.name == name) return &m;

@@ -259,6 +259,9 @@ struct Method {
   /// A method that only returns values it stores (ExecuTorch's prim getters, e.g.
   /// __et_training_fqn_forward): no instructions, no inputs. Never planned.
   bool isConstantGetter() const { return nodes.empty() && inputs.empty(); }
+  /// Appends the tensors value `v` holds: itself, or the items of a tensor
+  /// list (None items and values out of range skipped).
+  void appendTensors(ValueId v, std::vector<ValueId>& out) const;
 };
 
 /// A byte range after the flatbuffer of a file, in absolute file offsets.

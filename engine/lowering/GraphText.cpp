@@ -45,21 +45,11 @@ std::string spec(const TensorSpec& t) {
   return s;
 }
 
-void tensorsIn(const Method& m, ValueId v, std::vector<ValueId>& out) {
-  if (v < 0 || static_cast<size_t>(v) >= m.values.size()) return;
-  const Value& x = m.values[v];
-  if (x.isTensor()) out.push_back(v);
-  else if (auto* l = std::get_if<TensorList>(&x.payload))
-    for (ValueId i : l->items) tensorsIn(m, i, out);
-  else if (auto* o = std::get_if<OptionalTensorList>(&x.payload))
-    for (ValueId i : o->items) tensorsIn(m, i, out);
-}
-
 /// A view lowering made a window on its base (no node makes it) is printed
 /// where it is first read, so that every name the text uses is defined.
 void printViewsReadBy(const Method& m, const std::vector<ValueId>& read, std::vector<char>& printed, std::ostream& o) {
   std::vector<ValueId> tensors;
-  for (ValueId a : read) tensorsIn(m, a, tensors);
+  for (ValueId a : read) m.appendTensors(a, tensors);
   for (ValueId v : tensors) {
     const TensorSpec& t = m.values[v].tensor();
     if (t.viewOf == kNoValue || printed[v]) continue;
@@ -88,8 +78,8 @@ std::string nodeLine(const Method& m, size_t index) {
   size_t shown = n.args.size();
   if (n.kind == NodeKind::Kernel && !n.argNames.empty() && n.args.size() == n.argNames.size() + 1) {
     std::vector<ValueId> ret, named;
-    tensorsIn(m, n.args.back(), ret);
-    for (size_t i = 0; i + 1 < n.args.size(); ++i) tensorsIn(m, n.args[i], named);
+    m.appendTensors(n.args.back(), ret);
+    for (size_t i = 0; i + 1 < n.args.size(); ++i) m.appendTensors(n.args[i], named);
     bool repeats = !ret.empty();
     for (ValueId v : ret) repeats = repeats && std::find(named.begin(), named.end(), v) != named.end();
     if (repeats) shown = n.args.size() - 1;
@@ -118,7 +108,7 @@ std::string graphText(const Method& m) {
     if (v >= 0 && static_cast<size_t>(v) < printed.size()) printed[v] = 1;
   for (const Node& n : m.nodes) {
     std::vector<ValueId> made;
-    for (ValueId v : n.outputs) tensorsIn(m, v, made);
+    for (ValueId v : n.outputs) m.appendTensors(v, made);
     for (ValueId v : made) printed[v] = 1;
   }
   for (size_t i = 0; i < m.nodes.size(); ++i) {
