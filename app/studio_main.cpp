@@ -7,8 +7,6 @@
 #include <QCommandLineParser>
 #include <QDockWidget>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QMessageBox>
 #include <QIcon>
 #include <QTabWidget>
 #include <QTimer>
@@ -65,17 +63,6 @@ void nameApplication() {
   QApplication::setApplicationVersion(LSTUDIO_VERSION);
   QApplication::setDesktopFileName("lowering-studio");
   QApplication::setWindowIcon(QIcon::fromTheme("lowering-studio"));
-}
-
-/// A session that ended without a clean close left its autosave behind: offer it back.
-void offerRecovery(lstudio::ui::MainWindow& w) {
-  QString autosave = lstudio::ui::MainWindow::autosavePath();
-  if (!QFile::exists(autosave)) return;
-  auto answer = QMessageBox::question(&w, QObject::tr("Recover session"),
-                                      QObject::tr("Lowering Studio did not close cleanly last time. Recover the unsaved session?"),
-                                      QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
-  if (answer == QMessageBox::Yes) w.openFile(autosave);
-  else QFile::remove(autosave);
 }
 
 /// --run-to: starts the lowering towards `pass` ("end": all of it); false when there is no such pass.
@@ -174,6 +161,6 @@ int main(int argc, char** argv) {
   QString file = parser.positionalArguments().isEmpty() ? QString() : parser.positionalArguments().first();
   if (!file.isEmpty()) w.openFile(file);
   if (shot) return takeScreenshot(w, parser, o, file, loadError);
-  if (file.isEmpty()) offerRecovery(w);
+  if (file.isEmpty()) w.offerRecovery();  // sessions of instances that ended without a clean close
   return app.exec();
 }

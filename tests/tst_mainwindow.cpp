@@ -14,6 +14,9 @@
 #include <QGraphicsView>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QLockFile>
+#include <QMessageBox>
+#include <QAbstractButton>
 #include <QtTest>
 
 #include "engine/formats/OpenProgram.h"
@@ -22,6 +25,7 @@
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/workspace/Workspace.h"
 #include "tests/TestSupport.h"
 #include "ui/Inspector.h"
 #include "ui/ConfigEditor.h"
@@ -46,6 +50,32 @@ int row(QTreeWidget* t, const QString& name) {
   for (int i = 0; i < t->topLevelItemCount(); ++i)
     if (t->topLevelItem(i)->text(0) == name) return i;
   return -1;
+}
+
+/// Answers the next message box with the button labelled `button`; `said` gets its text.
+void answerNextBox(const QString& button, QString* said) {
+  auto* t = new QTimer;
+  t->setInterval(20);
+  QObject::connect(t, &QTimer::timeout, [t, button, said, tries = 0]() mutable {
+    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+    if (!box) {
+      if (++tries > 1500) t->deleteLater();  // none came
+      return;
+    }
+    *said = box->text() + "\n" + box->informativeText();
+    t->deleteLater();
+    t->stop();
+    for (QAbstractButton* b : box->buttons())
+      if (b->text().remove('&') == button) return b->click();
+    box->reject();
+  });
+  t->start();
+}
+
+QAction* quitAction(QWidget& w) {
+  for (QAction* a : w.findChildren<QAction*>())
+    if (a->text() == "&Quit") return a;  // Ctrl+Q
+  return nullptr;
 }
 
 }  // namespace
@@ -520,6 +550,124 @@ class TestMainWindow : public QObject {
     QString error;
     QVERIFY(!w.openWorkspace(bad, &error));
     QVERIFY2(error.contains("bad.lstudio") && error.contains("view.compare"), qPrintable(error));
+  }
+
+  // A recovered session is unsaved until it is saved: the title has its *,
+  // quitting asks, the recovered config is applied and the autosave stays.
+  // After a recovery the window read as saved, Ctrl+Q quit without asking and
+  // the autosave, with the edit in it, was deleted.
+  void recoveredSessionIsUnsaved() {
+    QTemporaryDir dir;
+    QString pt2 = dir.filePath("mlp.pt2");
+    QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
+    Workspace crashed;
+    crashed.input = pt2.toStdString();
+    crashed.config.segmentAlignment = 8192;
+    crashed.runTo = "ToOutVarPass";
+    const QString autosave = ui::MainWindow::autosavePath();
+    QVERIFY(saveWorkspace(crashed, autosave.toStdString()).ok());
+
+    ui::MainWindow w;
+    w.show();
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(autosave);
+    QVERIFY(loaded.wait(30000));
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.timeline()->currentItem()->text(0), QString("ToOutVarPass"));
+    QCOMPARE(w.configEditor()->config().segmentAlignment, uint64_t(8192));
+    QCOMPARE(w.runner()->state().config.segmentAlignment, uint64_t(8192));
+    QVERIFY(w.isModified());
+    QVERIFY2(w.windowHandle()->title().startsWith("mlp.pt2*"), qPrintable(w.windowHandle()->title()));
+    QVERIFY(QFile::exists(autosave));
+
+    // Quit (Ctrl+Q) asks; Cancel keeps the window and the autosave.
+    QAction* quit = quitAction(w);
+    QVERIFY(quit);
+    QString said;
+    answerNextBox("Cancel", &said);
+    quit->trigger();
+    QVERIFY2(said.contains("mlp.pt2"), qPrintable(said));
+    QVERIFY(w.isVisible());
+    QVERIFY(QFile::exists(autosave));
+    // Discard closes the window and the autosave goes with the session.
+    said.clear();
+    answerNextBox("Discard", &said);
+    quit->trigger();
+    QVERIFY(!said.isEmpty());
+    QVERIFY(!w.isVisible());
+    QVERIFY(!QFile::exists(autosave));
+  }
+
+  // Each instance has its own autosave. At start the window offers the
+  // sessions of instances that ended (naming the program and when it was
+  // autosaved), never one a running instance writes; a recovered autosave
+  // stays until the session is saved. (All instances shared one autosave,
+  // and the prompt named neither file nor time.)
+  void recoveryOffersEndedSessionsOnly() {
+    QCOMPARE(QFileInfo(ui::MainWindow::autosavePath()).fileName(),
+             QString("autosave-%1.lstudio").arg(QCoreApplication::applicationPid()));
+    for (const auto& s : ui::MainWindow::endedSessions()) QFile::remove(s.autosave);  // earlier runs'
+    QTemporaryDir dir;
+    QString pt2 = dir.filePath("mlp.pt2");
+    QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
+    QDir data = QFileInfo(ui::MainWindow::autosavePath()).absoluteDir();
+    // A session whose process ended (nothing holds the lock of its autosave) ...
+    Workspace crashed;
+    crashed.input = pt2.toStdString();
+    crashed.config.segmentAlignment = 8192;
+    crashed.runTo = "ToOutVarPass";
+    const QString ended = data.filePath("autosave-2000000001.lstudio");
+    QVERIFY(saveWorkspace(crashed, ended.toStdString()).ok());
+    const QDateTime written(QDate(2024, 3, 5), QTime(14, 32));
+    {
+      QFile f(ended);
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.setFileTime(written, QFileDevice::FileModificationTime));
+    }
+    // ... and one of an instance still running: it holds the lock beside its autosave.
+    Workspace other = crashed;
+    other.input = dir.filePath("other.pt2").toStdString();
+    const QString running = data.filePath("autosave-2000000002.lstudio");
+    QVERIFY(saveWorkspace(other, running.toStdString()).ok());
+    QLockFile runningLock(data.filePath("autosave-2000000002.lock"));
+    runningLock.setStaleLockTime(0);
+    QVERIFY(runningLock.tryLock(0));
+
+    auto sessions = ui::MainWindow::endedSessions();
+    QCOMPARE(sessions.size(), 1);
+    QCOMPARE(sessions[0].autosave, ended);
+    QCOMPARE(sessions[0].input, pt2);
+    QCOMPARE(sessions[0].written, written);
+
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    QString said;
+    answerNextBox("Recover", &said);
+    w.offerRecovery();
+    QVERIFY2(said.contains("mlp.pt2") && said.contains(pt2) && said.contains("2024-03-05 14:32"), qPrintable(said));
+    QVERIFY2(!said.contains("other.pt2"), qPrintable(said));
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 30000);
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.isWindowModified());
+    QCOMPARE(w.configEditor()->config().segmentAlignment, uint64_t(8192));
+    QCOMPARE(w.runner()->state().config.segmentAlignment, uint64_t(8192));
+    QCOMPARE(w.recoveredAutosave(), ended);
+    // While this window has it, no other instance is offered it; it stays on disk.
+    QVERIFY(ui::MainWindow::endedSessions().isEmpty());
+    QVERIFY(QFile::exists(ended));
+    // Saved as a workspace, the session needs its autosave no more.
+    QString error;
+    QVERIFY2(w.saveWorkspaceTo(dir.filePath("kept.lstudio"), &error), qPrintable(error));
+    QVERIFY(!w.isModified());
+    QVERIFY(!QFile::exists(ended));
+    QVERIFY(w.recoveredAutosave().isEmpty());
+    QVERIFY(QFile::exists(running));  // the running instance's was never touched
+    runningLock.unlock();
+    QFile::remove(running);
   }
 
   void exportFromTheWindow() {

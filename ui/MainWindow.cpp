@@ -11,6 +11,7 @@
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLockFile>
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -70,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreSettings(docks);
   updateRecentMenu();
   updateActions();
+  holdAutosaveLock();
   auto* autosaveTimer = new QTimer(this);
   connect(autosaveTimer, &QTimer::timeout, this, &MainWindow::autosave);
   autosaveTimer->start(30'000);

@@ -4,6 +4,7 @@
 // GUI thread only swaps in finished results.
 #pragma once
 
+#include <QDateTime>
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <QPointer>
@@ -18,6 +19,7 @@
 class QAction;
 class QCheckBox;
 class QLabel;
+class QLockFile;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -95,10 +97,31 @@ class MainWindow : public QMainWindow {
   bool openWorkspace(const QString& path, QString* error = nullptr);
   /// Changes not saved in a workspace (config edits, passes run).
   bool isModified() const { return modified_; }
-  /// Where the periodic autosave goes; it is removed on a clean close.
+  /// This instance's autosave, autosave-<process id>.lstudio in the application's data
+  /// folder: written while there are unsaved changes, removed on a clean close. Each
+  /// running instance holds a lock beside its own (autosave-<process id>.lock).
   static QString autosavePath();
   /// Writes the autosave now if there are unsaved changes (the timer calls this).
   void autosave();
+  /// A session that ended without a clean close, as its autosave tells.
+  struct EndedSession {
+    QString autosave;  ///< the autosave file
+    QString input;     ///< the program the session had open
+    QDateTime written; ///< when the autosave was last written
+    QString error;     ///< why the autosave cannot be read (then input is empty)
+  };
+  /// Autosaves no running instance holds (their process ended), newest first:
+  /// never this instance's nor one another running instance writes or recovers.
+  static QList<EndedSession> endedSessions();
+  /// Restores an autosave like a workspace, but unsaved: the title has its `*`
+  /// and closing asks. The autosave stays until the session is saved or
+  /// discarded; meanwhile this window holds it, so no other instance offers it.
+  bool recoverSession(const QString& autosave, QString* error = nullptr);
+  /// The autosave of the recovered session, until it is saved or discarded.
+  QString recoveredAutosave() const { return recovered_; }
+  /// At start: asks, for each ended session (newest first) until one is recovered,
+  /// whether to recover it, discard it or leave it for later.
+  void offerRecovery();
   /// File > Export: runs the remaining passes first when needed, then opens the export dialog.
   void exportProgram();
   /// The open export dialog, or null.
@@ -155,6 +178,10 @@ class MainWindow : public QMainWindow {
   void saveWorkspaceInteractively(QString path);
   void setModified(bool m);
   void restorePending();
+  /// Locks this instance's autosave for as long as the process runs.
+  static void holdAutosaveLock();
+  /// Lets go of the recovered session's autosave; `remove` deletes it (saved or discarded).
+  void releaseRecovered(bool remove);
 
   // The lowering (MainWindowPipeline.cpp).
   void connectPipeline();
@@ -225,6 +252,9 @@ class MainWindow : public QMainWindow {
   QPointer<ExportDialog> exportDialog_;
   QString workspacePath_;
   std::optional<Workspace> pending_;  ///< a workspace being restored (after load, after runTo)
+  bool recovering_ = false;            ///< pending_ is a recovered session: unsaved once restored
+  QString recovered_;                  ///< the recovered session's autosave (until saved or discarded)
+  std::unique_ptr<QLockFile> recoveredLock_;  ///< held while this window has recovered_
 };
 
 }  // namespace lstudio::ui

@@ -10,8 +10,10 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLockFile>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QCoreApplication>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -32,6 +34,40 @@
 #include "ui/SummaryView.h"
 
 namespace lstudio::ui {
+namespace {
+
+QString autosaveFolder() {
+  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+  QDir().mkpath(dir);
+  return dir;
+}
+
+/// An autosave of this or another instance: autosave*.lstudio in the autosave folder.
+bool isAutosave(const QString& path) {
+  QFileInfo f(path);
+  return f.fileName().startsWith("autosave") && f.fileName().endsWith(kWorkspaceExtension) &&
+         QFileInfo(f.absolutePath()) == QFileInfo(autosaveFolder());
+}
+
+/// The lock beside an autosave that its instance holds while it runs. It records
+/// the process id and name; a lock whose process ended is stale and is taken over.
+std::unique_ptr<QLockFile> lockOf(const QString& autosave) {
+  QString base = autosave.left(autosave.size() - int(qstrlen(kWorkspaceExtension)));
+  auto lock = std::make_unique<QLockFile>(base + ".lock");
+  lock->setStaleLockTime(0);  // a lock is stale when its process ended, never by its age
+  return lock;
+}
+
+}  // namespace
+
+void MainWindow::holdAutosaveLock() {
+  // Held from the first window until the process exits (a crash leaves it stale).
+  static std::unique_ptr<QLockFile> own = [] {
+    auto lock = lockOf(autosavePath());
+    if (!lock->tryLock(0)) qWarning("Lowering Studio: cannot lock %s", qPrintable(autosavePath()));
+    return lock;
+  }();
+}
 
 void MainWindow::chooseFile() {
   QSettings s;
@@ -44,7 +80,7 @@ void MainWindow::chooseFile() {
 void MainWindow::openFile(const QString& path) {
   if (path.endsWith(kWorkspaceExtension)) {
     QString error;
-    if (!openWorkspace(path, &error)) {
+    if (isAutosave(path) ? !recoverSession(path, &error) : !openWorkspace(path, &error)) {
       log(tr("Error: %1").arg(error));
       if (!quietErrors_) QMessageBox::critical(this, tr("Cannot open workspace"), error);
       emit loadFinished(false, error);
@@ -104,6 +140,7 @@ void MainWindow::cancelLoad() {
   if (!loading_) return;  // (the result may be done but not yet delivered: it is dropped too)
   loadCancelled_ = true;  // the worker finishes its read; its result is dropped
   pending_.reset();
+  if (recovering_) releaseRecovered(false);  // not recovered: offered again at the next start
   cancelLoad_->hide();
   busy_->setVisible(runner_->busy());
   status_->setText(tr("Loading cancelled"));
@@ -134,9 +171,13 @@ void MainWindow::finishLoad(LoadedProgram r) {
       box.setDetailedText(q(r.error));
       box.exec();
     }
+    pending_.reset();
+    if (recovering_) releaseRecovered(false);  // not recovered: offered again at the next start
     emit loadFinished(false, q(r.error));
     return;
   }
+  // Another program replaces a recovered session not saved: its autosave stays for the next start.
+  if (!recovering_ && !recovered_.isEmpty()) releaseRecovered(false);
   current_ = std::move(r);
   inspector_->showNothing();  // nothing of the program shown before is selected in this one
   showSummary(current_);
@@ -235,6 +276,7 @@ bool MainWindow::saveWorkspaceTo(const QString& path, QString* error) {
   workspacePath_ = path;
   setModified(false);
   log(tr("Saved workspace %1").arg(path));
+  releaseRecovered(true);  // the recovered session is saved: its autosave has done its work
   return true;
 }
 
@@ -286,21 +328,103 @@ void MainWindow::restorePending() {
     if (views_->tabText(i).toLower().toStdString() == w.view) views_->setCurrentIndex(i);
   setCompare(w.compare);
   if (!w.selectedNode.empty()) selectNodeByName(q(w.selectedNode));
-  setModified(false);
-  log(tr("Workspace restored"));
+  // A recovered session is as unsaved as it was when its autosave was written.
+  const bool recovered = recovering_;
+  recovering_ = false;
+  setModified(recovered);
+  log(recovered ? tr("Session recovered from %1; it is unsaved until you save it as a workspace").arg(recovered_)
+                : tr("Workspace restored"));
+  if (recovered) status_->setText(tr("Session recovered: unsaved until you save it as a workspace (Ctrl+S)"));
 }
 
 void MainWindow::setModified(bool m) {
   modified_ = m;
-  setWindowModified(m);
-  if (current_.ok)
+  if (current_.ok)  // the title first: its [*] shows the modified state
     setWindowTitle(tr("%1[*] — Lowering Studio").arg(QFileInfo(q(current_.path)).fileName()));
+  setWindowModified(m);
 }
 
 QString MainWindow::autosavePath() {
-  QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
-  QDir().mkpath(dir);
-  return dir + "/autosave" + kWorkspaceExtension;
+  return autosaveFolder() + QString("/autosave-%1").arg(QCoreApplication::applicationPid()) + kWorkspaceExtension;
+}
+
+QList<MainWindow::EndedSession> MainWindow::endedSessions() {
+  QList<EndedSession> ended;
+  const QString own = QFileInfo(autosavePath()).fileName();
+  const QFileInfoList files = QDir(autosaveFolder()).entryInfoList({QString("autosave*") + kWorkspaceExtension}, QDir::Files, QDir::Time);
+  for (const QFileInfo& f : files) {
+    if (f.fileName() == own) continue;
+    // A running instance holds the lock of its autosave (and of one it recovers).
+    if (!lockOf(f.absoluteFilePath())->tryLock(0)) continue;  // released (and removed) at once
+    EndedSession s{f.absoluteFilePath(), {}, f.lastModified(), {}};
+    if (auto w = loadWorkspace(f.absoluteFilePath().toStdString())) s.input = q(w->input);
+    else s.error = q(w.error().message());
+    ended << s;
+  }
+  return ended;
+}
+
+bool MainWindow::recoverSession(const QString& autosave, QString* error) {
+  std::unique_ptr<QLockFile> lock;
+  if (QFileInfo(autosave) != QFileInfo(autosavePath())) {  // this instance holds its own already
+    lock = lockOf(autosave);
+    if (!lock->tryLock(0)) {
+      qint64 pid = 0;
+      lock->getLockInfo(&pid, nullptr, nullptr);
+      if (error) *error = tr("%1 is the autosave of a Lowering Studio still running (process %2).").arg(autosave).arg(pid);
+      return false;
+    }
+  }
+  if (!openWorkspace(autosave, error)) return false;
+  if (recovered_ != autosave) releaseRecovered(false);  // a session recovered before and not saved stays on disk
+  workspacePath_.clear();  // saving asks where: an autosave is no workspace of the user's
+  recovering_ = true;
+  recovered_ = autosave;
+  if (lock) recoveredLock_ = std::move(lock);
+  log(tr("Recovering the session autosaved at %1").arg(QFileInfo(autosave).lastModified().toString("yyyy-MM-dd HH:mm:ss")));
+  return true;
+}
+
+void MainWindow::releaseRecovered(bool remove) {
+  if (remove && !recovered_.isEmpty()) QFile::remove(recovered_);
+  recoveredLock_.reset();  // unlocks: removes the lock file
+  recovered_.clear();
+  recovering_ = false;
+}
+
+void MainWindow::offerRecovery() {
+  for (const EndedSession& s : endedSessions()) {
+    QMessageBox box(this);
+    box.setIcon(QMessageBox::Question);
+    box.setWindowTitle(tr("Recover unsaved session"));
+    const QString when = s.written.toString("yyyy-MM-dd HH:mm");
+    QPushButton* recover = nullptr;
+    if (s.error.isEmpty()) {
+      box.setText(tr("Lowering Studio did not close cleanly. Recover its unsaved session of <b>%1</b>?")
+                      .arg(QFileInfo(s.input).fileName().toHtmlEscaped()));
+      box.setInformativeText(tr("Program: %1<br>Autosaved: %2<br><br>A recovered session stays unsaved until you save it as a workspace.")
+                                 .arg(s.input.toHtmlEscaped(), when));
+      recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
+    } else {
+      box.setText(tr("Lowering Studio did not close cleanly, and the session it autosaved at %1 cannot be read.").arg(when));
+      box.setInformativeText(s.error.toHtmlEscaped());
+    }
+    QPushButton* discard = box.addButton(tr("Discard"), QMessageBox::DestructiveRole);
+    QPushButton* later = box.addButton(tr("Not Now"), QMessageBox::RejectRole);
+    box.setDefaultButton(recover ? recover : later);
+    box.setEscapeButton(later);
+    box.exec();
+    if (box.clickedButton() == discard) {
+      QFile::remove(s.autosave);
+      log(tr("Discarded the session autosaved at %1").arg(when));
+      continue;
+    }
+    if (!recover || box.clickedButton() != recover) continue;
+    QString error;
+    if (recoverSession(s.autosave, &error)) return;
+    log(tr("Error: %1").arg(error));
+    if (!quietErrors_) QMessageBox::warning(this, tr("Cannot recover session"), error);
+  }
 }
 
 void MainWindow::autosave() {
@@ -311,11 +435,14 @@ void MainWindow::autosave() {
 
 void MainWindow::closeEvent(QCloseEvent* e) {
   if (modified_ && !quietErrors_ && current_.ok) {
-    auto answer = QMessageBox::question(this, tr("Unsaved changes"),
-                                        tr("The config or the lowering of %1 changed since the workspace was saved. Save the workspace?")
-                                            .arg(QFileInfo(q(current_.path)).fileName()),
-                                        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    const QString name = QFileInfo(q(current_.path)).fileName();
+    auto answer = QMessageBox::question(
+        this, tr("Unsaved changes"),
+        recovered_.isEmpty() ? tr("The config or the lowering of %1 changed since the workspace was saved. Save the workspace?").arg(name)
+                             : tr("The session of %1 recovered from its autosave is not saved. Save it as a workspace?").arg(name),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Cancel) return e->ignore();
+    if (answer == QMessageBox::Discard) releaseRecovered(true);
     if (answer == QMessageBox::Save) {
       QString path = workspacePath_;
       if (path.isEmpty()) path = askWorkspacePath();
