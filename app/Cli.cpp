@@ -10,6 +10,7 @@
 #include "engine/support/AtomicFile.h"
 #include "engine/support/FormatUtil.h"
 #include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/Inspect.h"
 #include "engine/planning/MemoryPlanning.h"
 #include "engine/planning/Planners.h"
@@ -51,6 +52,13 @@ const char* kUsageText =
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
     "      nodes, operators, the graph signature with shapes and bytes, module\n"
     "      depth and weight bytes. For a tensor data file (.ptd): its entries.\n"
+    "\n"
+    "  delegates FILE [--ptd DATA.ptd]... [--full] [--json]\n"
+    "      Every delegate of a program: backend, compile specs, the values its\n"
+    "      call reads and writes, and its payload decoded where the format is\n"
+    "      known (XNNPACK XN00/XN01, with or without the XH00 header): node and\n"
+    "      value counts, constants and the named data they read, with where each\n"
+    "      entry was found. --full lists every node and value.\n"
     "\n"
     "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
@@ -139,53 +147,54 @@ bool isDataFile(const std::string& path) {
   return f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0;
 }
 
-int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+/// FILE [--ptd DATA.ptd]... [--json] [--full]: what inspect and delegates take.
+struct FileArgs {
   std::string file;
   std::vector<std::string> ptds;
-  bool json = false;
+  bool json = false, full = false;
+};
+
+int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, bool allowFull, FileArgs& r,
+                  std::ostream& err) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") {
-      json = true;
+      r.json = true;
+    } else if (a == "--full" && allowFull) {
+      r.full = true;
     } else if (a == "--ptd") {
       if (i + 1 >= args.size()) {
-        err << "lowering-cli inspect: --ptd needs a file\n";
+        err << "lowering-cli " << cmd << ": --ptd needs a file\n";
         return kUsage;
       }
-      ptds.push_back(args[++i]);
+      r.ptds.push_back(args[++i]);
     } else if (a.rfind("--ptd=", 0) == 0) {
-      ptds.push_back(a.substr(6));
+      r.ptds.push_back(a.substr(6));
     } else if (!a.empty() && a[0] == '-') {
-      err << "lowering-cli inspect: unknown option " << a << "\n" << kUsageText;
+      err << "lowering-cli " << cmd << ": unknown option " << a << "\n" << commandUsage(cmd);
       return kUsage;
-    } else if (file.empty()) {
-      file = a;
+    } else if (r.file.empty()) {
+      r.file = a;
     } else {
-      err << "lowering-cli inspect: one FILE only (got " << file << " and " << a << ")\n";
+      err << "lowering-cli " << cmd << ": one FILE only (got " << r.file << " and " << a << ")\n";
       return kUsage;
     }
   }
-  if (file.empty()) {
-    err << "lowering-cli inspect: missing FILE\n" << kUsageText;
+  if (r.file.empty()) {
+    err << "lowering-cli " << cmd << ": missing FILE\n" << commandUsage(cmd);
     return kUsage;
   }
-  if (isDataFile(file)) {  // a .ptd on its own: list what it holds
-    auto d = readDataFile(file);
-    if (!d) {
-      err << "error: " << d.error().message() << "\n";
-      return kBadFile;
-    }
-    if (json) out << jsonText(dataFileJson(d.value())) << "\n";
-    else out << dataFileText(d.value());
-    return kOk;
-  }
-  auto program = openProgramFile(file);
-  if (!program) {
-    err << "error: " << program.error().message() << "\n";
+  return kOk;
+}
+
+/// Opens FILE and its data files, external tensors resolved; kOk or an exit code.
+int openWithData(const FileArgs& a, std::optional<Program>& program, std::vector<DataFile>& data, std::ostream& err) {
+  auto opened = openProgramFile(a.file);
+  if (!opened) {
+    err << "error: " << opened.error().message() << "\n";
     return kBadFile;
   }
-  std::vector<DataFile> data;
-  for (const auto& p : ptds) {
+  for (const auto& p : a.ptds) {
     auto d = readDataFile(p);
     if (!d) {
       err << "error: " << d.error().message() << "\n";
@@ -194,14 +203,56 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     data.push_back(std::move(d.value()));
   }
   if (!data.empty()) {
-    if (auto s = resolveExternalTensors(program.value(), data); !s) {
+    if (auto s = resolveExternalTensors(opened.value(), data); !s) {
       err << "error: " << s.error().message() << "\n";
       return kBadFile;
     }
   }
-  ProgramSummary summary = summarize(program.value(), data);
-  if (json) out << jsonText(toJson(summary)) << "\n";
+  program = std::move(opened.value());
+  return kOk;
+}
+
+int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  FileArgs a;
+  if (int rc = parseFileArgs("inspect", args, false, a, err); rc != kOk) return rc;
+  if (isDataFile(a.file)) {  // a .ptd on its own: list what it holds
+    auto d = readDataFile(a.file);
+    if (!d) {
+      err << "error: " << d.error().message() << "\n";
+      return kBadFile;
+    }
+    if (a.json) out << jsonText(dataFileJson(d.value())) << "\n";
+    else out << dataFileText(d.value());
+    return kOk;
+  }
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
+  ProgramSummary summary = summarize(*program, data);
+  if (a.json) out << jsonText(toJson(summary)) << "\n";
   else out << toText(summary);
+  return kOk;
+}
+
+int delegates(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  FileArgs a;
+  if (int rc = parseFileArgs("delegates", args, true, a, err); rc != kOk) return rc;
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
+  nlohmann::json methods = nlohmann::json::array();
+  size_t total = 0;
+  for (const Method& m : program->methods) {
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < m.delegates.size(); ++i, ++total) {
+      DelegateReport r = reportDelegate(*program, m, i, data);
+      if (a.json) list.push_back(delegateJson(r));
+      else out << "method " << m.name << " delegate " << i << ": " << delegateText(r, m, a.full);
+    }
+    if (a.json) methods.push_back({{"name", m.name}, {"delegates", list}});
+  }
+  if (a.json) out << jsonText({{"file", a.file}, {"methods", methods}}) << "\n";
+  else if (total == 0) out << a.file << ": no delegates\n";
   return kOk;
 }
 
@@ -630,13 +681,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kOk;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const bool known = cmd == "inspect" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
+  const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
                      cmd == "config";
   if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     out << commandUsage(cmd);
     return kOk;
   }
   if (cmd == "inspect") return inspect(rest, out, err);
+  if (cmd == "delegates") return delegates(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
   if (cmd == "lower") return lower(rest, out, err);

@@ -5,7 +5,7 @@
 # never copied into the repository). Corpora grow in build-fuzz/corpus_NAME.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60; all targets)
 #   tools/fuzz.sh build                              (build and seed only)
-# Targets: pte ptd pt2 program_json config delower. FUZZ_NICE=19 runs them niced.
+# Targets: pte ptd pt2 program_json config delower xnnpack. FUZZ_NICE=19 runs them niced.
 # Exits non-zero on any finding; crash inputs are left in build-fuzz/findings/
 # and the end of the log is printed.
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (Debian packages clang, libclang-rt-dev)" >&2; exit 1; }
 out=build-fuzz
-all=(pte ptd pt2 program_json config delower)
+all=(pte ptd pt2 program_json config delower xnnpack)
 
 # An ordinary CMake build with clang: incremental, and quiet unless it fails.
 launcher=()
@@ -32,7 +32,7 @@ fi
 
 # Seeds: real files in place of the fixtures, zoo samples made by the CLI.
 seeds="$out/seeds"
-mkdir -p "$seeds/pte" "$seeds/delower" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
+mkdir -p "$seeds/pte" "$seeds/xnnpack" "$seeds/delower" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
 fixtures="$root/../shared/fixtures"
 if [ -d "$fixtures" ]; then
   cp -u "$fixtures"/pte/*.pte "$fixtures"/other/*.bpte "$seeds/pte/" 2>/dev/null || true
@@ -50,6 +50,19 @@ cp -u "$seeds"/pte/*.pte "$seeds/delower/" 2>/dev/null || true
   --seq 8 --vocab 32 -o "$seeds/pt2/llama_small.pt2" >/dev/null
 for s in dynamic_batch quantized_linear training llama_small; do  # small enough for -max_len
   [ -f "$seeds/delower/$s.pte" ] || "$out/app/lowering-cli" export "$seeds/pt2/$s.pt2" -o "$seeds/delower/$s.pte" >/dev/null
+done
+# XNNPACK payloads cut out of the delegated fixtures where the CLI says they lie.
+for f in "$seeds"/pte/*.pte; do
+  "$out/app/lowering-cli" delegates "$f" --json 2>/dev/null | python3 -c '
+import json, sys
+path, out = sys.argv[1], sys.argv[2]
+raw = open(path, "rb").read()
+for m in json.load(sys.stdin)["methods"]:
+    for i, d in enumerate(m["delegates"]):
+        if d["backend"] == "XnnpackBackend":
+            start = d["file_offset"]
+            open(f"{out}/{path.rsplit("/", 1)[-1]}.{m["name"]}.{i}.bin", "wb").write(raw[start:start + d["bytes"]])
+' "$f" "$seeds/xnnpack" || true
 done
 echo '{"memory_planning_pass": {"alignment": 64}, "remove_view_copy": false, "external_constants": [{"name": "*.weight", "file": "w.ptd"}]}' \
   > "$seeds/config/a.json"

@@ -1,5 +1,7 @@
 #include "engine/inspect/Inspect.h"
 
+#include "engine/inspect/DelegateReport.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -117,11 +119,15 @@ ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFile
     }
     for (size_t i = 0; i < m.operators.size(); ++i)
       ms.operators.push_back({m.operators[i].name, m.operators[i].overload, calls[i]});
-    for (const Delegate& d : m.delegates)
-      ms.delegates.push_back({d.backendId, d.blob.size,
-                              d.location == Delegate::Location::Inline ? "inline " + std::to_string(d.index)
-                                                                       : "segment " + std::to_string(d.index),
-                              d.compileSpecs.size()});
+    for (size_t i = 0; i < m.delegates.size(); ++i) {
+      DelegateReport r = reportDelegate(p, m, i, dataFiles);
+      std::string payload = r.format;
+      if (r.xnnpack)
+        payload += ": " + std::to_string(r.xnnpack->nodes.size()) + " nodes, " +
+                   std::to_string(r.xnnpack->values.size()) + " values, " +
+                   formatBytes(r.xnnpack->constantBytes()) + " of constants";
+      ms.delegates.push_back({r.backend, r.blobBytes, r.location, r.compileSpecs.size(), payload});
+    }
     for (const Value& v : m.values) {
       const TensorSpec* t = v.tensorIf();
       if (!t) continue;
@@ -246,7 +252,7 @@ std::string toText(const ProgramSummary& s) {
     o << "  delegates " << m.delegates.size() << ":\n";
     for (const auto& d : m.delegates)
       o << "    " << d.id << ": " << d.bytes << " bytes (" << d.location << "), " << d.compileSpecs
-        << " compile specs\n";
+        << " compile specs, payload " << d.payload << "\n";
     const auto& c = m.constants;
     o << "  constants " << c.count << ", " << c.bytes << " bytes: constant_buffer " << c.inlineBuffer << ", segment "
       << c.segment << ", external " << c.external << ", mutable " << c.mutableInit << "\n";
@@ -336,7 +342,7 @@ nlohmann::json toJson(const ProgramSummary& s) {
       jm["operators"].push_back({{"name", op.name}, {"overload", op.overload}, {"count", op.count}});
     jm["delegates"] = json::array();
     for (const auto& d : m.delegates)
-      jm["delegates"].push_back({{"id", d.id}, {"bytes", d.bytes}, {"location", d.location}, {"compile_specs", d.compileSpecs}});
+      jm["delegates"].push_back({{"id", d.id}, {"bytes", d.bytes}, {"location", d.location}, {"compile_specs", d.compileSpecs}, {"payload", d.payload}});
     const auto& c = m.constants;
     jm["constants"] = {{"count", c.count},          {"bytes", c.bytes},
                        {"constant_buffer", c.inlineBuffer}, {"segment", c.segment},
