@@ -65,6 +65,10 @@ conformance() {  # conformance [harness options...]
   local venv; venv=$(oracle_env)
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/harness.py" --work "$root/build/conformance" "$@"
+  # Every XNNPACK payload upstream wrote, and the fixtures', decoded by both sides.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/payloads.py" --work "$root/build/conformance" \
+    ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte
 }
 
 build() {  # build DIR [cmake options...]

@@ -521,13 +521,15 @@ class PrefillDecode(nn.Module):
 
 # --- Quantization (PT2E + XNNPACKQuantizer) ----------------------------------------------------
 
-def _quantize_pt2e(model: nn.Module, example: Tuple[Any, ...], calib: List[Tuple[Any, ...]]):
+def _quantize_pt2e(model: nn.Module, example: Tuple[Any, ...], calib: List[Tuple[Any, ...]],
+                   dynamic: bool = False):
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
         XNNPACKQuantizer, get_symmetric_quantization_config)
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantizer = XNNPACKQuantizer()
-    quantizer.set_global(get_symmetric_quantization_config())
+    # dynamic: int8 weights per channel, activations quantized per token at run time.
+    quantizer.set_global(get_symmetric_quantization_config(is_per_channel=dynamic, is_dynamic=dynamic))
     gm = export(model, example).module()
     prepared = prepare_pt2e(gm, quantizer)
     for c in calib:
@@ -560,13 +562,13 @@ class QConvNet(nn.Module):
         return self.fc(x)
 
 
-def _quant_entry(name, what, make_model, make_input, lower, tags):
+def _quant_entry(name, what, make_model, make_input, lower, tags, dynamic=False):
     def _calib():
         return [(_randn(*make_input().shape, seed=100 + i),) for i in range(4)]
 
     def _converted():
         m = _seeded(make_model)
-        return _quantize_pt2e(m, (make_input(),), _calib())
+        return _quantize_pt2e(m, (make_input(),), _calib(), dynamic)
 
     def _export():
         q = _converted()
@@ -872,6 +874,9 @@ def _build_corpus() -> List[Entry]:
     C.append(_quant_entry("quantized_conv_xnnpack",
                           "PT2E int8 conv+BN+relu net delegated to XNNPACK",
                           QConvNet, lambda: _randn(1, 3, 16, 16), "xnnpack", ("quantized", "delegate")))
+    C.append(_quant_entry("dynamic_quant_xnnpack",
+                          "PT2E dynamic int8 linear (per-channel weights, per-token activations) on XNNPACK",
+                          QLinearNet, qlin_in, "xnnpack", ("quantized", "delegate"), dynamic=True))
     C.append(_single("mlp_xnnpack", "float MLP fully delegated to XNNPACK",
                      lambda: MLP(), lambda: (_randn(4, 16),), lower="xnnpack", tags=("delegate",)))
     C.append(_single("conv_xnnpack", "float conv/BN/relu/pool net delegated to XNNPACK",
