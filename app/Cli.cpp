@@ -12,6 +12,7 @@
 #include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/Inspect.h"
+#include "engine/inspect/SizeBreakdown.h"
 #include "engine/planning/MemoryPlanning.h"
 #include "engine/planning/Planners.h"
 #include "engine/formats/Pt2Writer.h"
@@ -59,6 +60,13 @@ const char* kUsageText =
     "      known (XNNPACK XN00/XN01, with or without the XH00 header): node and\n"
     "      value counts, constants and the named data they read, with where each\n"
     "      entry was found. --full lists every node and value.\n"
+    "\n"
+    "  sizes FILE [--full] [--json]\n"
+    "      Where the bytes of a .pte or .ptd go: every byte in one part (program\n"
+    "      structure, constants, each delegate's payload and, for XNNPACK, its\n"
+    "      graph and constant data, named data and which backend reads it,\n"
+    "      mutable data, padding), largest first; the parts add up to the file\n"
+    "      size. The five largest items of each part, or all with --full.\n"
     "\n"
     "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
@@ -231,6 +239,28 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   ProgramSummary summary = summarize(*program, data);
   if (a.json) out << jsonText(toJson(summary)) << "\n";
   else out << toText(summary);
+  return kOk;
+}
+
+int sizes(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  FileArgs a;
+  if (int rc = parseFileArgs("sizes", args, true, a, err); rc != kOk) return rc;
+  SizeBreakdown b;
+  if (isDataFile(a.file)) {
+    auto d = readDataFile(a.file);
+    if (!d) {
+      err << "error: " << d.error().message() << "\n";
+      return kBadFile;
+    }
+    b = sizeBreakdown(d.value());
+  } else {
+    std::optional<Program> program;
+    std::vector<DataFile> data;
+    if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
+    b = sizeBreakdown(*program);
+  }
+  if (a.json) out << jsonText(sizeJson(b)) << "\n";
+  else out << sizeText(b, a.full ? SIZE_MAX : 5);
   return kOk;
 }
 
@@ -681,7 +711,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kOk;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
+  const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "sizes" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
                      cmd == "config";
   if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     out << commandUsage(cmd);
@@ -689,6 +719,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "delegates") return delegates(rest, out, err);
+  if (cmd == "sizes") return sizes(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
   if (cmd == "lower") return lower(rest, out, err);

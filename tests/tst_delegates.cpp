@@ -1,7 +1,8 @@
-// Delegates: XNNPACK payloads decoded (real ones from the fixtures, whose
+// Delegates and sizes: XNNPACK payloads decoded (real ones from the fixtures, whose
 // decoding the conformance step checks against ExecuTorch's own reading, and
 // synthetic ones built here with the schema), every corruption a clear error
-// or a listed problem, and the delegate report the CLI and Inspector show.
+// or a listed problem, the delegate report the CLI and Inspector show, and the
+// size breakdown that puts every byte of a file in one part.
 #include <QtTest>
 
 #include <flatbuffers/flatbuffers.h>
@@ -12,6 +13,7 @@
 #include "engine/formats/delegates/XnnpackPayload.h"
 #include "engine/formats/schema/xnnpack_generated.h"
 #include "engine/inspect/DelegateReport.h"
+#include "engine/inspect/SizeBreakdown.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;
@@ -266,6 +268,61 @@ class TestDelegates : public QObject {
     QCOMPARE(r.callNode, -1);
   }
 
+  void sizeBreakdownAddsUpForEveryFixture() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    int files = 0;
+    for (const char* dir : {"pte", "ptd", "other"}) {
+      for (const QFileInfo& f : QDir(fixture(dir)).entryInfoList(QDir::Files)) {
+        std::string path = f.absoluteFilePath().toStdString();
+        SizeBreakdown b;
+        if (f.suffix() == "ptd") {
+          auto d = readDataFile(path);
+          QVERIFY2(d.ok(), path.c_str());
+          b = sizeBreakdown(d.value());
+        } else {
+          auto p = openProgramFile(path);
+          if (!p.ok() || p->format != SourceFormat::Pte) continue;  // the ETRecord is not a .pte
+          b = sizeBreakdown(p.value());
+        }
+        QCOMPARE(b.fileBytes, uint64_t(f.size()));
+        QVERIFY2(b.total() == b.fileBytes, qPrintable(f.fileName()));
+        // Every segment is attributed and padding stays padding: a kind of
+        // range the breakdown missed would show up in one of these.
+        for (const auto& part : b.parts) {
+          QVERIFY2(part.name.rfind("segments no", 0) != 0, qPrintable(f.fileName() + ": unattributed segment"));
+          if (part.name == "padding and alignment")
+            QVERIFY2(part.bytes <= 256 || part.bytes * 20 < b.fileBytes, qPrintable(f.fileName()));
+        }
+        ++files;
+      }
+    }
+    QVERIFY(files >= 40);
+  }
+
+  void sizeBreakdownNamesWhatItFinds() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pte/djl_stress_mlp.pte").toStdString());
+    QVERIFY(p.ok());
+    SizeBreakdown b = sizeBreakdown(p.value());
+    std::map<std::string, const SizePart*> parts;
+    for (const auto& part : b.parts) parts[part.name] = &part;
+    uint64_t named = 0;
+    for (const auto& n : p->namedData) named += n.data.size;
+    QVERIFY(parts.count("named data read by XnnpackBackend"));
+    QCOMPARE(parts["named data read by XnnpackBackend"]->bytes, named);
+    QCOMPARE(parts["named data read by XnnpackBackend"]->items.size(), size_t(16));
+    QVERIFY(parts.count("XNNPACK graphs (nodes and values)"));
+    QCOMPARE(parts["XNNPACK graphs (nodes and values)"]->items.size(), size_t(2));
+    QCOMPARE(parts["program structure (methods, instructions, values)"]->bytes, p->facts.programSize);
+    QCOMPARE(b.parts.front().name, std::string("named data read by XnnpackBackend"));  // largest first
+
+    auto qnn = openProgramFile(fixture("pte/stories260k_hybrid_llama_qnn.pte").toStdString());
+    QVERIFY(qnn.ok());
+    SizeBreakdown bq = sizeBreakdown(qnn.value());
+    QCOMPARE(bq.parts.front().name, std::string("delegate payloads (QnnBackend)"));
+    QCOMPARE(bq.parts.front().bytes, qnn->methods.at(0).delegates.at(0).blob.size);
+  }
+
   void cliListsDelegates() {
     LSTUDIO_REQUIRE_FIXTURES();
     std::ostringstream out, err;
@@ -277,6 +334,10 @@ class TestDelegates : public QObject {
     QCOMPARE(cli::run({"delegates", fixture("pte/djl_conv.pte").toStdString(), "--json"}, jout, err), 0);
     auto j = nlohmann::json::parse(jout.str());
     QCOMPARE(j["methods"][0]["delegates"][0]["xnnpack"]["identifier"].get<std::string>(), std::string("XN01"));
+    std::ostringstream sizes;
+    QCOMPARE(cli::run({"sizes", fixture("pte/djl_conv.pte").toStdString(), "--json"}, sizes, err), 0);
+    auto js = nlohmann::json::parse(sizes.str());
+    QCOMPARE(js["total"].get<uint64_t>(), js["bytes"].get<uint64_t>());
     std::ostringstream none;
     QCOMPARE(cli::run({"delegates", fixture("pte/add.pte").toStdString()}, none, err), 0);
     QVERIFY2(none.str().find("no delegates") != std::string::npos, none.str().c_str());

@@ -1,0 +1,201 @@
+#include "engine/inspect/SizeBreakdown.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/inspect/DelegateReport.h"
+#include "engine/support/FormatUtil.h"
+
+namespace lstudio {
+namespace {
+
+/// A labelled byte range of the file. Ranges are cut into a partition of
+/// the file: where two overlap the one listed first keeps the bytes, and
+/// whatever no range claims is padding.
+struct Range {
+  uint64_t start = 0, end = 0;
+  std::string part, item;
+};
+
+class Partition {
+ public:
+  explicit Partition(uint64_t fileBytes) : fileBytes_(fileBytes) {}
+  void add(uint64_t start, uint64_t size, std::string part, std::string item = {}) {
+    uint64_t end = std::min(fileBytes_, start + size);
+    if (start < end) ranges_.push_back({start, end, std::move(part), std::move(item)});
+  }
+  /// Every byte in one part: the ranges clipped against each other in the
+  /// order they were added, gaps as padding.
+  std::vector<SizePart> parts() const {
+    std::vector<std::pair<uint64_t, uint64_t>> taken;  // sorted, disjoint
+    std::map<std::string, SizePart> byName;
+    std::map<std::string, std::map<std::string, uint64_t>> items;
+    for (const Range& r : ranges_)
+      for (auto [s, e] : freeIn(taken, r.start, r.end)) {
+        byName[r.part].bytes += e - s;
+        if (!r.item.empty()) items[r.part][r.item] += e - s;
+        taken.insert(std::upper_bound(taken.begin(), taken.end(), std::make_pair(s, e)), {s, e});
+      }
+    uint64_t claimed = 0;
+    for (auto [s, e] : taken) claimed += e - s;
+    if (fileBytes_ > claimed) byName["padding and alignment"].bytes += fileBytes_ - claimed;
+    std::vector<SizePart> out;
+    for (auto& [name, p] : byName) {
+      p.name = name;
+      for (auto& [item, bytes] : items[name]) p.items.push_back({item, bytes});
+      std::stable_sort(p.items.begin(), p.items.end(), [](auto& a, auto& b) { return a.bytes > b.bytes; });
+      out.push_back(std::move(p));
+    }
+    std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.bytes > b.bytes; });
+    return out;
+  }
+
+ private:
+  /// The parts of [s, e) not in `taken`.
+  static std::vector<std::pair<uint64_t, uint64_t>> freeIn(const std::vector<std::pair<uint64_t, uint64_t>>& taken,
+                                                           uint64_t s, uint64_t e) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    uint64_t at = s;
+    auto it = std::lower_bound(taken.begin(), taken.end(), std::make_pair(s, uint64_t{0}));
+    if (it != taken.begin()) --it;
+    for (; it != taken.end() && it->first < e; ++it) {
+      if (it->second <= at) continue;
+      if (it->first > at) out.push_back({at, it->first});
+      at = std::max(at, it->second);
+    }
+    if (at < e) out.push_back({at, e});
+    return out;
+  }
+  uint64_t fileBytes_;
+  std::vector<Range> ranges_;
+};
+
+bool inside(const Bytes& b, uint64_t start, uint64_t end) {
+  return b.size > 0 && b.fileOffset >= start && b.fileOffset + b.size <= end;
+}
+
+/// Names of the program's constants by constant table index (a tensor's fqn, else its value).
+std::map<uint32_t, std::string> constantNames(const Program& p) {
+  std::map<uint32_t, std::string> names;
+  for (const Method& m : p.methods)
+    for (size_t v = 0; v < m.values.size(); ++v)
+      if (const TensorSpec* t = m.values[v].tensorIf(); t && t->dataBufferIndex > 0)
+        names.emplace(t->dataBufferIndex, !t->fqn.empty() ? t->fqn : m.name + " %" + std::to_string(v));
+  return names;
+}
+
+/// A delegate's payload: for XNNPACK its header, graph and constant data; else one range.
+void addDelegate(Partition& part, const Program& p, const Method& m, size_t i) {
+  DelegateReport r = reportDelegate(p, m, i);
+  std::string who = m.name + " delegate " + std::to_string(i) + " (" + r.backend + ")";
+  const uint64_t at = r.blobFileOffset;
+  if (r.xnnpack && r.xnnpack->hasHeader) {
+    const auto& g = *r.xnnpack;
+    part.add(at + g.constantDataOffset, g.constantDataSize, "XNNPACK constant data (in the payload)", who);
+    part.add(at + g.flatbufferOffset, g.flatbufferSize, "XNNPACK graphs (nodes and values)", who);
+  } else if (r.xnnpack) {
+    part.add(at, r.blobBytes, "XNNPACK graphs (nodes and values)", who);
+  }
+  part.add(at, r.blobBytes, r.xnnpack ? "XNNPACK headers and padding" : "delegate payloads (" + r.backend + ")", who);
+}
+
+/// Which delegates read each named-data key.
+std::map<std::string, std::set<std::string>> namedDataReaders(const Program& p) {
+  std::map<std::string, std::set<std::string>> readers;
+  for (const Method& m : p.methods)
+    for (size_t i = 0; i < m.delegates.size(); ++i) {
+      DelegateReport r = reportDelegate(p, m, i);
+      for (const auto& u : r.namedData) readers[u.key].insert(r.backend);
+    }
+  return readers;
+}
+
+}  // namespace
+
+uint64_t SizeBreakdown::total() const {
+  uint64_t t = 0;
+  for (const auto& p : parts) t += p.bytes;
+  return t;
+}
+
+SizeBreakdown sizeBreakdown(const Program& p) {
+  SizeBreakdown b;
+  b.file = p.path;
+  b.fileBytes = p.backing ? p.backing->size() : p.facts.fileSize;
+  Partition part(b.fileBytes);
+  const uint64_t fbStart = p.facts.embeddedOffset, fbEnd = fbStart + p.facts.programSize;
+  // Most specific first: what lies inside a segment or the flatbuffer claims its bytes before the container does.
+  for (const Method& m : p.methods)
+    for (size_t i = 0; i < m.delegates.size(); ++i) addDelegate(part, p, m, i);
+  auto readers = namedDataReaders(p);
+  for (const NamedBlob& n : p.namedData) {
+    auto it = readers.find(n.key);
+    std::string who = it == readers.end() ? "no delegate" : *it->second.begin();
+    part.add(n.data.fileOffset, n.data.size, "named data read by " + who, n.key);
+  }
+  auto names = constantNames(p);
+  for (size_t k = 1; k < p.constants.size(); ++k) {
+    const Bytes& c = p.constants[k];
+    bool inFlatbuffer = inside(c, fbStart, fbEnd);
+    std::string name = names.count(uint32_t(k)) ? names[uint32_t(k)] : "constant " + std::to_string(k);
+    part.add(c.fileOffset, c.size, inFlatbuffer ? "constants (constant_buffer, in the flatbuffer)" : "constants (constant segment)",
+             name);
+  }
+  for (const Method& m : p.methods)
+    for (size_t v = 0; v < m.values.size(); ++v)
+      if (const TensorSpec* t = m.values[v].tensorIf(); t && t->source == ConstantSource::MutableSegment)
+        part.add(t->data.fileOffset, t->data.size, "mutable data (initial values)",
+                 !t->fqn.empty() ? t->fqn : m.name + " %" + std::to_string(v));
+  for (size_t s = 0; s < p.segments.size(); ++s)
+    part.add(p.segments[s].offset, p.segments[s].size, "segments no table names", "segment " + std::to_string(s));
+  part.add(fbStart, p.facts.programSize, "program structure (methods, instructions, values)");
+  if (p.facts.bundled) part.add(0, b.fileBytes, "bundled program wrapper (test suites)");
+  b.parts = part.parts();
+  return b;
+}
+
+SizeBreakdown sizeBreakdown(const DataFile& d) {
+  SizeBreakdown b;
+  b.file = d.path;
+  b.fileBytes = d.file ? d.file->size() : 0;
+  Partition part(b.fileBytes);
+  for (const auto& e : d.entries) part.add(e.data.fileOffset, e.data.size, e.layout ? "tensors" : "named blobs", e.key);
+  for (size_t s = 0; s < d.segments.size(); ++s)
+    part.add(d.segments[s].offset, d.segments[s].size, "segments no entry names", "segment " + std::to_string(s));
+  part.add(0, d.headerLength, "header");
+  part.add(d.flatbufferOffset, d.flatbufferSize, "flatbuffer (entry table)");
+  b.parts = part.parts();
+  return b;
+}
+
+std::string sizeText(const SizeBreakdown& b, size_t itemsShown) {
+  char buf[64];
+  std::string o = b.file + ": " + std::to_string(b.fileBytes) + " bytes (" + formatBytes(b.fileBytes) + ")\n";
+  for (const SizePart& p : b.parts) {
+    double share = b.fileBytes ? 100.0 * double(p.bytes) / double(b.fileBytes) : 0;
+    std::snprintf(buf, sizeof buf, "%12llu B  %5.1f%%  ", static_cast<unsigned long long>(p.bytes), share);
+    o += buf + p.name + "\n";
+    for (size_t i = 0; i < p.items.size() && i < itemsShown; ++i)
+      o += "                         " + formatBytes(p.items[i].bytes) + "  " + p.items[i].name + "\n";
+    if (p.items.size() > itemsShown)
+      o += "                         … " + std::to_string(p.items.size() - itemsShown) + " more\n";
+  }
+  o += "total " + std::to_string(b.total()) + " bytes\n";
+  return o;
+}
+
+nlohmann::json sizeJson(const SizeBreakdown& b) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const SizePart& p : b.parts) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& i : p.items) items.push_back({{"name", i.name}, {"bytes", i.bytes}});
+    parts.push_back({{"name", p.name}, {"bytes", p.bytes}, {"items", items}});
+  }
+  return {{"file", b.file}, {"bytes", b.fileBytes}, {"total", b.total()}, {"parts", parts}};
+}
+
+}  // namespace lstudio
