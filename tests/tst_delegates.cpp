@@ -15,6 +15,7 @@
 #include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/SizeBreakdown.h"
 #include "tests/TestSupport.h"
+#include "ui/Inspector.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -226,7 +227,7 @@ class TestDelegates : public QObject {
     QCOMPARE(r.namedData.size(), size_t(16));
     uint64_t named = 0;
     for (const auto& u : r.namedData) {
-      QCOMPARE(u.location, std::string("the .pte's named data"));
+      QCOMPARE(u.location, std::string("the .pte"));
       named += u.bytes;
     }
     QCOMPARE(named, r.xnnpack->constantBytes());
@@ -321,6 +322,23 @@ class TestDelegates : public QObject {
     SizeBreakdown bq = sizeBreakdown(qnn.value());
     QCOMPARE(bq.parts.front().name, std::string("delegate payloads (QnnBackend)"));
     QCOMPARE(bq.parts.front().bytes, qnn->methods.at(0).delegates.at(0).blob.size);
+  }
+
+  void inspectorShowsThePayload() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pte/djl_stress_mlp.pte").toStdString());
+    QVERIFY(p.ok());
+    const Method& m = p->methods.at(0);
+    int call = -1;
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      if (m.nodes[i].kind == NodeKind::Delegate && m.nodes[i].delegate == 1) call = int(i);
+    QVERIFY(call >= 0);
+    QString h = ui::nodeDetails(m, call, nullptr, &p.value());
+    for (const char* needle : {"XnnpackBackend", "<b>Inputs</b>", "<b>Outputs</b>", "11 nodes", "8× XNNFullyConnected",
+                               "Named data it reads", "the .pte"})
+      QVERIFY2(h.contains(needle), needle);
+    // Inputs and outputs apart: the one output is the last argument.
+    QCOMPARE(h.count("<tr><td class=k>#0</td>"), 2);
   }
 
   void cliListsDelegates() {

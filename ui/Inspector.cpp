@@ -2,8 +2,11 @@
 
 #include <QUrl>
 
-#include "engine/support/FormatUtil.h"
+#include <map>
+
+#include "engine/inspect/DelegateReport.h"
 #include "engine/ir/OpRegistry.h"
+#include "engine/support/FormatUtil.h"
 
 namespace lstudio::ui {
 namespace {
@@ -90,9 +93,71 @@ const char* kStyle =
     "<style>td{padding:1px 6px;vertical-align:top} td.k{color:#666;white-space:nowrap} h3{margin:4px 0}"
     " .op{font-family:monospace} .sub{color:#666}</style>";
 
+QString argumentRow(const Method& m, ValueId v, const QString& name) {
+  QString type;
+  if (v >= 0 && static_cast<size_t>(v) < m.values.size())
+    if (auto* t = m.values[v].tensorIf()) type = "<span class=sub>" + q(t->shapeString()) + "</span>";
+  return "<tr><td class=k>" + name + "</td><td>" + valueLink(m, v) + " " + type + "</td></tr>";
+}
+
+/// The payload's own nodes, at most `limit` of them.
+QString payloadNodes(const xnnpack::Graph& g, size_t limit) {
+  QString h = "<table>";
+  for (size_t i = 0; i < g.nodes.size() && i < limit; ++i) {
+    const auto& n = g.nodes[i];
+    QStringList ins, outs;
+    for (uint32_t id : n.inputs) ins << "%" + QString::number(id);
+    for (uint32_t id : n.outputs) outs << "%" + QString::number(id);
+    h += "<tr><td class=k>" + QString::number(i) + "</td><td class=op>" + q(n.type) + "(" + ins.join(", ") + ") → " +
+         outs.join(", ") + "</td><td class=sub>handle " + QString::number(n.debugHandle) + "</td></tr>";
+  }
+  h += "</table>";
+  if (g.nodes.size() > limit) h += QString("<p class=sub>… %1 more (lowering-cli delegates --full)</p>").arg(g.nodes.size() - limit);
+  return h;
+}
+
+/// A delegate call: backend, compile specs, inputs and outputs apart, and
+/// what its payload holds where the studio can read it.
+QString delegateDetails(const Program& p, const Method& m, int index) {
+  DelegateReport r = reportDelegate(p, m, size_t(index));
+  QString h = "<table>";
+  auto row = [&](const QString& k, const QString& v) { h += "<tr><td class=k>" + k + "</td><td>" + v + "</td></tr>"; };
+  row("backend", "<b>" + q(r.backend) + "</b>");
+  row("payload", q(formatBytes(r.blobBytes)) + ", " + q(r.location) + " — " + q(r.format));
+  for (const auto& s : r.compileSpecs) row("spec " + q(s.key), q(s.value));
+  if (r.compileSpecs.empty()) row("compile specs", "none");
+  h += "</table><b>Inputs</b><table>";
+  for (size_t i = 0; i < r.inputs.size(); ++i) h += argumentRow(m, r.inputs[i], QString("#%1").arg(i));
+  h += "</table><b>Outputs</b><table>";
+  for (size_t i = 0; i < r.outputs.size(); ++i) h += argumentRow(m, r.outputs[i], QString("#%1").arg(i));
+  h += "</table>";
+  if (!r.decodeError.empty()) h += "<p><b>Payload cannot be read:</b> " + q(r.decodeError) + "</p>";
+  if (!r.xnnpack) return h;
+  const auto& g = *r.xnnpack;
+  std::map<std::string, int> byType;
+  for (const auto& n : g.nodes) ++byType[n.type];
+  QStringList types;
+  for (const auto& [t, c] : byType) types << QString("%1× %2").arg(c).arg(q(t));
+  int quantized = 0;
+  for (const auto& v : g.values) quantized += v.quant.kind != xnnpack::Quantization::Kind::None;
+  h += QString("<b>XNNPACK graph</b><p>%1 nodes: %2<br>%3 values (%4 quantized); constants %5</p>")
+           .arg(g.nodes.size()).arg(types.join(", ")).arg(g.values.size()).arg(quantized)
+           .arg(q(formatBytes(g.constantBytes())));
+  if (!r.namedData.empty()) {
+    h += "<b>Named data it reads</b><table>";
+    for (const auto& u : r.namedData)
+      h += "<tr><td class=op style=\"white-space:nowrap\">" + q(u.key.size() > 20 ? u.key.substr(0, 16) + "…" : u.key) +
+           "</td><td style=\"white-space:nowrap\">" + q(formatBytes(u.bytes)) + "</td><td class=sub>" + q(u.location) +
+           "</td></tr>";
+    h += "</table>";
+  }
+  for (const auto& pr : g.problems) h += "<p><b>Problem:</b> " + q(pr) + "</p>";
+  return h + payloadNodes(g, 40);
+}
+
 }  // namespace
 
-QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan) {
+QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, const Program* program) {
   if (index < 0 || static_cast<size_t>(index) >= m.nodes.size()) return {};
   const Node& n = m.nodes[index];
   QString op = n.kind == NodeKind::Kernel && n.op >= 0 ? q(m.operators[n.op].fullName()) : nodeKindName(n.kind);
@@ -103,11 +168,9 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan) {
     const OperatorRef& o = m.operators[n.op];
     if (const OpSchema* s = OpRegistry::builtin().find(o.name, o.overload)) h += "<p class=sub>" + q(s->toString()) + "</p>";
   }
-  if (n.kind == NodeKind::Delegate && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size()) {
-    const Delegate& d = m.delegates[n.delegate];
-    h += "<p>backend " + q(d.backendId) + ", blob " + q(formatBytes(d.blob.size)) + "</p>";
-  }
   h += QString("<p class=sub>step %1 of %2 in method <b>%3</b></p>").arg(index).arg(m.nodes.size()).arg(q(m.name));
+  if (n.kind == NodeKind::Delegate && program && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
+    return h + delegateDetails(*program, m, n.delegate);
   h += "<b>Arguments</b><table>";
   for (size_t i = 0; i < n.args.size(); ++i) {
     ValueId v = n.args[i];
@@ -198,7 +261,7 @@ void Inspector::showNode(std::shared_ptr<const Program> p, int method, int node)
   const MemoryPlanReport* plan = planFor(p, method);
   program_ = p;
   method_ = method;
-  setHtml(nodeDetails(p->methods[method], node, plan));
+  setHtml(nodeDetails(p->methods[method], node, plan, p.get()));
 }
 
 void Inspector::showValue(std::shared_ptr<const Program> p, int method, int value) {

@@ -12,8 +12,9 @@
 
 namespace lstudio::ui {
 
-/// Rich text for node `node` of `m` (plan may be null before planning).
-QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan);
+/// Rich text for node `node` of `m` (plan may be null before planning). With
+/// the program, a delegate call also shows its payload and the named data it reads.
+QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan, const Program* program = nullptr);
 /// Rich text for a value (a placeholder, constant or intermediate tensor).
 QString valueDetails(const Method& m, int value, const MemoryPlanReport* plan);
 

@@ -79,7 +79,7 @@ void findNamedData(const Program& p, const std::vector<DataFile>& files, Delegat
     if (c.source != xnnpack::Constant::Source::NamedData) continue;
     NamedDataUse use{c.namedKey, c.size, "missing"};
     if (std::any_of(p.namedData.begin(), p.namedData.end(), [&](const NamedBlob& b) { return b.key == c.namedKey; }))
-      use.location = "the .pte's named data";
+      use.location = "the .pte";
     for (const DataFile& f : files)
       if (use.location == "missing" && f.find(c.namedKey)) use.location = stem(f.path);
     for (const CarriedData& d : p.carriedData)

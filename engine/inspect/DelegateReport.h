@@ -26,7 +26,7 @@ struct CompileSpecText {
 struct NamedDataUse {
   std::string key;
   uint64_t bytes = 0;     ///< as the payload declares it
-  std::string location;   ///< "the .pte's named data", "model.ptd", or "missing"
+  std::string location;   ///< "the .pte", "model.ptd", or "missing"
 };
 
 struct DelegateReport {
