@@ -3,6 +3,9 @@
 // alive at the peak, clicks and selection both ways, zoom, culling, and the
 // message for a method that is not planned yet.
 #include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -473,6 +476,124 @@ class TestPlanView : public QObject {
     QVERIFY(v.showMemId(1));
     QCOMPARE(v.canvas()->lane(), 0);
     QVERIFY(!v.showMemId(7));
+  }
+
+  // Issue 23, item 10: the peak table of a 12-layer llama. Its 48 caches were
+  // cut in the middle ("b_layers_…v_cache_k_cache" all alike), Bytes read
+  // "32.0 Ki", nothing sorted and layers came lexically (0, 10, 11, 1, …).
+  void peakTableSortsNaturallyAndShowsWhole() {
+    SampleOptions twelve;
+    twelve.layers = 12;
+    MemoryPlanView v;
+    v.resize(950, 600);  // its size in a 1366×768 window
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    QVERIFY(show(v, lowered("llama", twelve)));
+    QTableView* t = v.peakTable();
+    QAbstractItemModel* m = t->model();
+    QVERIFY(m->rowCount() > 20);
+    QCOMPARE(t->textElideMode(), Qt::ElideLeft);  // the layer and cache names are at the end
+    // Natural order: digit runs compare as numbers.
+    QVERIFY(ui::naturalCompare("b_layers_2_k", "b_layers_10_k") < 0);
+    QVERIFY(ui::naturalCompare("b_layers_10_k", "b_layers_2_k") > 0);
+    QVERIFY(ui::naturalCompare("mul_34", "mul_4") > 0);
+    QVERIFY(ui::naturalCompare("add", "add_1") < 0);
+    QCOMPARE(ui::naturalCompare("x_7", "x_7"), 0);
+    auto name = [&](int row) { return m->index(row, PeakTensorModel::Name).data().toString(); };
+    auto raw = [&](int row, int column) { return m->index(row, column).data(PeakTensorModel::RawRole).toULongLong(); };
+    auto rowOf = [&](const QString& part) {
+      for (int r = 0; r < m->rowCount(); ++r)
+        if (name(r).contains(part)) return r;
+      return -1;
+    };
+    // Largest first; equal sizes by layer in natural order.
+    for (int r = 1; r < m->rowCount(); ++r) {
+      QVERIFY(raw(r - 1, PeakTensorModel::Bytes) >= raw(r, PeakTensorModel::Bytes));
+      if (raw(r - 1, PeakTensorModel::Bytes) == raw(r, PeakTensorModel::Bytes))
+        QVERIFY2(ui::naturalCompare(name(r - 1), name(r)) <= 0, qPrintable(name(r - 1) + " / " + name(r)));
+    }
+    QVERIFY2(rowOf("layers_2_") >= 0 && rowOf("layers_2_") < rowOf("layers_10_"), qPrintable(name(rowOf("layers_2_"))));
+    // A click on a header sorts by it: names naturally, lifetimes by number.
+    auto clickHeader = [&](int column) {
+      QHeaderView* h = t->horizontalHeader();
+      QTest::mouseClick(h->viewport(), Qt::LeftButton, {}, QPoint(h->sectionViewportPosition(column) + 8, h->height() / 2));
+    };
+    clickHeader(PeakTensorModel::Name);
+    QCOMPARE(t->horizontalHeader()->sortIndicatorSection(), int(PeakTensorModel::Name));
+    for (int r = 1; r < m->rowCount(); ++r) QVERIFY(ui::naturalCompare(name(r - 1), name(r)) <= 0);
+    QVERIFY(rowOf("layers_2_") < rowOf("layers_10_"));
+    t->scrollTo(m->index(0, PeakTensorModel::Lifetime));
+    clickHeader(PeakTensorModel::Lifetime);
+    QCOMPARE(t->horizontalHeader()->sortIndicatorSection(), int(PeakTensorModel::Lifetime));
+    for (int r = 1; r < m->rowCount(); ++r) QVERIFY(raw(r - 1, PeakTensorModel::Lifetime) <= raw(r, PeakTensorModel::Lifetime));
+    // The full name is the tooltip; the Bytes column shows every size whole, in view.
+    t->horizontalScrollBar()->setValue(0);  // as first shown
+    QCOMPARE(m->index(0, PeakTensorModel::Name).data(Qt::ToolTipRole).toString(), name(0));
+    const int bytesLeft = t->columnViewportPosition(PeakTensorModel::Bytes), bytesWidth = t->columnWidth(PeakTensorModel::Bytes);
+    QVERIFY2(bytesLeft >= 0 && bytesLeft + bytesWidth <= t->viewport()->width(),
+             qPrintable(QString("%1 + %2 > %3").arg(bytesLeft).arg(bytesWidth).arg(t->viewport()->width())));
+    for (int r = 0; r < m->rowCount(); ++r)
+      QVERIFY(t->fontMetrics().horizontalAdvance(m->index(r, PeakTensorModel::Bytes).data().toString()) + 6 <= bytesWidth);
+    // The names' column ends in view, so the elided names show their tails.
+    const int nameRight = t->columnViewportPosition(PeakTensorModel::Name) + t->columnWidth(PeakTensorModel::Name);
+    QVERIFY2(nameRight <= t->viewport()->width(), qPrintable(QString("%1 > %2").arg(nameRight).arg(t->viewport()->width())));
+    saveShot(v, "llama12-peak-table");
+  }
+
+  // The arena combo keeps its text ("mem_id 1 — 1.0 MiB", cut to "mem_id 1") beside a long summary.
+  void arenaComboIsNotClipped() {
+    MemoryPlanView v;
+    v.resize(900, 600);
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    SampleOptions two;
+    two.layers = 2;
+    QVERIFY(show(v, lowered("llama", two)));
+    QTRY_VERIFY(v.arenaCombo()->isVisible());
+    QVERIFY2(v.arenaCombo()->width() >= v.arenaCombo()->sizeHint().width(),
+             qPrintable(QString("%1 < %2").arg(v.arenaCombo()->width()).arg(v.arenaCombo()->sizeHint().width())));
+  }
+
+  // "peak at step N" sat on the arena-size label when both wanted the top of the plot.
+  void peakLabelKeepsClearOfTheLineLabels() {
+    MemoryPlanView v;
+    v.show();
+    QVERIFY(show(v, lowered("mobilenet_v2")));
+    for (int width : {700, 900, 1100, 1300, 1600}) {
+      v.resize(width, 800);
+      v.canvas()->grab();  // paints, placing the labels
+      const auto& boxes = v.canvas()->plotLabelBoxes();
+      QCOMPARE(boxes.size(), size_t(3));  // arena size, lower bound, peak
+      for (size_t i = 0; i + 1 < boxes.size(); ++i)
+        QVERIFY2(!boxes.back().intersects(boxes[i]), qPrintable(QString("width %1, label %2").arg(width).arg(i)));
+      QVERIFY(v.canvas()->plotArea().contains(boxes.back()));
+    }
+  }
+
+  // The legend's "+N more" lists what it stands for, on hover and on a click.
+  void legendOverflowOpens() {
+    MemoryPlanView v;
+    v.resize(800, 600);
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    QVERIFY(show(v, lowered("mobilenet_v2")));
+    v.canvas()->grab();
+    const QRectF more = v.canvas()->legendMoreRect();
+    QVERIFY(!more.isEmpty());
+    const QString last = QString::fromStdString(v.planLayout()->opKeys.back()).toHtmlEscaped();
+    QVERIFY2(v.canvas()->legendOverflowText().contains(last), qPrintable(v.canvas()->legendOverflowText()));
+    const QPoint at = more.center().toPoint();
+    QHelpEvent hover(QEvent::ToolTip, at, v.canvas()->mapToGlobal(at));
+    QApplication::sendEvent(v.canvas(), &hover);
+    QTRY_VERIFY(QToolTip::isVisible());
+    QVERIFY(QToolTip::text().contains(last));
+    QToolTip::hideText();
+    QTRY_VERIFY(!QToolTip::isVisible());
+    QTest::mouseClick(v.canvas(), Qt::LeftButton, {}, at);
+    QTRY_VERIFY(QToolTip::isVisible());
+    QVERIFY(QToolTip::text().contains(last));
+    QToolTip::hideText();
+    QCOMPARE(v.selectedValue(), -1);  // the click opened the list, it selected nothing
   }
 
   void screenshots() {

@@ -1,6 +1,7 @@
 #include "ui/MemoryPlanView.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <algorithm>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -27,6 +28,7 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   auto* top = new QHBoxLayout;
   top->setContentsMargins(6, 4, 6, 0);
   laneCombo_ = new QComboBox(this);
+  laneCombo_->setObjectName("arenaCombo");
   laneCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   laneCombo_->setToolTip(tr("Memory arena (mem_id) to show"));
   colorCombo_ = new QComboBox(this);
@@ -37,14 +39,15 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   fitButton_->setToolTip(tr("Show the whole arena (F)\nWheel: zoom steps · Ctrl+wheel: zoom bytes · drag: pan"));
   summary_ = new QLabel(this);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setWordWrap(true);
+  summary_->setContentsMargins(6, 0, 6, 0);
   top->addWidget(new QLabel(tr("Arena:"), this));
   top->addWidget(laneCombo_);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Colour by:"), this));
   top->addWidget(colorCombo_);
   top->addWidget(fitButton_);
-  top->addSpacing(12);
-  top->addWidget(summary_, 1);
+  top->addStretch(1);
 
   stack_ = new QStackedWidget(this);
   message_ = new QLabel(this);
@@ -55,25 +58,7 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   canvas_ = new PlanCanvas(split);
-  auto* side = new QWidget(split);
-  auto* sideLayout = new QVBoxLayout(side);
-  sideLayout->setContentsMargins(4, 0, 0, 0);
-  peakLabel_ = new QLabel(side);
-  peakLabel_->setWordWrap(true);
-  model_ = new PeakTensorModel(this);
-  table_ = new QTableView(side);
-  table_->setModel(model_);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  table_->verticalHeader()->hide();
-  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->setAlternatingRowColors(true);
-  table_->setWordWrap(false);
-  table_->setTextElideMode(Qt::ElideMiddle);
-  sideLayout->addWidget(peakLabel_);
-  sideLayout->addWidget(table_);
+  QWidget* side = buildPeakPane(split);
   split->addWidget(canvas_);
   split->addWidget(side);
   split->setStretchFactor(0, 3);
@@ -84,6 +69,7 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(top);
+  layout->addWidget(summary_);  // its own line: beside the combos it squeezed them
   layout->addWidget(stack_, 1);
 
   connect(laneCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -101,7 +87,7 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   });
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (syncingTable_ || !cur.isValid()) return;
-    userSelected(model_->data(model_->index(cur.row(), 0), PeakTensorModel::RectRole).toInt(), true);
+    userSelected(sorted_->data(sorted_->index(cur.row(), 0), PeakTensorModel::RectRole).toInt(), true);
   });
   connect(&watcher_, &QFutureWatcher<std::shared_ptr<const PlanLayout>>::finished, this, [this] {
     auto layout = watcher_.result();
@@ -111,6 +97,51 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   });
   showMessage(tr("No program open."));
   ready_ = true;
+}
+
+QWidget* MemoryPlanView::buildPeakPane(QWidget* parent) {
+  // The tensors alive at the peak: a sortable table, largest first.
+  auto* side = new QWidget(parent);
+  auto* sideLayout = new QVBoxLayout(side);
+  sideLayout->setContentsMargins(4, 0, 0, 0);
+  peakLabel_ = new QLabel(side);
+  peakLabel_->setWordWrap(true);
+  model_ = new PeakTensorModel(this);
+  sorted_ = new PeakTensorSortModel(this);
+  sorted_->setSourceModel(model_);
+  table_ = new QTableView(side);
+  table_->setModel(sorted_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(PeakTensorModel::Bytes, Qt::DescendingOrder);  // largest first
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+  table_->setWordWrap(false);
+  // Generated names differ at the end (…layers_12_…_k_cache): keep the tail.
+  table_->setTextElideMode(Qt::ElideLeft);
+  // Bytes first, so the size is never the column cut off at the right.
+  table_->horizontalHeader()->moveSection(PeakTensorModel::Bytes, 0);
+  table_->viewport()->installEventFilter(this);
+  sideLayout->addWidget(peakLabel_);
+  sideLayout->addWidget(table_);
+  return side;
+}
+
+void MemoryPlanView::fitNameColumn() {
+  // The names take what the table shows beside Bytes, so their elided tails are in view
+  // (their full text is the tooltip); wider names leave the rest to the scroll bar.
+  const int room = table_->viewport()->width() - table_->columnWidth(PeakTensorModel::Bytes) - 2;
+  const int contents = nameContentsWidth_;
+  table_->setColumnWidth(PeakTensorModel::Name, std::clamp(std::min(room, contents), 90, std::max(90, contents)));
+}
+
+bool MemoryPlanView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == table_->viewport() && event->type() == QEvent::Resize) fitNameColumn();
+  return QWidget::eventFilter(watched, event);
 }
 
 MemoryPlanView::~MemoryPlanView() { watcher_.waitForFinished(); }
@@ -159,6 +190,7 @@ void MemoryPlanView::showLayout(std::shared_ptr<const PlanLayout> layout) {
     laneCombo_->addItem(tr("mem_id %1 \u2014 %2").arg(l.memId).arg(bytesText(l.arena.size)));
   laneCombo_->setCurrentIndex(0);
   laneCombo_->blockSignals(false);
+  laneCombo_->setMinimumWidth(laneCombo_->sizeHint().width());  // the arena's size stays readable
   for (QWidget* w : {static_cast<QWidget*>(laneCombo_), static_cast<QWidget*>(colorCombo_), static_cast<QWidget*>(fitButton_)})
     w->setEnabled(true);
   stack_->setCurrentIndex(1);
@@ -181,8 +213,8 @@ void MemoryPlanView::switchLane(int lane) {
   if (canvas_->lane() != lane) canvas_->setLane(lane);
   model_->setLane(layout_, lane);
   table_->resizeColumnsToContents();
-  // Long generated names must not push the numbers out of sight.
-  table_->setColumnWidth(PeakTensorModel::Name, std::min(table_->columnWidth(PeakTensorModel::Name), 220));
+  nameContentsWidth_ = table_->columnWidth(PeakTensorModel::Name);
+  fitNameColumn();
   updateSummary();
 }
 
@@ -223,9 +255,9 @@ void MemoryPlanView::applySelection(std::vector<int32_t> rects, bool scroll) {
   syncingTable_ = true;
   const int row = rects.empty() ? -1 : model_->rowOfRect(rects.front());
   if (row >= 0) {
-    table_->selectionModel()->setCurrentIndex(model_->index(row, 0),
-                                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    table_->scrollTo(model_->index(row, 0));
+    const QModelIndex shown = sorted_->mapFromSource(model_->index(row, 0));
+    table_->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    table_->scrollTo(shown);
   } else {
     table_->selectionModel()->clear();
   }

@@ -22,6 +22,7 @@ namespace lstudio::ui {
 
 class PlanCanvas;
 class PeakTensorModel;
+class PeakTensorSortModel;
 
 class MemoryPlanView : public QWidget {
   Q_OBJECT
@@ -48,7 +49,8 @@ class MemoryPlanView : public QWidget {
   std::shared_ptr<const PlanLayout> planLayout() const { return layout_; }
   PlanCanvas* canvas() const { return canvas_; }
   PeakTensorModel* peakModel() const { return model_; }
-  QTableView* peakTable() const { return table_; }
+  QTableView* peakTable() const { return table_; }  ///< its model is the sorted one
+  QComboBox* arenaCombo() const { return laneCombo_; }
 
  signals:
   void valueSelected(int valueId);
@@ -56,6 +58,9 @@ class MemoryPlanView : public QWidget {
   void planShown();
 
  private:
+  QWidget* buildPeakPane(QWidget* parent);
+  void fitNameColumn();
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void showLayout(std::shared_ptr<const PlanLayout> layout);
   void showMessage(const QString& text);
   void switchLane(int lane);
@@ -73,6 +78,7 @@ class MemoryPlanView : public QWidget {
   QLabel* peakLabel_ = nullptr;
   QTableView* table_ = nullptr;
   PeakTensorModel* model_ = nullptr;
+  PeakTensorSortModel* sorted_ = nullptr;  ///< what the table shows: model_ sorted by the clicked column
 
   QFutureWatcher<std::shared_ptr<const PlanLayout>> watcher_;
   uint64_t generation_ = 0;  ///< drops results of superseded setPlan calls
@@ -80,6 +86,7 @@ class MemoryPlanView : public QWidget {
   std::shared_ptr<const PlanLayout> layout_;
   int pendingValue_ = -1, pendingNode_ = -1;  ///< selections asked for before the plan arrived
   bool syncingTable_ = false;
+  int nameContentsWidth_ = 0;  ///< the names' column as wide as its longest name
 };
 
 }  // namespace lstudio::ui

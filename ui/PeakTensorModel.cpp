@@ -65,6 +65,9 @@ QVariant PeakTensorModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant PeakTensorModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  // A first click on Bytes shows the largest first; on the others, A to Z and step 0 first.
+  if (orientation == Qt::Horizontal && role == Qt::InitialSortOrderRole)
+    return section == Bytes ? Qt::DescendingOrder : Qt::AscendingOrder;
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
     case Name: return tr("Tensor");
@@ -74,6 +77,49 @@ QVariant PeakTensorModel::headerData(int section, Qt::Orientation orientation, i
     case Op: return tr("Producing op");
   }
   return {};
+}
+
+int naturalCompare(const QString& a, const QString& b) {
+  qsizetype i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i].isDigit() && b[j].isDigit()) {
+      // Digit runs by value: skip leading zeros, then the longer run is larger.
+      qsizetype i0 = i, j0 = j;
+      while (i0 < a.size() && a[i0] == '0') ++i0;
+      while (j0 < b.size() && b[j0] == '0') ++j0;
+      qsizetype i1 = i0, j1 = j0;
+      while (i1 < a.size() && a[i1].isDigit()) ++i1;
+      while (j1 < b.size() && b[j1].isDigit()) ++j1;
+      if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0 ? -1 : 1;
+      if (int c = QStringView(a).mid(i0, i1 - i0).compare(QStringView(b).mid(j0, j1 - j0))) return c;
+      i = i1;
+      j = j1;
+      continue;
+    }
+    const QChar x = a[i].toCaseFolded(), y = b[j].toCaseFolded();
+    if (x != y) return x < y ? -1 : 1;
+    ++i;
+    ++j;
+  }
+  if (i < a.size() || j < b.size()) return i < a.size() ? 1 : -1;
+  return a.compare(b);  // equal but for case or leading zeros: still an order
+}
+
+bool PeakTensorSortModel::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+  const QVariant a = left.data(PeakTensorModel::RawRole), b = right.data(PeakTensorModel::RawRole);
+  int order = 0;
+  if (a.isValid() && b.isValid()) {
+    const qulonglong x = a.toULongLong(), y = b.toULongLong();
+    order = x < y ? -1 : x > y ? 1 : 0;
+  } else {
+    order = naturalCompare(left.data().toString(), right.data().toString());
+  }
+  if (order != 0) return order < 0;
+  // Equal: by name, layer 0 first even when the column sorts descending.
+  const QString l = left.siblingAtColumn(PeakTensorModel::Name).data().toString();
+  const QString r = right.siblingAtColumn(PeakTensorModel::Name).data().toString();
+  const int byName = naturalCompare(l, r);
+  return sortOrder() == Qt::AscendingOrder ? byName < 0 : byName > 0;
 }
 
 }  // namespace lstudio::ui

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 #include <memory>
 
 #include "ui/PlanLayout.h"
@@ -31,6 +32,23 @@ class PeakTensorModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const PlanLayout> layout_;
   int lane_ = 0;
+};
+
+/// Compares text with its digit runs as numbers ("layers_2" < "layers_10"),
+/// the rest case-insensitively: <0, 0 or >0. (QCollator's numeric mode needs
+/// ICU, which not every Qt has.)
+int naturalCompare(const QString& a, const QString& b);
+
+/// The peak table's sorting: numbers by value (RawRole), text in natural
+/// order (layers_2 before layers_10); ties by name, in natural order whichever
+/// way the column sorts.
+class PeakTensorSortModel : public QSortFilterProxyModel {
+  Q_OBJECT
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+
+ protected:
+  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
 };
 
 }  // namespace lstudio::ui

@@ -334,6 +334,7 @@ void PlanCanvas::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().color(QPalette::Base));
   painted_ = 0;
+  legendMore_ = QRectF();
   if (!currentLane()) return;
   p.setFont(font());
   paintLegend(p, QRectF(kLeftMargin, 0, width() - kLeftMargin - kRightMargin, legendHeight()));
@@ -351,13 +352,23 @@ void PlanCanvas::paintLegend(QPainter& p, const QRectF& area) {
   const double cy = area.center().y();
   p.drawText(QPointF(x, cy + fm.ascent() / 2.0 - 1), title);
   x += fm.horizontalAdvance(title) + 14;
+  legendMore_ = QRectF();
+  legendHidden_ = keys.size();
   for (size_t i = 0; i < keys.size(); ++i) {
     const QString name = QString::fromStdString(keys[i]);
     const double w = 14 + fm.horizontalAdvance(name) + 14;
     const QString more = tr("+%1 more").arg(keys.size() - i);
     if (x + w + (i + 1 < keys.size() ? fm.horizontalAdvance(more) : 0) > area.right()) {
-      p.setPen(palette().color(QPalette::PlaceholderText));
+      // Drawn like a link: hovering or clicking it lists the keys left out.
+      QFont f = p.font();
+      f.setUnderline(true);
+      p.save();
+      p.setFont(f);
+      p.setPen(palette().color(QPalette::Link));
       p.drawText(QPointF(x, cy + fm.ascent() / 2.0 - 1), more);
+      p.restore();
+      legendMore_ = QRectF(x - 2, area.top(), fm.horizontalAdvance(more) + 4, area.height());
+      legendHidden_ = i;
       break;
     }
     p.fillRect(QRectF(x, cy - 5, 10, 10), keyColors_[i]);
@@ -365,6 +376,16 @@ void PlanCanvas::paintLegend(QPainter& p, const QRectF& area) {
     p.drawText(QPointF(x + 14, cy + fm.ascent() / 2.0 - 1), name);
     x += w;
   }
+}
+
+QString PlanCanvas::legendOverflowText() const {
+  if (!layout_ || legendMore_.isEmpty()) return {};
+  const auto& keys = colorBy_ == ColorBy::Op ? layout_->opKeys : layout_->moduleKeys;
+  QString t = "<table cellspacing=2>";
+  for (size_t i = legendHidden_; i < keys.size() && i < keyColors_.size(); ++i)
+    t += QStringLiteral("<tr><td style='background:%1'>&nbsp;&nbsp;&nbsp;</td><td>%2</td></tr>")
+             .arg(keyColors_[i].name(), QString::fromStdString(keys[i]).toHtmlEscaped());
+  return t + "</table>";
 }
 
 void PlanCanvas::paintLane(QPainter& p, const QRectF& a) {
@@ -507,6 +528,7 @@ void PlanCanvas::paintPlot(QPainter& p, const QRectF& a) {
   std::vector<QRectF> taken;
   paintArenaLines(p, a, l, py, taken);
   if (l.arena.peakStep >= 0) paintPeakMarker(p, a, l, py, taken);
+  plotLabels_ = std::move(taken);
   p.restore();
   paintFrame(p, a);
 }
@@ -591,7 +613,8 @@ void PlanCanvas::paintPeakMarker(QPainter& p, const QRectF& a, const PlanLane& l
   const QString s = px < a.left()    ? tr("\u2190 peak at step %1").arg(l.arena.peakStep)
                     : px > a.right() ? tr("peak at step %1 \u2192").arg(l.arena.peakStep)
                                      : tr("peak at step %1").arg(l.arena.peakStep);
-  const double w = fm.horizontalAdvance(s), base = std::max(a.top() + fm.ascent() + 2, y - 11);
+  const double w = fm.horizontalAdvance(s);
+  double base = std::max(a.top() + fm.ascent() + 2, y - 11);
   auto fits = [&](double x) {
     const QRectF box(x - 2, base - fm.ascent() - 1, w + 4, fm.height() + 1);
     if (box.left() < a.left() || box.right() > a.right()) return false;
@@ -599,14 +622,19 @@ void PlanCanvas::paintPeakMarker(QPainter& p, const QRectF& a, const PlanLane& l
       if (t.intersects(box)) return false;
     return true;
   };
-  double x = px - w / 2;
-  for (double candidate : {px - w / 2, px + 10, px - 10 - w})
-    if (fits(candidate)) {
-      x = candidate;
-      break;
-    }
-  paintBoxedLabel(p, fm, QPointF(std::clamp(x, a.left() + 2, std::max(a.left() + 2, a.right() - w - 2)), base), s,
-                  QColor(190, 95, 0), taken);
+  // Beside the line at the marker's height, else a line lower each time, so it
+  // never covers the arena and lower-bound labels.
+  const double clampedLeft = std::clamp(px - w / 2, a.left() + 2, std::max(a.left() + 2, a.right() - w - 2));
+  QPointF at(clampedLeft, base);
+  bool placed = false;
+  for (base = at.y(); !placed && base <= a.bottom() - fm.descent(); base += fm.height() + 1)
+    for (double candidate : {px - w / 2, px + 10, px - 10 - w, clampedLeft})
+      if (fits(candidate)) {
+        at = QPointF(candidate, base);
+        placed = true;
+        break;
+      }
+  paintBoxedLabel(p, fm, at, s, QColor(190, 95, 0), taken);
 }
 
 void PlanCanvas::paintStepAxis(QPainter& p, const QRectF& a) {
@@ -649,6 +677,7 @@ void PlanCanvas::wheelEvent(QWheelEvent* e) {
 
 void PlanCanvas::mousePressEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;
+  if (legendMore_.contains(e->position())) return;  // opened on release: a tooltip hides at a press
   pressed_ = true;
   dragged_ = false;
   pressPos_ = lastPos_ = e->position();
@@ -678,6 +707,11 @@ void PlanCanvas::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void PlanCanvas::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton && !pressed_ && legendMore_.contains(e->position())) {
+    // The legend's "+N more" opens the full list.
+    QToolTip::showText(e->globalPosition().toPoint(), legendOverflowText(), this, legendMore_.toAlignedRect(), 30000);
+    return;
+  }
   if (e->button() != Qt::LeftButton || !pressed_) return;
   pressed_ = false;
   unsetCursor();
@@ -730,6 +764,10 @@ void PlanCanvas::keyPressEvent(QKeyEvent* e) {
 bool PlanCanvas::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip) {
     auto* he = static_cast<QHelpEvent*>(e);
+    if (legendMore_.contains(he->pos())) {
+      QToolTip::showText(he->globalPos(), legendOverflowText(), this, legendMore_.toAlignedRect());
+      return true;
+    }
     const int32_t r = rectAt(he->pos());
     if (r >= 0)
       QToolTip::showText(he->globalPos(), toolTipFor(r), this, widgetRect(r).toAlignedRect().intersected(rect()));

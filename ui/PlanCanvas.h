@@ -51,6 +51,12 @@ class PlanCanvas : public QWidget {
   QRectF plotArea() const;
   QColor colorOf(int32_t rect) const;
   QString toolTipFor(int32_t rect) const;
+  /// Where the legend's "+N more" was drawn (empty when every key fits).
+  QRectF legendMoreRect() const { return legendMore_; }
+  /// Every legend key the "+N more" stands for, with its colour (rich text).
+  QString legendOverflowText() const;
+  /// Boxes of the plot's labels at the last paint: arena size, lower bound, then the peak.
+  const std::vector<QRectF>& plotLabelBoxes() const { return plotLabels_; }
 
  signals:
   void rectClicked(int32_t rect);  ///< -1 for a click on empty space
@@ -113,6 +119,9 @@ class PlanCanvas : public QWidget {
   QPointF pressPos_, lastPos_;
   bool pressed_ = false, dragged_ = false;
   int painted_ = 0;
+  QRectF legendMore_;          ///< the "+N more" of the last paint
+  size_t legendHidden_ = 0;    ///< first key the legend had no room for
+  std::vector<QRectF> plotLabels_;
   std::vector<uint8_t> dots_;  ///< pixels already filled by a sub-pixel rectangle this frame
 };
 
