@@ -255,6 +255,48 @@ class TestDelegates : public QObject {
     QVERIFY(target);
   }
 
+  void ethosUStreamIsFramed() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = openProgramFile(fixture("pte/cmsis_ethos_u_minimal_example.pte").toStdString());
+    QVERIFY(p.ok());
+    DelegateReport r = reportDelegate(*p, p->methods.at(0), 0);
+    QCOMPARE(r.format, std::string("Ethos-U Vela stream"));
+    QVERIFY2(r.decodeError.empty(), r.decodeError.c_str());
+    std::map<std::string, std::string> facts(r.layout.facts.begin(), r.layout.facts.end());
+    QCOMPARE(facts["command stream"], std::string("512 B"));
+    QCOMPARE(facts["scratch"], std::string("48 B"));
+    QVERIFY(facts.count("input 1") && facts.count("output 0") && !facts.count("input 2"));
+    uint64_t framed = 0;
+    for (const auto& sec : r.layout.sections) framed += sec.size;
+    QCOMPARE(framed, r.blobBytes);  // the blocks cover the payload exactly
+    // Every truncation is framed up to where it stops, with the offset named.
+    const Bytes& blob = p->methods.at(0).delegates.at(0).blob;
+    for (uint64_t n = 16; n < blob.size; n += 8) {
+      PayloadLayout l = describePayload(Bytes{blob.data, n, 0});
+      QVERIFY2(l.error.rfind("at byte ", 0) == 0, l.error.c_str());
+    }
+  }
+
+  void vulkanHeaderIsChecked() {
+    std::vector<uint8_t> b(30 + 16 + 8, 0);
+    std::memcpy(b.data() + 4, "VH00", 4);
+    b[8] = 30;
+    auto put32 = [&](size_t at, uint32_t v) { std::memcpy(b.data() + at, &v, 4); };
+    put32(10, 30);
+    put32(14, 16);
+    put32(18, 46);
+    b[22] = 8;
+    std::memcpy(b.data() + 30 + 4, "VK00", 4);
+    PayloadLayout l = describePayload(Bytes{b.data(), b.size(), 0});
+    QCOMPARE(l.format, std::string("Vulkan VH00"));
+    QVERIFY(l.error.empty());
+    QCOMPARE(l.sections.size(), size_t(3));
+    QCOMPARE(l.facts.at(0).second, std::string("\"VK00\""));
+    b[22] = 200;  // constant bytes past the end
+    l = describePayload(Bytes{b.data(), b.size(), 0});
+    QVERIFY2(l.error.find("pass the 54-byte payload") != std::string::npos, l.error.c_str());
+  }
+
   void compileSpecValuesAreReadable() {
     Program p;
     Method m;

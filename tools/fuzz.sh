@@ -51,7 +51,7 @@ cp -u "$seeds"/pte/*.pte "$seeds/delower/" 2>/dev/null || true
 for s in dynamic_batch quantized_linear training llama_small; do  # small enough for -max_len
   [ -f "$seeds/delower/$s.pte" ] || "$out/app/lowering-cli" export "$seeds/pt2/$s.pt2" -o "$seeds/delower/$s.pte" >/dev/null
 done
-# XNNPACK payloads cut out of the delegated fixtures where the CLI says they lie.
+# Delegate payloads cut out of the fixtures where the CLI says they lie.
 for f in "$seeds"/pte/*.pte; do
   "$out/app/lowering-cli" delegates "$f" --json 2>/dev/null | python3 -c '
 import json, sys
@@ -59,9 +59,10 @@ path, out = sys.argv[1], sys.argv[2]
 raw = open(path, "rb").read()
 for m in json.load(sys.stdin)["methods"]:
     for i, d in enumerate(m["delegates"]):
-        if d["backend"] == "XnnpackBackend":
+        if d["bytes"] <= 400000:
             start = d["file_offset"]
-            open(f"{out}/{path.rsplit("/", 1)[-1]}.{m["name"]}.{i}.bin", "wb").write(raw[start:start + d["bytes"]])
+            name = path.rsplit("/", 1)[-1] + "." + m["name"] + "." + str(i) + ".bin"
+            open(out + "/" + name, "wb").write(raw[start:start + d["bytes"]])
 ' "$f" "$seeds/xnnpack" || true
 done
 echo '{"memory_planning_pass": {"alignment": 64}, "remove_view_copy": false, "external_constants": [{"name": "*.weight", "file": "w.ptd"}]}' \

@@ -132,6 +132,11 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
   for (size_t i = 0; i < r.outputs.size(); ++i) h += argumentRow(m, r.outputs[i], QString("#%1").arg(i));
   h += "</table>";
   if (!r.decodeError.empty()) h += "<p><b>Payload cannot be read:</b> " + q(r.decodeError) + "</p>";
+  if (!r.layout.facts.empty()) {
+    h += "<b>" + q(r.layout.format) + "</b><table>";
+    for (const auto& [k, v] : r.layout.facts) h += "<tr><td class=k>" + q(k) + "</td><td>" + q(v) + "</td></tr>";
+    h += "</table>";
+  }
   if (!r.xnnpack) return h;
   const auto& g = *r.xnnpack;
   std::map<std::string, int> byType;

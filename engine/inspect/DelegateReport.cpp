@@ -41,14 +41,6 @@ CompileSpecText specText(const CompileSpec& s) {
   return t;
 }
 
-/// The payload formats the studio recognises by their magic at byte 4.
-std::string payloadFormat(const Bytes& blob) {
-  if (blob.size < 8) return "not decoded";
-  std::string magic(reinterpret_cast<const char*>(blob.data) + 4, 4);
-  if (magic == "VH00") return "Vulkan VH00 (not decoded)";
-  return "not decoded";
-}
-
 void splitCall(const Method& m, const Node& call, size_t callIndex, const std::optional<xnnpack::Graph>& g,
                DelegateReport& r) {
   if (!call.outputs.empty()) {
@@ -154,7 +146,9 @@ DelegateReport reportDelegate(const Program& p, const Method& m, size_t index, c
       r.decodeError = g.error().message();
     }
   } else {
-    r.format = payloadFormat(d.blob);
+    r.layout = describePayload(d.blob);
+    r.format = r.layout.format.empty() ? "not decoded" : r.layout.format;
+    if (!r.layout.error.empty()) r.decodeError = r.layout.error;
   }
   for (size_t i = 0; i < m.nodes.size(); ++i)
     if (m.nodes[i].kind == NodeKind::Delegate && m.nodes[i].delegate == int32_t(index)) {
@@ -176,6 +170,10 @@ std::string delegateText(const DelegateReport& r, const Method& m, bool full) {
     o += "  never called\n";
   }
   if (!r.decodeError.empty()) o += "  payload: " + r.decodeError + "\n";
+  for (const auto& [k, v] : r.layout.facts) o += "  " + k + ": " + v + "\n";
+  if (full)
+    for (const auto& sec : r.layout.sections)
+      o += "  " + sec.name + ": " + std::to_string(sec.size) + " bytes at " + std::to_string(sec.offset) + "\n";
   if (!r.xnnpack) return o;
   const auto& g = *r.xnnpack;
   std::map<std::string, size_t> byType;
@@ -212,6 +210,13 @@ nlohmann::json delegateJson(const DelegateReport& r) {
   j["compile_specs"] = json::array();
   for (const auto& s : r.compileSpecs) j["compile_specs"].push_back({{"key", s.key}, {"value", s.value}, {"bytes", s.bytes}});
   if (!r.decodeError.empty()) j["error"] = r.decodeError;
+  if (!r.layout.format.empty()) {
+    json facts = json::object(), sections = json::array();
+    for (const auto& [k, v] : r.layout.facts) facts[k] = v;
+    for (const auto& sec : r.layout.sections)
+      sections.push_back({{"name", sec.name}, {"offset", sec.offset}, {"size", sec.size}});
+    j["layout"] = {{"format", r.layout.format}, {"facts", facts}, {"sections", sections}};
+  }
   j["named_data"] = json::array();
   for (const auto& u : r.namedData) j["named_data"].push_back({{"key", u.key}, {"bytes", u.bytes}, {"in", u.location}});
   if (!r.xnnpack) return j;

@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/formats/PtdReader.h"
+#include "engine/formats/delegates/OtherPayloads.h"
 #include "engine/formats/delegates/XnnpackPayload.h"
 #include "engine/ir/Ir.h"
 
@@ -37,8 +38,9 @@ struct DelegateReport {
   std::vector<CompileSpecText> compileSpecs;
   std::vector<ValueId> inputs, outputs;  ///< of the first call in its method (empty if never called)
   int32_t callNode = -1;
-  std::string format;  ///< "XNNPACK XN01 with XH00 header", "Vulkan VH00 (not decoded)", "not decoded"
+  std::string format;  ///< "XNNPACK XN01 with XH00 header", "Ethos-U Vela stream", "not decoded"
   std::optional<xnnpack::Graph> xnnpack;
+  PayloadLayout layout;  ///< the framing of other backends' payloads, when recognised
   std::string decodeError;  ///< why the payload could not be decoded (shown, never fatal)
   std::vector<NamedDataUse> namedData;
 };

@@ -100,6 +100,8 @@ void addDelegate(Partition& part, const Program& p, const Method& m, size_t i) {
   } else if (r.xnnpack) {
     part.add(at, r.blobBytes, "XNNPACK graphs (nodes and values)", who);
   }
+  for (const auto& s : r.layout.sections)  // other backends' framing, where it is known
+    part.add(at + s.offset, s.size, "delegate payloads (" + r.backend + ")", who + ": " + s.name);
   part.add(at, r.blobBytes, r.xnnpack ? "XNNPACK headers and padding" : "delegate payloads (" + r.backend + ")", who);
 }
 
