@@ -17,6 +17,8 @@
 #include <QLockFile>
 #include <QMessageBox>
 #include <QAbstractButton>
+#include <QLabel>
+#include <QSettings>
 #include <QtTest>
 
 #include "engine/formats/OpenProgram.h"
@@ -302,6 +304,43 @@ class TestMainWindow : public QObject {
     w.findChild<QCheckBox*>()->setChecked(true);
     QVERIFY(w.timeline()->topLevelItem(row(w.timeline(), "ExternalConstantsPass"))->isHidden());
     QVERIFY(!w.timeline()->topLevelItem(row(w.timeline(), "ToOutVarPass"))->isHidden());
+  }
+
+  // Issue 23, item 7: at 1366×768 the passes panel cut names
+  // ("UnsafeRemoveAutoFuncti…") and times (13.38 read "13"); its dots had no legend.
+  void passesPanelReadsWhole() {
+    QSettings().remove("window");  // a first start: the docks take their default sizes
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openProgram(sample("llama", {.layers = 2}), "llama");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QTest::qWait(50);  // the first-start dock sizes are applied from the event loop
+    QTreeWidget* t = w.timeline();
+    const ui::PipelineState& st = w.runner()->state();
+    QCOMPARE(t->topLevelItemCount(), int(st.records.size()) + 1);
+    for (int i = 0; i < t->topLevelItemCount(); ++i) {
+      QTreeWidgetItem* it = t->topLevelItem(i);
+      const int needed = QFontMetrics(it->font(0)).horizontalAdvance(it->text(0)) + t->iconSize().width() + 10;
+      QVERIFY2(needed <= t->columnWidth(0), qPrintable(QString("%1: %2 > %3").arg(it->text(0)).arg(needed).arg(t->columnWidth(0))));
+    }
+    QVERIFY(t->columnWidth(0) + t->columnWidth(1) <= t->viewport()->width());
+    for (size_t i = 0; i < st.records.size(); ++i) {
+      const PassRecord& r = st.records[i];
+      if (r.state == PassRecord::State::Skipped) continue;
+      QCOMPARE(t->topLevelItem(int(i) + 1)->text(1), QString::number(r.milliseconds, 'f', 2));
+      QVERIFY(t->topLevelItem(int(i) + 1)->toolTip(0).contains(QString::fromStdString(r.name)));
+    }
+    auto* legend = w.findChild<QWidget*>("passLegend");
+    QVERIFY(legend && legend->isVisible());
+    QStringList said;
+    for (QLabel* l : legend->findChildren<QLabel*>()) said << l->text();
+    for (const char* state : {"changed", "unchanged", "not run", "skipped by config", "failed"})
+      QVERIFY2(said.contains(state), qPrintable(said.join(", ")));
   }
 
   void selectionAndFind() {

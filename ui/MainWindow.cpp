@@ -155,7 +155,10 @@ MainWindow::Docks MainWindow::buildDocks() {
   timeline_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
   timeline_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   timeline_->header()->setStretchLastSection(false);
+  // A name too long for the dock loses its middle, not the "Pass" that ends every name.
+  timeline_->setTextElideMode(Qt::ElideMiddle);
   tl->addWidget(timeline_, 1);
+  tl->addWidget(buildPassLegend());
   hideUnchanged_ = new QCheckBox(tr("Hide passes that changed nothing"));
   tl->addWidget(hideUnchanged_);
   Docks docks{};
@@ -275,7 +278,8 @@ void MainWindow::restoreSettings(const Docks& docks) {
   if (!s.contains("window/geometry")) resize(1400, 860);
   if (!s.contains("window/state"))  // first start: most of the window for the graph, once shown
     QTimer::singleShot(0, this, [this, docks] {
-      resizeDocks({docks.timeline, docks.inspector}, {250, 360}, Qt::Horizontal);
+      // The passes dock as wide as the longest pass name; the inspector gives way on small screens.
+      resizeDocks({docks.timeline, docks.inspector}, {timelineWidth(), std::min(360, width() / 4)}, Qt::Horizontal);
       resizeDocks({docks.log}, {height() / 6}, Qt::Vertical);
     });
 }

@@ -187,6 +187,10 @@ class MainWindow : public QMainWindow {
   void connectPipeline();
   void onPipelineState();
   void refreshTimeline();
+  /// The states of the timeline's dots, explained under it.
+  QWidget* buildPassLegend();
+  /// Width of the passes dock that shows every pass name and its time in full.
+  int timelineWidth() const;
   /// False when there is no pass to tell of (the input program is shown).
   bool showPassInInspector();
   bool pipelineActive() const;

@@ -3,11 +3,15 @@
 #include "ui/MainWindow.h"
 
 #include <QCheckBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
 #include <QProgressBar>
+#include <QStyle>
 #include <QTreeWidget>
 
+#include "engine/lowering/Pass.h"
 #include "engine/support/FormatUtil.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
@@ -50,7 +54,64 @@ QString stateText(PassRecord::State s) {
   return {};
 }
 
+/// A pass's wall time as the timeline shows it: always two decimals, so 13.38 never reads as 13.
+QString passTime(const PassRecord& r) {
+  if (r.state == PassRecord::State::NotRun || r.state == PassRecord::State::Skipped) return {};
+  return QString::number(r.milliseconds, 'f', 2);
+}
+
 }  // namespace
+
+QWidget* MainWindow::buildPassLegend() {
+  // Two columns of dot + meaning, so the legend fits the dock's width.
+  auto* legend = new QWidget;
+  legend->setObjectName("passLegend");
+  auto* grid = new QGridLayout(legend);
+  grid->setContentsMargins(2, 2, 2, 2);
+  grid->setHorizontalSpacing(10);
+  grid->setVerticalSpacing(1);
+  struct Entry {
+    QIcon icon;
+    QString text, tip;
+  };
+  const Entry entries[] = {
+      {stateIcon(PassRecord::State::Changed), stateText(PassRecord::State::Changed), tr("The pass changed the program; the graph marks what it added or modified")},
+      {stateIcon(PassRecord::State::Unchanged), stateText(PassRecord::State::Unchanged), tr("The pass ran and the program is the same")},
+      {stateIcon(PassRecord::State::NotRun), stateText(PassRecord::State::NotRun), tr("Not reached yet: F10 runs the next pass")},
+      {stateIcon(PassRecord::State::Skipped), stateText(PassRecord::State::Skipped), tr("The config turns this pass off")},
+      {stateIcon(PassRecord::State::Failed), stateText(PassRecord::State::Failed), tr("The pass stopped with an error (see its tooltip and the log)")},
+      {dot(QColor(76, 175, 80)), tr("input program"), tr("The program as opened, before any pass")},
+  };
+  for (int i = 0; i < int(std::size(entries)); ++i) {
+    auto* cell = new QLabel(entries[i].text);
+    auto* icon = new QLabel;
+    icon->setPixmap(entries[i].icon.pixmap(12, 12));
+    auto* row = new QHBoxLayout;
+    row->setSpacing(4);
+    row->addWidget(icon);
+    row->addWidget(cell, 1);
+    icon->setToolTip(entries[i].tip);
+    cell->setToolTip(entries[i].tip);
+    grid->addLayout(row, i / 2, i % 2);
+  }
+  return legend;
+}
+
+int MainWindow::timelineWidth() const {
+  // Every pass name of the pipeline (and the .pte's first pass) beside its icon, the time column and a scroll bar.
+  const QFontMetrics bold = [this] {
+    QFont f = timeline_->font();
+    f.setBold(true);  // the shown pass is bold
+    return QFontMetrics(f);
+  }();
+  int name = bold.horizontalAdvance(tr("ExecuTorch program (.pte)"));
+  for (const auto& pass : defaultPasses()) name = std::max(name, bold.horizontalAdvance(q(pass->name())));
+  name = std::max(name, bold.horizontalAdvance("DelowerPtePass"));
+  const int icon = timeline_->iconSize().isValid() ? timeline_->iconSize().width() : 16;
+  const int time = bold.horizontalAdvance("000.0 ms") + 12;
+  const int chrome = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4 * style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 20;
+  return name + icon + time + chrome;
+}
 
 void MainWindow::connectPipeline() {
   connect(runner_, &PipelineRunner::stateChanged, this, &MainWindow::onPipelineState);
@@ -136,11 +197,10 @@ void MainWindow::refreshTimeline() {
   double total = 0;
   for (size_t i = 0; i < s.records.size(); ++i) {
     const PassRecord& r = s.records[i];
-    auto* it = new QTreeWidgetItem(timeline_, {q(r.name), r.state == PassRecord::State::NotRun || r.state == PassRecord::State::Skipped
-                                                             ? QString()
-                                                             : QString::number(r.milliseconds, 'f', r.milliseconds < 10 ? 2 : 0)});
+    auto* it = new QTreeWidgetItem(timeline_, {q(r.name), passTime(r)});
     it->setIcon(0, stateIcon(r.state));
     it->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    if (!it->text(1).isEmpty()) it->setToolTip(1, tr("%1: %2 ms").arg(q(r.name), it->text(1)));
     QString tip = "<b>" + q(r.name).toHtmlEscaped() + "</b><br>" + q(r.description).toHtmlEscaped() + "<br><i>" + stateText(r.state) + "</i>";
     for (const Diagnostic& d : r.diagnostics) tip += "<br>" + q(d.message).toHtmlEscaped();
     it->setToolTip(0, tip);
