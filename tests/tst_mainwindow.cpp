@@ -18,6 +18,7 @@
 #include <QMessageBox>
 #include <QAbstractButton>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSettings>
 #include <QtTest>
 
@@ -33,6 +34,7 @@
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
 #include "ui/ExportDialog.h"
+#include "ui/FindBar.h"
 #include "ui/GraphView.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"
@@ -72,6 +74,12 @@ void answerNextBox(const QString& button, QString* said) {
     box->reject();
   });
   t->start();
+}
+
+QAction* menuAction(QWidget& w, const QString& text) {
+  for (QAction* a : w.findChildren<QAction*>())
+    if (a->text() == text) return a;
+  return nullptr;
 }
 
 QAction* quitAction(QWidget& w) {
@@ -387,6 +395,74 @@ class TestMainWindow : public QObject {
     QTextCursor c(w.graphTextView()->document()->findBlockByNumber(3));
     w.graphTextView()->setTextCursor(c);
     QCOMPARE(w.selectedNode(), 2);
+  }
+
+  // Issue 23, item 11: find was a modal dialog with no count, and each F3
+  // left one more layer expanded. Now a bar says "k of N" and the groups the
+  // previous hit opened close again when the next hit is elsewhere.
+  void findBarCountsAndTidiesUp() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openProgram(sample("llama", {.layers = 4}), "llama");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    ui::GraphView* g = w.graphView();
+    QVERIFY(g->isGroupCollapsed("layers.0") && g->isGroupCollapsed("layers.1"));
+    QAction* findAct = menuAction(w, "&Find Node…");
+    QAction* next = menuAction(w, "Find &Next");
+    QAction* previous = menuAction(w, "Find &Previous");
+    QVERIFY(findAct && next && previous);
+    QCOMPARE(findAct->shortcut(), QKeySequence(QKeySequence::Find));
+    QCOMPARE(next->shortcut(), QKeySequence(QKeySequence::FindNext));
+    QCOMPARE(previous->shortcut(), QKeySequence(QKeySequence::FindPrevious));
+    findAct->trigger();
+    QVERIFY(!QApplication::activeModalWidget());
+    QVERIFY(w.findBar()->isVisible());
+    QTest::keyClicks(w.findBar()->field(), "feed_forward");
+    const Method& m = w.shownProgram()->methods[0];
+    auto moduleOf = [&](int node) {
+      const auto& stack = m.nodes[size_t(node)].meta.moduleStack;
+      return stack.empty() ? std::string() : stack.back().path;
+    };
+    int total = 0;
+    for (const Node& n : m.nodes)
+      for (const ModuleFrame& f : n.meta.moduleStack)
+        if (f.path.find("feed_forward") != std::string::npos) {
+          ++total;
+          break;
+        }
+    QVERIFY(total > 4);
+    QCOMPARE(w.findBar()->countText(), QString("1 of %1").arg(total));
+    QVERIFY(moduleOf(w.selectedNode()).starts_with("layers.0."));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!g->isGroupCollapsed("layers.0"));
+    QTest::keyClick(w.findBar()->field(), Qt::Key_Return);  // Enter: the next match
+    QCOMPARE(w.findBar()->countText(), QString("2 of %1").arg(total));
+    // F3 until the hit is in the next layer: the first layer closes again.
+    int steps = 0;
+    while (!moduleOf(w.selectedNode()).starts_with("layers.1.") && ++steps < total) next->trigger();
+    QVERIFY(moduleOf(w.selectedNode()).starts_with("layers.1."));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!g->isGroupCollapsed("layers.1"));
+    QVERIFY(g->isGroupCollapsed("layers.0"));
+    QCOMPARE(w.findBar()->countText(), QString("%1 of %2").arg(steps + 2).arg(total));
+    previous->trigger();  // Shift+F3
+    QCOMPARE(w.findBar()->countText(), QString("%1 of %2").arg(steps + 1).arg(total));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    if (QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR"); !shots.isEmpty())
+      QVERIFY(w.grab().save(shots + "/studio-find-bar.png"));
+    QVERIFY(g->isGroupCollapsed("layers.1"));
+    QVERIFY(!g->isGroupCollapsed("layers.0"));
+    // Another selection: the count says how many, not which; a miss says so; Esc closes.
+    QVERIFY(w.selectNodeByName(QString::fromStdString(m.nodes[0].name)));
+    QCOMPARE(w.findBar()->countText(), QString("%1 matches").arg(total));
+    w.findBar()->field()->clear();
+    QTest::keyClicks(w.findBar()->field(), "no_such_node_anywhere");
+    QCOMPARE(w.findBar()->countText(), QString("no match"));
+    QTest::keyClick(w.findBar()->field(), Qt::Key_Escape);
+    QVERIFY(!w.findBar()->isVisible());
   }
 
   // The inspector shows a node or value of the program and method shown, or

@@ -61,6 +61,7 @@ void GraphView::clear() {
   methodIndex_ = -1;
   marks_.clear();
   collapsed_.clear();
+  openedForFind_.clear();
   selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
   minimap_->hide();
 }
@@ -393,6 +394,7 @@ void GraphView::clickedItem(int item, bool doubleClick) {
   if (!model_) return;
   const int n = int(model_->nodes.size());
   if (doubleClick && item >= n) {
+    openedForFind_.clear();  // the user opens groups: they stay open
     focusGroup_ = item - n;
     collapsed_[item - n] = 0;
     requestLayout();
@@ -406,17 +408,51 @@ void GraphView::clickedItem(int item, bool doubleClick) {
   }
 }
 
-void GraphView::revealNode(int graphNode) {
+void GraphView::revealNode(int graphNode, bool findHit) {
   if (!model_ || graphNode < 0 || graphNode >= int(model_->nodes.size())) return;
   selectedGraphNode_ = graphNode;
   findPos_ = graphNode;
-  if (shown_ && !pending_ && shown_->itemOfNode[graphNode] == graphNode && items_[graphNode]) {
+  // Another selection keeps what a find hit opened: the user has chosen to look there.
+  const bool closed = findHit && closeFindGroups(graphNode);
+  if (!findHit) openedForFind_.clear();
+  if (!closed && shown_ && !pending_ && shown_->itemOfNode[graphNode] == graphNode && items_[graphNode]) {
     setSelectedItem(graphNode, true);
     return;
   }
-  for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
+  for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
+    if (collapsed_[g]) {
+      collapsed_[g] = 0;
+      if (findHit) openedForFind_.push_back(g);
+    }
   pendingCenter_ = graphNode;
   requestLayout();
+}
+
+bool GraphView::closeFindGroups(int graphNode) {
+  // Groups above the new hit stay open (and stay the find's to close later).
+  bool any = false;
+  std::vector<int> kept;
+  for (int g : openedForFind_) {
+    bool above = false;
+    for (int a = model_->nodes[graphNode].group; a >= 0 && !above; a = model_->groups[a].parent) above = a == g;
+    if (above) {
+      kept.push_back(g);
+    } else if (!collapsed_[g]) {
+      collapsed_[g] = 1;
+      any = true;
+    }
+  }
+  openedForFind_ = std::move(kept);
+  return any;
+}
+
+void GraphView::revealFindHit(int nodeIndex) {
+  if (!program_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= program_->methods[methodIndex_].nodes.size()) return;
+  if (!model_) {
+    pendingSelect_ = nodeIndex;
+    return;
+  }
+  revealNode(model_->nodeOfMethodNode[nodeIndex], true);
 }
 
 void GraphView::selectNode(int nodeIndex) {
@@ -472,7 +508,7 @@ bool GraphView::find(const QString& text, bool backwards) {
   for (int k = 1; k <= n; ++k) {
     int i = ((start + (backwards ? -k : k)) % n + n) % n;
     if (matches(i, text)) {
-      revealNode(i);
+      revealNode(i, true);
       return true;
     }
   }
@@ -486,6 +522,7 @@ bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
     if (model_->groups[g].path == p) {
       if (bool(collapsed_[g]) == collapsed) return true;
       collapsed_[g] = collapsed;
+      openedForFind_.clear();
       focusGroup_ = int(g);
       requestLayout();
       return true;

@@ -42,6 +42,9 @@ class GraphView : public QWidget {
   void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {});
   void clear();
   void selectNode(int nodeIndex);                 // expands its group if collapsed, centers it, emits nothing
+  /// Like selectNode, for a find hit: the groups opened to show it close again
+  /// when the next find hit lies elsewhere (each F3 must not leave more open).
+  void revealFindHit(int nodeIndex);
   void selectValue(int valueId);                  // the node producing it, or its placeholder
   bool selectNodeByName(const QString& name);     // for synchronized before/after views
   int selectedNode() const;                       // -1 when none / a placeholder is selected
@@ -94,7 +97,9 @@ class GraphView : public QWidget {
   void queueMinimapRebuild();
   void clickedItem(int item, bool doubleClick);
   void setSelectedItem(int item, bool center);
-  void revealNode(int graphNode);  // expands groups above it
+  void revealNode(int graphNode, bool findHit = false);  // expands groups above it
+  /// Closes what the last find hit opened, but the groups above `graphNode`; true if any closed.
+  bool closeFindGroups(int graphNode);
   void updateHighlight();
   void placeMinimap();
   void showBusy(const QString& text);
@@ -112,6 +117,7 @@ class GraphView : public QWidget {
   std::shared_ptr<const GraphModel> model_;
   std::vector<NodeMark> marks_;
   std::vector<char> collapsed_;
+  std::vector<int> openedForFind_;  ///< groups the last find hit opened (closed at the next one)
   std::vector<int> groupMarks_;  ///< per group: 1 added, 2 modified inside
 
   // The layout on screen.

@@ -30,6 +30,7 @@
 #include "engine/lowering/GraphText.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
+#include "ui/FindBar.h"
 #include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MemoryPlanView.h"
@@ -67,6 +68,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connectPipeline();
   connectViews();
   connectEditors();
+  connectFindBar();
 
   restoreSettings(docks);
   updateRecentMenu();
@@ -89,6 +91,8 @@ void MainWindow::buildCentre() {
   methodTabs_->setDocumentMode(true);
   methodTabs_->setExpanding(false);
   centreLayout->addWidget(methodTabs_);
+  findBar_ = new FindBar;
+  centreLayout->addWidget(findBar_);
   views_ = new QTabWidget;
   views_->setDocumentMode(true);
   views_->setTabPosition(QTabWidget::South);
@@ -307,6 +311,7 @@ void MainWindow::refreshShown() {
   // shown pass did, else nothing: never what an earlier program or method showed.
   if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
   else if (!showPassInInspector()) inspector_->showNothing();
+  updateFindCount();
   emit shownChanged();
 }
 
@@ -423,7 +428,7 @@ void MainWindow::selectNode(int index) {
   selectedNode_ = index;
   inspector_->showNode(shown_, method_, index);
   if (sender() != plan_) plan_->selectNode(index);
-  if (sender() != graph_) graph_->selectNode(index);
+  if (sender() != graph_) findingHit_ ? graph_->revealFindHit(index) : graph_->selectNode(index);
   if (compare_->isChecked() && sender() != before_) before_->selectNodeByName(q(shown_->methods[method_].nodes[index].name));
   if (views_->currentWidget() == text_) {
     QSignalBlocker block(text_);
@@ -432,6 +437,7 @@ void MainWindow::selectNode(int index) {
     text_->centerCursor();
   }
   highlightText();
+  updateFindCount();
   emit shownChanged();
 }
 
@@ -453,27 +459,6 @@ bool MainWindow::selectNodeByName(const QString& name) {
       selectNode(static_cast<int>(i));
       return true;
     }
-  return false;
-}
-
-bool MainWindow::findNode(const QString& text, bool backwards) {
-  findText_ = text;
-  if (!shown_ || findText_.isEmpty()) return false;
-  const Method& m = shown_->methods[method_];
-  int n = static_cast<int>(m.nodes.size());
-  for (int k = 1; k <= n; ++k) {
-    int i = ((selectedNode_ < 0 ? (backwards ? 0 : -1) : selectedNode_) + (backwards ? -k : k) + 2 * n) % n;
-    const Node& node = m.nodes[i];
-    bool hit = q(node.name).contains(findText_, Qt::CaseInsensitive) ||
-               (node.op >= 0 && q(m.operators[node.op].fullName()).contains(findText_, Qt::CaseInsensitive));
-    for (const ModuleFrame& f : node.meta.moduleStack) hit = hit || q(f.path).contains(findText_, Qt::CaseInsensitive);
-    if (hit) {
-      selectNode(i);
-      status_->setText(tr("Found \"%1\": %2").arg(findText_, q(node.name)));
-      return true;
-    }
-  }
-  status_->setText(tr("No node matches \"%1\"").arg(findText_));
   return false;
 }
 

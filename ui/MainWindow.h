@@ -32,6 +32,7 @@ namespace lstudio::ui {
 class ConfigEditor;
 class ConstantTable;
 class ExportDialog;
+class FindBar;
 class GraphView;
 class Inspector;
 class MemoryPlanView;
@@ -83,8 +84,11 @@ class MainWindow : public QMainWindow {
   int selectedNode() const { return selectedNode_; }
   /// Selects a node by graph name; false when the shown method has none.
   bool selectNodeByName(const QString& name);
-  /// Selects the next (previous) node whose name, operator or module path contains `text`.
+  /// Selects the next (previous) node whose name, operator or module path contains `text`;
+  /// the graph closes again the groups the previous hit opened.
   bool findNode(const QString& text, bool backwards = false);
+  /// The find bar over the views (Ctrl+F): "3 of 17", Enter/F3 next, Shift+F3 previous, Esc closes.
+  FindBar* findBar() const { return findBar_; }
   /// Runs the pipeline until the pass named `name` has run; false if there is no such pass.
   bool runToPass(const QString& name);
   /// Shows the snapshot after timeline row `row` (0 = input).
@@ -206,6 +210,12 @@ class MainWindow : public QMainWindow {
   void highlightText();
   void log(const QString& line);
 
+  // Find (MainWindowFind.cpp).
+  void connectFindBar();
+  /// Nodes of the shown method that match `text`, in order (kept until the text or program changes).
+  const std::vector<int>& findHits(const QString& text);
+  void updateFindCount();
+
   QTreeWidget* tree_ = nullptr;
   QPlainTextEdit* report_ = nullptr;
   QTreeWidget* timeline_ = nullptr;
@@ -249,6 +259,14 @@ class MainWindow : public QMainWindow {
   MethodDiff diff_;
   int selectedNode_ = -1;
   QString findText_;
+  FindBar* findBar_ = nullptr;
+  bool findingHit_ = false;  ///< selectNode is showing a find hit
+  struct FindCache {
+    std::shared_ptr<const Program> program;
+    int method = -1;
+    QString text;
+    std::vector<int> hits;
+  } findCache_;
   bool quietErrors_ = false;
   bool modified_ = false;
   bool exportWhenDone_ = false;

@@ -4,7 +4,6 @@
 #include <QAction>
 #include <QApplication>
 #include <QFileDialog>
-#include <QInputDialog>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -14,6 +13,7 @@
 
 #include "engine/samples/SampleZoo.h"
 #include "ui/ConfigEditor.h"
+#include "ui/FindBar.h"
 #include "ui/GraphView.h"
 #include "ui/StdString.h"
 
@@ -87,16 +87,20 @@ void MainWindow::buildLoweringMenu() {
 
 void MainWindow::buildViewMenu() {
   auto* view = menuBar()->addMenu(tr("&View"));
-  auto* findAct = view->addAction(tr("&Find Node…"), this, [this] {
-    bool ok = false;
-    QString t = QInputDialog::getText(this, tr("Find node"), tr("Node name, operator or module path:"), QLineEdit::Normal,
-                                      findText_, &ok);
-    if (ok && !t.isEmpty()) findNode(t);
-  });
+  // Find opens the bar over the views; F3 and Shift+F3 step through its matches.
+  auto* findAct = view->addAction(tr("&Find Node…"), this, [this] { findBar_->open(); });
   findAct->setShortcut(QKeySequence::Find);
-  auto* next = view->addAction(tr("Find &Next"), this, [this] { findNode(findText_); });
+  auto* next = view->addAction(tr("Find &Next"), this, [this] {
+    if (findText_.isEmpty()) return findBar_->open();
+    findBar_->show();
+    findNode(findText_);
+  });
   next->setShortcut(QKeySequence::FindNext);
-  auto* prev = view->addAction(tr("Find &Previous"), this, [this] { findNode(findText_, true); });
+  auto* prev = view->addAction(tr("Find &Previous"), this, [this] {
+    if (findText_.isEmpty()) return findBar_->open();
+    findBar_->show();
+    findNode(findText_, true);
+  });
   prev->setShortcut(QKeySequence::FindPrevious);
   auto* fit = view->addAction(tr("&Fit Graph"), this, [this] { graph_->fitToView(); });
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
