@@ -14,7 +14,9 @@
 #include "engine/formats/schema/xnnpack_generated.h"
 #include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/SizeBreakdown.h"
+#include "engine/support/FormatUtil.h"
 #include "tests/TestSupport.h"
+#include "tests/support/ZipWriter.h"
 #include "ui/Inspector.h"
 
 using namespace lstudio;
@@ -91,6 +93,65 @@ std::vector<uint8_t> buildPayload(bool header, uint64_t constantBytes = 64, uint
 
 Result<xnnpack::Graph> decodeBytes(const std::vector<uint8_t>& v) {
   return xnnpack::decode(Bytes{v.data(), v.size(), 1000}, "model.pte");
+}
+
+std::string base64(const std::vector<uint8_t>& b) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < b.size(); i += 3) {
+    uint32_t n = uint32_t(b[i]) << 16 | (i + 1 < b.size() ? uint32_t(b[i + 1]) << 8 : 0) | (i + 2 < b.size() ? b[i + 2] : 0);
+    out += k[n >> 18 & 63];
+    out += k[n >> 12 & 63];
+    out += i + 1 < b.size() ? k[n >> 6 & 63] : '=';
+    out += i + 2 < b.size() ? k[n & 63] : '=';
+  }
+  return out;
+}
+
+/// An ETRecord whose edge program is one XNNPACK delegate call, serialized
+/// as ExecuTorch's serde does: the lowered module as a JSON string argument.
+std::string delegatedEtRecord(const std::vector<uint8_t>& payload, const std::string& processed = {}) {
+  nlohmann::json store = {{"buffers", {base64(std::vector<uint8_t>(12, 7))}},
+                          {"pte_data", {{"fc.weight", {{"buffer_index", 0}, {"alignment", 16}, {"tensor_layout", nullptr}}}}},
+                          {"external_data", nlohmann::json::object()}};
+  nlohmann::json lowered = {{"backend_id", "XnnpackBackend"},
+                            {"processed_bytes", processed.empty() ? base64(payload) : processed},
+                            {"compile_specs", {{{"key", "target"}, {"value", base64({'c', 'p', 'u'})}}}},
+                            {"original_module", nlohmann::json::object()},
+                            {"named_data_store", store.dump()}};
+  auto tensor = [](std::vector<int> sizes) {
+    nlohmann::json s = nlohmann::json::array(), st = nlohmann::json::array();
+    for (int x : sizes) s.push_back({{"as_int", x}});
+    for (size_t i = 0; i < sizes.size(); ++i) st.push_back({{"as_int", i + 1 < sizes.size() ? sizes.back() : 1}});
+    return nlohmann::json{{"dtype", 7}, {"sizes", s}, {"requires_grad", true}, {"device", {{"type", "cpu"}}},
+                          {"strides", st}, {"storage_offset", {{"as_int", 0}}}, {"layout", 7}};
+  };
+  nlohmann::json node = {
+      {"target", "torch.ops.higher_order.executorch_call_delegate"},
+      {"inputs", {{{"name", "lowered_module_0"}, {"arg", {{"as_string", lowered.dump()}}}},
+                  {{"name", "delegate_arg_0"}, {"arg", {{"as_tensor", {{"name", "x"}}}}}}}},
+      {"outputs", {{{"as_tensors", {{{"name", "getitem"}}}}}}},
+      {"metadata", nlohmann::json::object()}};
+  nlohmann::json program = {
+      {"graph_module",
+       {{"graph",
+         {{"inputs", {{{"as_tensor", {{"name", "x"}}}}}},
+          {"outputs", {{{"as_tensor", {{"name", "getitem"}}}}}},
+          {"nodes", {node}},
+          {"tensor_values", {{"x", tensor({2, 4})}, {"getitem", tensor({2, 3})}}},
+          {"sym_int_values", nlohmann::json::object()},
+          {"sym_bool_values", nlohmann::json::object()},
+          {"is_single_tensor_return", false}}},
+        {"signature",
+         {{"input_specs", {{{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}}},
+          {"output_specs", {{{"user_output", {{"arg", {{"as_tensor", {{"name", "getitem"}}}}}}}}}}}},
+        {"module_call_graph", nlohmann::json::array()}}},
+      {"opset_version", {{"aten", 10}}},
+      {"range_constraints", nlohmann::json::object()},
+      {"schema_version", {{"major", 5}, {"minor", 4}}},
+      {"dialect", "EDGE"},
+      {"verifiers", nlohmann::json::array()}};
+  return zipBytes({{"ETRECORD_V0", ""}, {"edge_dialect_exported_program/forward", program.dump()}});
 }
 
 bool hasProblem(const xnnpack::Graph& g, const std::string& needle) {
@@ -381,6 +442,55 @@ class TestDelegates : public QObject {
       QVERIFY2(h.contains(needle), needle);
     // Inputs and outputs apart: the one output is the last argument.
     QCOMPARE(h.count("<tr><td class=k>#0</td>"), 2);
+  }
+
+  void etRecordLoweredModulesBecomeDelegates() {
+    QTemporaryDir dir;
+    const std::string etr = dir.filePath("etrecord.bin").toStdString(), out = dir.filePath("out.pte").toStdString();
+    auto payload = buildPayload(true);
+    std::string bytes = delegatedEtRecord(payload);
+    QFile f(QString::fromStdString(etr));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes.data(), qint64(bytes.size()));
+    f.close();
+    auto p = openProgramFile(etr);
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const Method& m = p->methods.at(0);
+    QCOMPARE(m.nodes.size(), size_t(1));
+    QCOMPARE(m.nodes[0].kind, NodeKind::Delegate);
+    QCOMPARE(m.delegates.at(0).backendId, std::string("XnnpackBackend"));
+    QCOMPARE(m.delegates[0].blob.size, uint64_t(payload.size()));
+    QVERIFY(std::equal(payload.begin(), payload.end(), m.delegates[0].blob.data));
+    QCOMPARE(m.delegates[0].compileSpecs.at(0).key, std::string("target"));
+    QVERIFY(m.diagnostics.empty());  // no "unknown operator executorch_call_delegate"
+    QCOMPARE(p->namedData.size(), size_t(1));
+    QCOMPARE(p->namedData[0].key, std::string("fc.weight"));
+    QVERIFY(!m.values[m.nodes[0].outputs.at(0)].tensor().requiresGrad);  // as ExecuTorch writes it
+    DelegateReport r = reportDelegate(*p, m, 0);
+    QCOMPARE(r.namedData.at(0).location, std::string("the .pte"));
+    // Exported, the .pte carries the same payload and its named data.
+    std::ostringstream o, e;
+    QCOMPARE(cli::run({"export", etr, "-o", out}, o, e), 0);
+    auto back = openProgramFile(out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    const Delegate& d = back->methods.at(0).delegates.at(0);
+    QVERIFY(d.blob.size == payload.size() && std::equal(payload.begin(), payload.end(), d.blob.data));
+    QCOMPARE(back->namedData.at(0).key, std::string("fc.weight"));
+    QCOMPARE(back->namedData.at(0).data.size, uint64_t(12));
+  }
+
+  void etRecordLoweredModuleErrorsNameTheNode() {
+    QTemporaryDir dir;
+    const std::string etr = dir.filePath("bad.bin").toStdString();
+    std::string bytes = delegatedEtRecord(buildPayload(true), "AAA!");  // not base64
+    QFile f(QString::fromStdString(etr));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes.data(), qint64(bytes.size()));
+    f.close();
+    auto p = openProgramFile(etr);
+    QVERIFY(!p.ok());
+    QVERIFY2(p.error().message().find("processed_bytes") != std::string::npos, p.error().message().c_str());
+    QVERIFY2(p.error().message().find("executorch_call_delegate") != std::string::npos, p.error().message().c_str());
   }
 
   void cliListsDelegates() {

@@ -67,8 +67,20 @@ class ExportImporter {
     auto text = readText(e);
     if (!text) return text.error();
     m.name = methodName;
-    return pt2::readProgramJson(text.value(), file_->path() + ":" + e.name, program_.format == SourceFormat::EtRecord,
-                                parser_, m, program_.exportFacts);
+    const bool etRecord = program_.format == SourceFormat::EtRecord;
+    pt2::LoweredData lowered;
+    auto s = pt2::readProgramJson(text.value(), file_->path() + ":" + e.name, etRecord, parser_, m,
+                                  program_.exportFacts, etRecord ? &lowered : nullptr);
+    if (!s) return s;
+    // The lowered modules' bytes and named data belong to the program; a key
+    // two methods' delegates both stored is kept once, as ExecuTorch does.
+    for (auto& b : lowered.buffers) program_.derivedData.push_back(std::move(b));
+    for (auto& nb : lowered.namedData)
+      if (std::none_of(program_.namedData.begin(), program_.namedData.end(),
+                       [&](const NamedBlob& x) { return x.key == nb.key; }))
+        program_.namedData.push_back(std::move(nb));
+    for (auto& c : lowered.external) program_.carriedData.push_back(std::move(c));
+    return Ok{};
   }
 
   Result<Program> archive(const std::vector<const ZipEntry*>& models) {

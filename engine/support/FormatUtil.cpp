@@ -38,4 +38,36 @@ std::string formatBytes(uint64_t n) {
   return buf;
 }
 
+bool decodeBase64(std::string_view text, std::string& out) {
+  auto sextet = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (text.size() % 4 != 0) return false;
+  out.clear();
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else if (pad > 0 || (v[k] = sextet(c)) < 0) {
+        return false;
+      }
+    }
+    uint32_t n = uint32_t(v[0]) << 18 | uint32_t(v[1]) << 12 | uint32_t(v[2]) << 6 | uint32_t(v[3]);
+    out.push_back(char(n >> 16));
+    if (pad < 2) out.push_back(char(n >> 8 & 0xFF));
+    if (pad < 1) out.push_back(char(n & 0xFF));
+  }
+  return true;
+}
+
 }  // namespace lstudio

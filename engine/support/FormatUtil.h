@@ -30,4 +30,9 @@ std::string describeMagic(std::string_view fourBytes);
 /// "1.5 KiB", "3.0 MiB", "12 B".
 std::string formatBytes(uint64_t n);
 
+/// Standard base64 (RFC 4648, '=' padding, no line breaks) into `out`; false
+/// on any other character or a bad length. The engine links no Qt, and no
+/// Debian library the project uses decodes it, hence these few lines.
+bool decodeBase64(std::string_view text, std::string& out);
+
 }  // namespace lstudio

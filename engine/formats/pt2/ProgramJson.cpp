@@ -332,11 +332,14 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   auto ts = string(*target, w + ".target");
   if (!ts) return ts.error();
   n.target = ts.value();
-  OperatorRef op = operatorFromTarget(n.target);
-  std::string key = op.name + "." + op.overload;
-  auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
-  if (inserted) m_.operators.push_back(op);
-  n.op = it->second;
+  const bool delegateCall = lowered_ && n.target == "torch.ops.higher_order.executorch_call_delegate";
+  if (!delegateCall) {
+    OperatorRef op = operatorFromTarget(n.target);
+    std::string key = op.name + "." + op.overload;
+    auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
+    if (inserted) m_.operators.push_back(op);
+    n.op = it->second;
+  }
   auto inputs = field(nj, "inputs", w);
   if (!inputs) return inputs.error();
   auto ina = array(*inputs, w + ".inputs");
@@ -385,11 +388,12 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
       n.meta.debugHandle = std::atoll(std::string(s).c_str());
   }
   if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
+  if (delegateCall) return loweredModule(n, w);
   return Ok{};
 }
 
 Status readProgramJson(std::string& text, const std::string& where, bool etRecordNumbering,
-                       simdjson::dom::parser& parser, Method& m, ExportFacts& facts) {
+                       simdjson::dom::parser& parser, Method& m, ExportFacts& facts, LoweredData* lowered) {
   replaceNonFiniteTokens(text);
   simdjson::dom::element root;
   auto err = parser.parse(text.data(), text.size()).get(root);
@@ -405,7 +409,7 @@ Status readProgramJson(std::string& text, const std::string& where, bool etRecor
     }
     return Error{ErrorCode::Invalid, where, at, "JSON of the exported program", "valid JSON", simdjson::error_message(err)};
   }
-  ProgramJson pj(where, m, etRecordNumbering);
+  ProgramJson pj(where, m, etRecordNumbering, lowered);
   if (auto s = pj.parse(root); !s) return s;
   resolveEdgeDialect(m);
   // Facts about the schema.

@@ -16,14 +16,26 @@
 #include <vector>
 
 #include "engine/ir/Ir.h"
+#include "engine/support/MappedFile.h"
 #include "engine/support/Error.h"
 
 namespace lstudio::pt2 {
 
+/// What the lowered backend modules of an edge program (an ETRecord made after
+/// to_edge_transform_and_lower) carry besides their delegate call: the bytes
+/// decoded from the JSON, owned here until the Program takes them, and the
+/// named data their backends stored for the .pte or for .ptd files.
+struct LoweredData {
+  std::vector<std::shared_ptr<const MappedFile>> buffers;
+  std::vector<NamedBlob> namedData;
+  std::vector<CarriedData> external;
+};
+
 /// Parses the program JSON `text` of record `where` into `m` and records the schema and
 /// torch versions and the dialect in `facts`. `parser` is reused across the file's programs.
+/// With `lowered`, executorch_call_delegate nodes become delegate calls (LoweredModules.cpp).
 Status readProgramJson(std::string& text, const std::string& where, bool etRecordNumbering,
-                       simdjson::dom::parser& parser, Method& m, ExportFacts& facts);
+                       simdjson::dom::parser& parser, Method& m, ExportFacts& facts, LoweredData* lowered = nullptr);
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
@@ -59,7 +71,8 @@ inline Path operator+(const Path& p, std::string suffix) { return Path(&p, std::
 /// Builds one Method from a serialized ExportedProgram.
 class ProgramJson {
  public:
-  ProgramJson(std::string file, Method& m, bool etRecord) : file_(std::move(file)), m_(m), etRecordNumbering_(etRecord) {}
+  ProgramJson(std::string file, Method& m, bool etRecord, LoweredData* lowered = nullptr)
+      : file_(std::move(file)), m_(m), etRecordNumbering_(etRecord), lowered_(lowered) {}
 
   Error fail(const Path& where, std::string expected, std::string found) const {
     return Error{ErrorCode::Invalid, file_, std::nullopt, where.str(), std::move(expected), std::move(found)};
@@ -173,6 +186,9 @@ class ProgramJson {
   void symbolValues(element graph);
   Status tensorValues(element graph);
   Status node(element nj, const std::string& w, std::map<std::string, int32_t>& opIndex, Node& n);
+  /// An executorch_call_delegate node whose first argument is the lowered
+  /// module's JSON, made a delegate call of the method (LoweredModules.cpp).
+  Status loweredModule(Node& n, const std::string& w);
 
   /// The graph signature and module call graph (ProgramSignature.cpp).
   Status signatureV1(element sig);
@@ -193,6 +209,7 @@ class ProgramJson {
   std::unordered_map<std::string, ValueId> symValues_;
   std::unordered_map<std::string, int64_t> symHints_;
   bool etRecordNumbering_ = false;
+  LoweredData* lowered_ = nullptr;
 };
 
 }  // namespace lstudio::pt2

@@ -1,0 +1,129 @@
+// Lowered backend modules inside an edge program. ExecuTorch's serde writes
+// each one as the first argument of its executorch_call_delegate node: a JSON
+// string (LoweredBackendModule in exir/serde/schema.py) holding backend_id,
+// processed_bytes (base64), compile_specs (key and base64 value), the
+// original module, and named_data_store: a JSON string of buffers (base64)
+// with the keys the backend stored them under, for the .pte (pte_data) or a
+// .ptd (external_data). The call becomes a delegate call of the method, as in
+// a .pte: its tensors in, then its results.
+#include <nlohmann/json.hpp>
+
+#include "engine/formats/pt2/ProgramJson.h"
+#include "engine/support/FormatUtil.h"
+
+namespace lstudio::pt2 {
+namespace {
+
+/// Decodes base64 `text` into a buffer the Program will own; its bytes as a span.
+Result<Bytes> ownedBytes(const std::string& text, const std::string& what, const std::string& file,
+                         LoweredData& out) {
+  std::string bytes;
+  if (!decodeBase64(text, bytes))
+    return Error{ErrorCode::Invalid, file, std::nullopt, what, "base64 text", std::to_string(text.size()) + " other characters"};
+  auto buffer = MappedFile::fromBytes(what, bytes.data(), bytes.size());
+  Bytes span{buffer->data(), buffer->size(), 0};
+  out.buffers.push_back(std::move(buffer));
+  return span;
+}
+
+const nlohmann::json* member(const nlohmann::json& j, const char* key, nlohmann::json::value_t type) {
+  auto it = j.find(key);
+  return it != j.end() && it->type() == type ? &*it : nullptr;
+}
+
+/// The named data one lowered module stored (NamedDataStoreOutput).
+Status namedDataStore(const std::string& text, const std::string& where, const std::string& file, LoweredData& out) {
+  auto store = nlohmann::json::parse(text, nullptr, false);
+  const auto* buffers = store.is_object() ? member(store, "buffers", nlohmann::json::value_t::array) : nullptr;
+  if (!buffers)
+    return Error{ErrorCode::Invalid, file, std::nullopt, where + ".named_data_store", "a JSON object with buffers",
+                 "something else"};
+  std::vector<Bytes> data;
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    if (!(*buffers)[i].is_string())
+      return Error{ErrorCode::Invalid, file, std::nullopt, where + ".named_data_store.buffers", "base64 strings", "another type"};
+    auto b = ownedBytes((*buffers)[i].get<std::string>(), where + ".named_data_store.buffers[" + std::to_string(i) + "]",
+                        file, out);
+    if (!b) return b.error();
+    data.push_back(b.value());
+  }
+  auto entryData = [&](const nlohmann::json& e, const std::string& key) -> Result<Bytes> {
+    auto idx = e.is_object() ? e.find("buffer_index") : e.end();
+    bool valid = idx != e.end() && idx->is_number_integer() && idx->get<int64_t>() >= 0 &&
+                 uint64_t(idx->get<int64_t>()) < data.size();
+    if (!valid)
+      return Error{ErrorCode::OutOfRange, file, std::nullopt, where + ".named_data_store entry " + key + ".buffer_index",
+                   "< " + std::to_string(data.size()), idx != e.end() ? idx->dump() : "none"};
+    return data[size_t(idx->get<int64_t>())];
+  };
+  if (const auto* pte = member(store, "pte_data", nlohmann::json::value_t::object))
+    for (const auto& [key, e] : pte->items()) {
+      auto b = entryData(e, key);
+      if (!b) return b.error();
+      out.namedData.push_back(NamedBlob{key, 0, b.value()});
+    }
+  if (const auto* ext = member(store, "external_data", nlohmann::json::value_t::object))
+    for (const auto& [fileName, entries] : ext->items()) {
+      if (!entries.is_object()) continue;
+      for (const auto& [key, e] : entries.items()) {
+        auto b = entryData(e, key);
+        if (!b) return b.error();
+        CarriedData c;
+        c.file = fileName.ends_with(".ptd") ? fileName.substr(0, fileName.size() - 4) : fileName;
+        c.key = key;
+        c.data = b.value();
+        out.external.push_back(std::move(c));
+      }
+    }
+  return Ok{};
+}
+
+}  // namespace
+
+Status ProgramJson::loweredModule(Node& n, const std::string& w) {
+  const std::string where = w + " (executorch_call_delegate)";
+  const Value* first = n.args.empty() ? nullptr : &m_.values[n.args[0]];
+  const auto* text = first ? std::get_if<std::string>(&first->payload) : nullptr;
+  if (!text)
+    return Error{ErrorCode::Unsupported, file_, std::nullopt, where + ".inputs[0]",
+                 "the lowered module serialized as a string", "another argument"};
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  const auto* backend = j.is_object() ? member(j, "backend_id", nlohmann::json::value_t::string) : nullptr;
+  const auto* processed = j.is_object() ? member(j, "processed_bytes", nlohmann::json::value_t::string) : nullptr;
+  if (!backend || !processed)
+    return Error{ErrorCode::Invalid, file_, std::nullopt, where + " lowered module",
+                 "JSON with backend_id and processed_bytes", j.is_discarded() ? "text that is not JSON" : "other fields"};
+  Delegate d;
+  d.backendId = backend->get<std::string>();
+  auto blob = ownedBytes(processed->get<std::string>(), where + ".processed_bytes", file_, *lowered_);
+  if (!blob) return blob.error();
+  d.blob = blob.value();
+  if (const auto* specs = member(j, "compile_specs", nlohmann::json::value_t::array))
+    for (const auto& s : *specs) {
+      const auto* key = s.is_object() ? member(s, "key", nlohmann::json::value_t::string) : nullptr;
+      const auto* value = s.is_object() ? member(s, "value", nlohmann::json::value_t::string) : nullptr;
+      std::string bytes;
+      if (!key || !value || !decodeBase64(value->get<std::string>(), bytes))
+        return Error{ErrorCode::Invalid, file_, std::nullopt, where + ".compile_specs", "key and base64 value", "other"};
+      d.compileSpecs.push_back({key->get<std::string>(), std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    }
+  if (const auto* store = member(j, "named_data_store", nlohmann::json::value_t::string))
+    if (auto s = namedDataStore(store->get<std::string>(), where, file_, *lowered_); !s) return s;
+  n.kind = NodeKind::Delegate;
+  n.op = -1;
+  n.delegate = static_cast<int32_t>(m_.delegates.size());
+  m_.delegates.push_back(std::move(d));
+  // As in a .pte: the tensors it reads, then those it writes.
+  n.args.erase(n.args.begin());
+  n.argNames.clear();
+  for (ValueId o : n.outputs) {
+    n.args.push_back(o);
+    // ExecuTorch writes every delegate result with requires_grad false (its
+    // in-memory program traced the call without autograd), while the ETRecord's
+    // serialized copy of the same graph says true: the file upstream writes wins.
+    if (auto* t = std::get_if<TensorSpec>(&m_.values[o].payload)) t->requiresGrad = false;
+  }
+  return Ok{};
+}
+
+}  // namespace lstudio::pt2
