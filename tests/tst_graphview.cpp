@@ -176,7 +176,7 @@ class TestGraphView : public QObject {
         QVERIFY2(v.visibleItemCount() >= int(m.nodes.size() + 1), qPrintable(f));
         QCOMPARE(v.visibleGroupBoxCount(), 0);
         int kinds[8] = {};
-        for (const auto& n : v.model()->nodes) ++kinds[int(n.kind)];
+        for (const auto& n : v.model()->nodes) kinds[int(n.kind)] += n.delegateCall < 0;  // payload operators apart
         int delegateNodes = 0;
         for (const Node& n : m.nodes) delegateNodes += n.kind == NodeKind::Delegate;
         QCOMPARE(kinds[int(ui::VisualKind::Delegate)], delegateNodes);
@@ -184,6 +184,63 @@ class TestGraphView : public QObject {
       }
     }
     qInfo("%d delegate groups", delegates);
+  }
+
+  // A decoded XNNPACK delegate starts as one closed group and opens into its
+  // own operators: inputs enter at the call, results leave from the operator
+  // that writes them, and a click on an operator selects its delegate call.
+  void delegatesOpenIntoTheirOperators() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto opened = openProgramFile(fixture("pte/djl_stress_mlp.pte").toStdString());
+    QVERIFY(opened.ok());
+    auto p = std::make_shared<const Program>(std::move(opened.value()));
+    const Method& m = p->methods[0];
+    auto g = ui::GraphModel::build(m);
+    int call = -1;
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      if (m.nodes[i].kind == NodeKind::Delegate && m.nodes[i].delegate == 1) call = int(i);
+    QVERIFY(call >= 0);
+    std::vector<int> payload;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (g.nodes[i].delegateCall == call) payload.push_back(int(i));
+    QCOMPARE(payload.size(), size_t(11));  // 8 fully connected, 3 adds
+    QCOMPARE(std::count_if(payload.begin(), payload.end(), [&](int i) { return g.nodes[i].title == "FullyConnected"; }), 8);
+    const int callBox = g.nodeOfMethodNode[call];
+    for (int i : payload) QCOMPARE(g.nodes[i].group, g.nodes[callBox].group);
+    auto from = [&](int a, int b) {
+      return std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) { return e.from == a && e.to == b; });
+    };
+    QVERIFY(std::any_of(payload.begin(), payload.end(), [&](int i) { return from(callBox, i); }));
+    // The delegate's result now comes from a payload operator.
+    ValueId result = m.nodes[call].args.back();
+    QVERIFY(std::find(payload.begin(), payload.end(), g.nodeOfValue[result]) != payload.end());
+    QVERIFY(std::none_of(g.edges.begin(), g.edges.end(), [&](const auto& e) { return e.from == callBox && e.value == result; }));
+    // ... and is not drawn as an input of the call (a .pte names no results of a delegate call).
+    QVERIFY(std::none_of(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return n.node < 0 && n.value == result; }));
+
+    GraphView v;
+    v.resize(1100, 800);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    const QString group = QString::fromStdString(g.groups[g.nodes[callBox].group].path);
+    QVERIFY(v.isGroupCollapsed(group));  // closed until asked
+    v.setGroupCollapsed(group, true);
+    QVERIFY(settle(v));
+    const int closed = v.visibleItemCount();
+    v.setGroupCollapsed(group, false);
+    QVERIFY(settle(v));
+    int inside = 0;  // the call, its 11 operators, and weights only it reads
+    for (size_t i = 0; i < g.nodes.size(); ++i) inside += g.nodes[i].group == g.nodes[callBox].group;
+    QVERIFY(inside >= 12);
+    QCOMPARE(v.visibleItemCount(), closed - 1 + inside);
+    v.fitToView();
+    shoot(v, "delegate-open");
+    QSignalSpy spy(&v, &GraphView::nodeSelected);
+    QVERIFY(!v.viewportPosOfNode(payload[0]).isNull());
+    QTest::mouseClick(v.canvas()->viewport(), Qt::LeftButton, {}, v.viewportPosOfNode(payload[0]));
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).toInt(), call);
   }
 
   void kindsFollowTheOps() {

@@ -1,7 +1,10 @@
 #include "ui/GraphModel.h"
 
 #include <algorithm>
+
+#include "engine/formats/delegates/XnnpackPayload.h"
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -88,6 +91,7 @@ class BoxBuilder {
   void describeNode(const Node& node, const std::vector<ValueId>& written, GraphNode& n) const;
   int delegateGroup(const Node& node, const GraphNode& n);
   void connectArguments(const Node& node, int me, const std::vector<ValueId>& written);
+  void addPayload(const Node& node, const xnnpack::Graph& payload, int me);
 
   const Method& m_;
   GraphModel& g_;
@@ -236,7 +240,13 @@ void BoxBuilder::addNode(size_t i) {
   n.node = int(i);
   n.name = node.name;
   n.target = node.target;
-  const std::vector<ValueId> written = writtenBy(node);
+  std::optional<xnnpack::Graph> payload;
+  if (node.kind == NodeKind::Delegate && node.delegate >= 0 && static_cast<size_t>(node.delegate) < m_.delegates.size())
+    if (auto x = xnnpack::decode(m_.delegates[node.delegate].blob, {})) payload = std::move(x.value());
+  std::vector<ValueId> written = writtenBy(node);
+  if (payload && written.empty())  // a .pte's delegate call: its payload says which arguments are results
+    for (const auto& v : payload->values)
+      if (v.isOutput() && v.externalId < node.args.size()) written.push_back(node.args[v.externalId]);
   describeNode(node, written, n);
   n.subtitle = shapeOf(m_, written);
   n.group = groupFor(node.meta.moduleStack);
@@ -245,6 +255,53 @@ void BoxBuilder::addNode(size_t i) {
   int me = int(g_.nodes.size()) - 1;
   g_.nodeOfMethodNode[i] = me;
   connectArguments(node, me, written);
+  if (payload) addPayload(node, *payload, me);
+}
+
+// An XNNPACK delegate's own operators, inside its group: the call node is
+// where its inputs enter, the operator writing an external output is where
+// that output leaves. Constants of the payload are part of their operator.
+// A payload that does not decode leaves the call one box (the Inspector says why).
+void BoxBuilder::addPayload(const Node& node, const xnnpack::Graph& x, int me) {
+  std::unordered_map<uint32_t, const xnnpack::Value*> byId;
+  for (const auto& v : x.values) byId[v.id] = &v;
+  auto methodValue = [&](const xnnpack::Value& v) -> ValueId {
+    return v.externalId < node.args.size() ? node.args[v.externalId] : kNoValue;
+  };
+  std::unordered_map<uint32_t, int> producer;  // payload value id -> graph node
+  const int group = g_.nodes[me].group;
+  for (size_t k = 0; k < x.nodes.size(); ++k) {
+    const auto& xn = x.nodes[k];
+    GraphNode n;
+    n.kind = VisualKind::Delegate;
+    n.group = group;
+    n.delegateCall = g_.nodes[me].node;
+    n.title = xn.type.rfind("XNN", 0) == 0 ? xn.type.substr(3) : xn.type;
+    n.name = g_.nodes[me].name + "/" + std::to_string(k) + " " + n.title;
+    n.target = "xnnpack::" + xn.type;
+    if (!xn.outputs.empty())
+      if (auto it = byId.find(xn.outputs[0]); it != byId.end()) {
+        std::string dims;
+        for (uint32_t d : it->second->dims) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+        n.subtitle = xnnpack::datatypeName(it->second->datatype) + "[" + dims + "]";
+      }
+    g_.nodes.push_back(std::move(n));
+    const int at = int(g_.nodes.size()) - 1;
+    for (uint32_t in : xn.inputs) {
+      auto v = byId.find(in);
+      if (v == byId.end() || v->second->constantIndex != 0) continue;
+      auto p = producer.find(in);
+      if (p != producer.end()) addEdge(p->second, at, kNoValue);
+      else if (v->second->isInput()) addEdge(me, at, methodValue(*v->second));
+    }
+    for (uint32_t out : xn.outputs) {
+      producer[out] = at;
+      auto v = byId.find(out);
+      if (v == byId.end() || !v->second->isOutput()) continue;
+      ValueId mv = methodValue(*v->second);
+      if (mv >= 0 && static_cast<size_t>(mv) < g_.nodeOfValue.size()) g_.nodeOfValue[mv] = at;
+    }
+  }
 }
 
 // Edges from the producers of a node's tensor arguments; arguments nothing
@@ -519,7 +576,10 @@ VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapse
 
 std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph) {
   std::vector<char> c(m.groups.size(), 0);
-  if (m.nodes.size() <= bigGraph) return c;
+  if (m.nodes.size() <= bigGraph) {
+    for (size_t g = 0; g < m.groups.size(); ++g) c[g] = m.groups[g].delegate && m.groups[g].nodeCount > 1;
+    return c;
+  }
   std::fill(c.begin(), c.end(), 1);
   // Open wrappers while the view would still be tiny (e.g. one root module).
   for (;;) {

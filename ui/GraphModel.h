@@ -25,6 +25,9 @@ struct GraphNode {
   std::string subtitle;      ///< "float32[4, 256]"
   std::string name;          ///< graph name of the node or value
   std::string target;        ///< operator as the source spelled it
+  /// A node of a delegate's decoded payload (an XNNPACK operator): the
+  /// Method node that calls the delegate; -1 for every other node.
+  int delegateCall = -1;
 };
 
 struct GraphEdge {
@@ -83,6 +86,8 @@ VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapse
 
 /// Which groups start collapsed: none on small graphs; on big ones all, then
 /// the largest are opened while the view stays small (a single wrapper module).
+/// A delegate whose payload was decoded starts closed on any graph: it opens
+/// into its operators on demand.
 std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph = 300);
 
 }  // namespace lstudio::ui

@@ -404,6 +404,7 @@ void GraphView::clickedItem(int item, bool doubleClick) {
   if (item < n) {
     const GraphNode& gn = model_->nodes[item];
     if (gn.node >= 0) emit nodeSelected(gn.node);
+    else if (gn.delegateCall >= 0) emit nodeSelected(gn.delegateCall);  // a payload operator: its delegate
     else if (gn.value >= 0) emit valueSelected(gn.value);
   }
 }
