@@ -1,7 +1,7 @@
 // Opens, verifies and inspects a large generated .pte (1 GiB of constants by
-// default) and compares the time with reading the file once (`cat FILE >
-// /dev/null`). Also counts the page faults of the open: the reader must not
-// touch constant bytes it does not need.
+// default), then breaks its size down (lowering-cli sizes), and compares the
+// times with reading the file once (`cat FILE > /dev/null`). Also counts the
+// page faults of each: neither may touch constant bytes it does not need.
 //
 //   bench_open_pte [--mib N] [--runs R] [--file PATH]
 #include <sys/resource.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/inspect/Inspect.h"
+#include "engine/inspect/SizeBreakdown.h"
 #include "engine/formats/PteReader.h"
 #include "tests/support/SyntheticPte.h"
 
@@ -85,8 +86,8 @@ int main(int argc, char** argv) {
   uint64_t size = std::filesystem::file_size(path, ec);
   std::printf("generated %s: %.1f MiB in %.0f ms\n", path.c_str(), size / 1048576.0, ms(Clock::now() - t0));
 
-  std::vector<double> cat, open, openOnly;
-  long faults = 0;
+  std::vector<double> cat, open, openOnly, sizes;
+  long faults = 0, sizeFaults = 0;
   std::string catCmd = "cat '" + path + "' > /dev/null";
   for (int r = 0; r < runs; ++r) {
     auto c0 = Clock::now();
@@ -107,13 +108,21 @@ int main(int argc, char** argv) {
     openOnly.push_back(ms(o1 - o0));
     faults = minorFaults() - f0;
     if (s.methods[0].constants.count != static_cast<size_t>(mib)) return 1;
+    long f1 = minorFaults();
+    auto s0 = Clock::now();
+    SizeBreakdown b = sizeBreakdown(p.value());
+    std::string sizeReport = sizeText(b);
+    sizes.push_back(ms(Clock::now() - s0));
+    sizeFaults = minorFaults() - f1;
+    if (b.total() != size) return 1;
   }
   double c = median(cat), o = median(open);
   std::printf("cat FILE > /dev/null:       median %8.2f ms over %d runs (page cache warm)\n", c, runs);
   std::printf("open + verify:              median %8.2f ms\n", median(openOnly));
   std::printf("open + verify + inspect:    median %8.2f ms  (%.4fx of cat)\n", o, o / c);
-  std::printf("page faults during one open + inspect: %ld (the file has %llu pages of 4 KiB)\n", faults,
-              static_cast<unsigned long long>(size / 4096));
+  std::printf("size breakdown (sizes):      median %8.2f ms  (%.4fx of cat)\n", median(sizes), median(sizes) / c);
+  std::printf("page faults during one open + inspect: %ld, one size breakdown: %ld (the file has %llu pages of 4 KiB)\n",
+              faults, sizeFaults, static_cast<unsigned long long>(size / 4096));
   std::filesystem::remove(path, ec);
   return 0;
 }
