@@ -117,7 +117,15 @@ std::string delegatedEtRecord(const std::vector<uint8_t>& payload, const std::st
   nlohmann::json lowered = {{"backend_id", "XnnpackBackend"},
                             {"processed_bytes", processed.empty() ? base64(payload) : processed},
                             {"compile_specs", {{{"key", "target"}, {"value", base64({'c', 'p', 'u'})}}}},
-                            {"original_module", nlohmann::json::object()},
+                            {"original_module",
+                             {{"graph_module",
+                               {{"graph",
+                                 {{"nodes",
+                                   {{{"target", "executorch.exir.dialects.edge.ops.aten.add.Tensor"},
+                                     {"outputs", {{{"as_tensor", {{"name", "aten_add_tensor"}}}}}},
+                                     {"metadata",
+                                      {{"debug_handle", "7"},
+                                       {"nn_module_stack", "L__self__,,M;L__self___blk,blk,m.Block"}}}}}}}}}}}},
                             {"named_data_store", store.dump()}};
   auto tensor = [](std::vector<int> sizes) {
     nlohmann::json s = nlohmann::json::array(), st = nlohmann::json::array();
@@ -468,6 +476,9 @@ class TestDelegates : public QObject {
     QVERIFY(!m.values[m.nodes[0].outputs.at(0)].tensor().requiresGrad);  // as ExecuTorch writes it
     DelegateReport r = reportDelegate(*p, m, 0);
     QCOMPARE(r.namedData.at(0).location, std::string("the .pte"));
+    // The payload's add (debug handle 7) links back to the node it was made from.
+    QCOMPARE(originText(r, 7), std::string("aten.add.Tensor (aten_add_tensor, in blk)"));
+    QVERIFY(originText(r, 8).empty());
     // Exported, the .pte carries the same payload and its named data.
     std::ostringstream o, e;
     QCOMPARE(cli::run({"export", etr, "-o", out}, o, e), 0);

@@ -285,6 +285,9 @@ void BoxBuilder::addPayload(const Node& node, const xnnpack::Graph& x, int me) {
         for (uint32_t d : it->second->dims) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
         n.subtitle = xnnpack::datatypeName(it->second->datatype) + "[" + dims + "]";
       }
+    // Made from (an ETRecord keeps the program before delegation): its module.
+    if (const DelegateOrigin* o = m_.delegates[node.delegate].origin(xn.debugHandle); o && !o->module.empty())
+      n.subtitle = o->module + " · " + n.subtitle;
     g_.nodes.push_back(std::move(n));
     const int at = int(g_.nodes.size()) - 1;
     for (uint32_t in : xn.inputs) {

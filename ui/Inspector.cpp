@@ -101,7 +101,7 @@ QString argumentRow(const Method& m, ValueId v, const QString& name) {
 }
 
 /// The payload's own nodes, at most `limit` of them.
-QString payloadNodes(const xnnpack::Graph& g, size_t limit) {
+QString payloadNodes(const DelegateReport& r, const xnnpack::Graph& g, size_t limit) {
   QString h = "<table>";
   for (size_t i = 0; i < g.nodes.size() && i < limit; ++i) {
     const auto& n = g.nodes[i];
@@ -109,7 +109,10 @@ QString payloadNodes(const xnnpack::Graph& g, size_t limit) {
     for (uint32_t id : n.inputs) ins << "%" + QString::number(id);
     for (uint32_t id : n.outputs) outs << "%" + QString::number(id);
     h += "<tr><td class=k>" + QString::number(i) + "</td><td class=op>" + q(n.type) + "(" + ins.join(", ") + ") → " +
-         outs.join(", ") + "</td><td class=sub>handle " + QString::number(n.debugHandle) + "</td></tr>";
+         outs.join(", ") + "</td><td class=sub>handle " + QString::number(n.debugHandle) +
+         QString::fromStdString(originText(r, n.debugHandle).empty() ? "" : " ← " + originText(r, n.debugHandle))
+             .toHtmlEscaped() +
+         "</td></tr>";
   }
   h += "</table>";
   if (g.nodes.size() > limit) h += QString("<p class=sub>… %1 more (lowering-cli delegates --full)</p>").arg(g.nodes.size() - limit);
@@ -157,7 +160,7 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
     h += "</table>";
   }
   for (const auto& pr : g.problems) h += "<p><b>Problem:</b> " + q(pr) + "</p>";
-  return h + payloadNodes(g, 40);
+  return h + payloadNodes(r, g, 40);
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ DelegateReport reportDelegate(const Program& p, const Method& m, size_t index, c
   r.blobBytes = d.blob.size;
   r.blobFileOffset = d.blob.fileOffset;
   for (const CompileSpec& s : d.compileSpecs) r.compileSpecs.push_back(specText(s));
+  r.origins = d.origins;
   if (r.backend == "XnnpackBackend" || xnnpack::looksLikePayload(d.blob)) {
     auto g = xnnpack::decode(d.blob, p.path);
     if (g) {
@@ -157,6 +158,13 @@ DelegateReport reportDelegate(const Program& p, const Method& m, size_t index, c
       break;
     }
   return r;
+}
+
+std::string originText(const DelegateReport& r, uint32_t debugHandle) {
+  for (const DelegateOrigin& o : r.origins)
+    if (o.debugHandle == debugHandle)
+      return o.op + " (" + o.node + (o.module.empty() ? "" : ", in " + o.module) + ")";
+  return {};
 }
 
 std::string delegateText(const DelegateReport& r, const Method& m, bool full) {
@@ -196,7 +204,9 @@ std::string delegateText(const DelegateReport& r, const Method& m, bool full) {
     for (const auto& [k, v] : n.params) o += ", " + k + " " + v;
     if (n.outputMinMax) o += ", clamp [" + std::to_string(n.outputMinMax->first) + ", " +
                              std::to_string(n.outputMinMax->second) + "]";
-    o += ", debug handle " + std::to_string(n.debugHandle) + "\n";
+    o += ", debug handle " + std::to_string(n.debugHandle);
+    if (std::string from = originText(r, n.debugHandle); !from.empty()) o += " <- " + from;
+    o += "\n";
   }
   for (const auto& v : g.values) o += "  value " + valueLine(v) + "\n";
   return o;
@@ -231,6 +241,7 @@ nlohmann::json delegateJson(const DelegateReport& r) {
     x["nodes"].push_back({{"type", n.type}, {"debug_handle", n.debugHandle}, {"inputs", n.inputs},
                           {"outputs", n.outputs}, {"flags", n.flags}, {"params", params}});
     if (n.outputMinMax) x["nodes"].back()["output_min_max"] = {n.outputMinMax->first, n.outputMinMax->second};
+    if (std::string from = originText(r, n.debugHandle); !from.empty()) x["nodes"].back()["made_from"] = from;
   }
   x["values"] = json::array();
   for (const auto& v : g.values) {

@@ -41,6 +41,7 @@ struct DelegateReport {
   std::string format;  ///< "XNNPACK XN01 with XH00 header", "Ethos-U Vela stream", "not decoded"
   std::optional<xnnpack::Graph> xnnpack;
   PayloadLayout layout;  ///< the framing of other backends' payloads, when recognised
+  std::vector<DelegateOrigin> origins;  ///< nodes the payload's operators were made from (ETRecords)
   std::string decodeError;  ///< why the payload could not be decoded (shown, never fatal)
   std::vector<NamedDataUse> namedData;
 };
@@ -49,6 +50,9 @@ struct DelegateReport {
 /// the program was opened with (looked up for named keys besides the .pte's own).
 DelegateReport reportDelegate(const Program& program, const Method& method, size_t index,
                               const std::vector<DataFile>& dataFiles = {});
+
+/// "op (node, module)" of what a payload operator with `debugHandle` was made from; empty when unknown.
+std::string originText(const DelegateReport& r, uint32_t debugHandle);
 
 /// "7 nodes (3 XNNFullyConnected, ...), 12 values, 2 constants 1.0 KiB" and so on, in lines.
 std::string delegateText(const DelegateReport& r, const Method& method, bool full);

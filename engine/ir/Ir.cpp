@@ -115,4 +115,10 @@ const Method* Program::method(const std::string& name) const {
   return nullptr;
 }
 
+const DelegateOrigin* Delegate::origin(uint32_t debugHandle) const {
+  for (const DelegateOrigin& o : origins)
+    if (o.debugHandle == debugHandle) return &o;
+  return nullptr;
+}
+
 }  // namespace lstudio

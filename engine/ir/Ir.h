@@ -186,6 +186,15 @@ struct CompileSpec {
   std::vector<uint8_t> value;
 };
 
+/// A node of the program a delegate was made from, found by the debug handle
+/// the backend's operators carry (known when an ETRecord holds that program).
+struct DelegateOrigin {
+  uint32_t debugHandle = 0;
+  std::string node;    ///< "aten_linear_default"
+  std::string op;      ///< "aten.linear.default"
+  std::string module;  ///< innermost module path, "fc1"
+};
+
 struct Delegate {
   enum class Location : uint8_t { Inline, Segment };
   std::string backendId;  ///< "XnnpackBackend", "QnnBackend", ...
@@ -193,6 +202,8 @@ struct Delegate {
   uint32_t index = 0;     ///< into Program inline delegate data or segments
   Bytes blob;
   std::vector<CompileSpec> compileSpecs;
+  std::vector<DelegateOrigin> origins;  ///< empty unless read from an ETRecord
+  const DelegateOrigin* origin(uint32_t debugHandle) const;
 };
 
 /// How the graph's inputs and outputs relate to the model (torch.export's signature).

@@ -6,6 +6,8 @@
 // with the keys the backend stored them under, for the .pte (pte_data) or a
 // .ptd (external_data). The call becomes a delegate call of the method, as in
 // a .pte: its tensors in, then its results.
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/formats/pt2/ProgramJson.h"
@@ -78,6 +80,45 @@ Status namedDataStore(const std::string& text, const std::string& where, const s
   return Ok{};
 }
 
+/// The nodes of the lowered module's original program, by debug handle: what
+/// each of the backend's operators was made from. Best effort: an original
+/// module this cannot read simply leaves the operators unlinked.
+std::vector<DelegateOrigin> origins(const nlohmann::json& lowered) {
+  std::vector<DelegateOrigin> out;
+  const nlohmann::json* graph = &lowered;
+  for (const char* key : {"original_module", "graph_module", "graph", "nodes"}) {
+    auto it = graph->is_object() ? graph->find(key) : graph->end();
+    if (it == graph->end()) return out;
+    graph = &*it;
+  }
+  if (!graph->is_array()) return out;
+  for (const auto& n : *graph) {
+    auto meta = n.find("metadata");
+    if (meta == n.end() || !meta->is_object()) continue;
+    auto handle = meta->find("debug_handle");
+    if (handle == meta->end() || !handle->is_string()) continue;
+    DelegateOrigin o;
+    o.debugHandle = uint32_t(std::strtoul(handle->get<std::string>().c_str(), nullptr, 10));
+    if (auto t = n.find("target"); t != n.end() && t->is_string()) {
+      o.op = t->get<std::string>();
+      for (const char* prefix : {"executorch.exir.dialects.edge.ops.", "torch.ops."})
+        if (o.op.rfind(prefix, 0) == 0) o.op = o.op.substr(std::string(prefix).size());
+    }
+    auto outs = n.find("outputs");
+    if (outs != n.end() && outs->is_array() && !outs->empty()) {
+      const auto& first = (*outs)[0];
+      if (auto t = first.find("as_tensor"); t != first.end() && t->is_object() && t->contains("name"))
+        o.node = (*t)["name"].is_string() ? (*t)["name"].get<std::string>() : "";
+    }
+    if (auto stack = meta->find("nn_module_stack"); stack != meta->end() && stack->is_string()) {
+      auto frames = parseModuleStack(stack->get<std::string>());
+      if (!frames.empty()) o.module = frames.back().path;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
 }  // namespace
 
 Status ProgramJson::loweredModule(Node& n, const std::string& w) {
@@ -109,6 +150,7 @@ Status ProgramJson::loweredModule(Node& n, const std::string& w) {
     }
   if (const auto* store = member(j, "named_data_store", nlohmann::json::value_t::string))
     if (auto s = namedDataStore(store->get<std::string>(), where, file_, *lowered_); !s) return s;
+  d.origins = origins(j);
   n.kind = NodeKind::Delegate;
   n.op = -1;
   n.delegate = static_cast<int32_t>(m_.delegates.size());

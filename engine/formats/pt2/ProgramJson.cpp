@@ -76,6 +76,8 @@ std::vector<StackFrame> parseStackTrace(std::string_view text) {
   return frames;
 }
 
+}  // namespace
+
 /// "L__self__,,Type;L__self__linear,linear,torch.nn.Linear" (newer: key,path,type per entry).
 std::vector<ModuleFrame> parseModuleStack(std::string_view text) {
   std::vector<ModuleFrame> out;
@@ -101,7 +103,6 @@ std::vector<ModuleFrame> parseModuleStack(std::string_view text) {
   return out;
 }
 
-}  // namespace
 
 /// torch.export's serialized ScalarType numbering (torch/_export/serde/schema.py),
 /// which differs from c10's.

@@ -37,6 +37,9 @@ struct LoweredData {
 Status readProgramJson(std::string& text, const std::string& where, bool etRecordNumbering,
                        simdjson::dom::parser& parser, Method& m, ExportFacts& facts, LoweredData* lowered = nullptr);
 
+/// An nn_module_stack string ("L__self__,,Type;L__self__linear,linear,torch.nn.Linear"), outermost first.
+std::vector<ModuleFrame> parseModuleStack(std::string_view text);
+
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
