@@ -239,45 +239,30 @@ Node readNode(const fb::XNode* x, uint32_t index, std::vector<std::string>& prob
   return n;
 }
 
+/// The fields per-channel and per-channel-group quantization share.
+template <class ChannelQuant>
+void channelScales(const ChannelQuant* t, Quantization& out) {
+  if (t->scale()) out.scales.assign(t->scale()->begin(), t->scale()->end());
+  out.channelDim = t->channel_dim();
+  out.scaleBufferIndex = t->scale_buffer_idx();
+  out.numScales = t->num_scales();
+}
+
 void readQuant(const fb::XNNQuantizedTensorValue* q, Quantization& out) {
-  using Q = fb::XNNQuantParams;
-  auto copyScales = [&](const flatbuffers::Vector<float>* s) {
-    if (s) out.scales.assign(s->begin(), s->end());
-  };
-  switch (q->quant_params_type()) {
-    case Q::PerTensorQuant:
-      if (auto* t = q->quant_params_as_PerTensorQuant()) {
-        out.kind = Quantization::Kind::PerTensor;
-        out.scale = t->scale();
-        out.zeroPoint = t->zero_point();
-      }
-      break;
-    case Q::PerChannelQuant:
-      if (auto* t = q->quant_params_as_PerChannelQuant()) {
-        out.kind = Quantization::Kind::PerChannel;
-        copyScales(t->scale());
-        out.channelDim = t->channel_dim();
-        out.scaleBufferIndex = t->scale_buffer_idx();
-        out.numScales = t->num_scales();
-      }
-      break;
-    case Q::PerChannelGroupQuant:
-      if (auto* t = q->quant_params_as_PerChannelGroupQuant()) {
-        out.kind = Quantization::Kind::PerChannelGroup;
-        copyScales(t->scale());
-        out.channelDim = t->channel_dim();
-        out.groupSize = t->group_size();
-        out.scaleBufferIndex = t->scale_buffer_idx();
-        out.numScales = t->num_scales();
-      }
-      break;
-    case Q::PerTokenDynamicQuant:
-      if (auto* t = q->quant_params_as_PerTokenDynamicQuant()) {
-        out.kind = Quantization::Kind::PerTokenDynamic;
-        out.numNonbatchDims = t->num_nonbatch_dims();
-      }
-      break;
-    default: break;
+  if (auto* t = q->quant_params_as_PerTensorQuant()) {
+    out.kind = Quantization::Kind::PerTensor;
+    out.scale = t->scale();
+    out.zeroPoint = t->zero_point();
+  } else if (auto* c = q->quant_params_as_PerChannelQuant()) {
+    out.kind = Quantization::Kind::PerChannel;
+    channelScales(c, out);
+  } else if (auto* g = q->quant_params_as_PerChannelGroupQuant()) {
+    out.kind = Quantization::Kind::PerChannelGroup;
+    channelScales(g, out);
+    out.groupSize = g->group_size();
+  } else if (auto* d = q->quant_params_as_PerTokenDynamicQuant()) {
+    out.kind = Quantization::Kind::PerTokenDynamic;
+    out.numNonbatchDims = d->num_nonbatch_dims();
   }
 }
 
