@@ -45,7 +45,7 @@ const char* kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  inspect FILE [--ptd DATA.ptd]... [--json]\n"
+    "  inspect FILE [--ptd DATA.ptd]... [--size] [--json]\n"
     "      Verify a program and print what is inside. For an ExecuTorch program\n"
     "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
     "      delegates, constants, and per mem_id the arena size, lower bound and\n"
@@ -53,6 +53,12 @@ const char* kUsageText =
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
     "      nodes, operators, the graph signature with shapes and bytes, module\n"
     "      depth and weight bytes. For a tensor data file (.ptd): its entries.\n"
+    "      --size adds where the bytes of a .pte or .ptd go: every byte in one\n"
+    "      part (program structure, constants by module, each delegate's payload\n"
+    "      and, for XNNPACK, its graph, constant data and header, named data by\n"
+    "      the backend that reads it, mutable data, padding), largest first; in\n"
+    "      --json as size.total and size.parts[] of {name, bytes, parts} whose\n"
+    "      leaves add up to the file size. No constant byte is read.\n"
     "\n"
     "  delegates FILE [--ptd DATA.ptd]... [--full] [--json]\n"
     "      Every delegate of a program: backend, compile specs, the values its\n"
@@ -60,13 +66,6 @@ const char* kUsageText =
     "      known (XNNPACK XN00/XN01, with or without the XH00 header): node and\n"
     "      value counts, constants and the named data they read, with where each\n"
     "      entry was found. --full lists every node and value.\n"
-    "\n"
-    "  sizes FILE [--full] [--json]\n"
-    "      Where the bytes of a .pte or .ptd go: every byte in one part (program\n"
-    "      structure, constants, each delegate's payload and, for XNNPACK, its\n"
-    "      graph and constant data, named data and which backend reads it,\n"
-    "      mutable data, padding), largest first; the parts add up to the file\n"
-    "      size. The five largest items of each part, or all with --full.\n"
     "\n"
     "  plan FILE [--algorithm naive|et-greedy|best-fit|suite] [--alignment N]\n"
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
@@ -155,11 +154,11 @@ bool isDataFile(const std::string& path) {
   return f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0;
 }
 
-/// FILE [--ptd DATA.ptd]... [--json] [--full]: what inspect and delegates take.
+/// FILE [--ptd DATA.ptd]... [--json] [--full] [--size]: what inspect and delegates take.
 struct FileArgs {
   std::string file;
   std::vector<std::string> ptds;
-  bool json = false, full = false;
+  bool json = false, full = false, size = false;
 };
 
 int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, bool allowFull, FileArgs& r,
@@ -170,6 +169,8 @@ int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, 
       r.json = true;
     } else if (a == "--full" && allowFull) {
       r.full = true;
+    } else if (a == "--size" && cmd == "inspect") {
+      r.size = true;
     } else if (a == "--ptd") {
       if (i + 1 >= args.size()) {
         err << "lowering-cli " << cmd << ": --ptd needs a file\n";
@@ -229,38 +230,30 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       err << "error: " << d.error().message() << "\n";
       return kBadFile;
     }
-    if (a.json) out << jsonText(dataFileJson(d.value())) << "\n";
-    else out << dataFileText(d.value());
+    if (a.json) {
+      nlohmann::json j = dataFileJson(d.value());
+      if (a.size) j["size"] = sizeJson(sizeBreakdown(d.value()));
+      out << jsonText(j) << "\n";
+    } else {
+      out << dataFileText(d.value()) << (a.size ? "\n" + sizeText(sizeBreakdown(d.value())) : "");
+    }
     return kOk;
   }
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
   ProgramSummary summary = summarize(*program, data);
-  if (a.json) out << jsonText(toJson(summary)) << "\n";
-  else out << toText(summary);
-  return kOk;
-}
-
-int sizes(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  FileArgs a;
-  if (int rc = parseFileArgs("sizes", args, true, a, err); rc != kOk) return rc;
-  SizeBreakdown b;
-  if (isDataFile(a.file)) {
-    auto d = readDataFile(a.file);
-    if (!d) {
-      err << "error: " << d.error().message() << "\n";
-      return kBadFile;
-    }
-    b = sizeBreakdown(d.value());
+  std::optional<SizeBreakdown> sizes;
+  if (a.size && program->format == SourceFormat::Pte) sizes = sizeBreakdown(*program);
+  else if (a.size) err << "note: --size breaks down ExecuTorch files (.pte, .bpte, .ptd); " << a.file << " is not one\n";
+  if (a.json) {
+    nlohmann::json j = toJson(summary);
+    if (sizes) j["size"] = sizeJson(*sizes);
+    out << jsonText(j) << "\n";
   } else {
-    std::optional<Program> program;
-    std::vector<DataFile> data;
-    if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
-    b = sizeBreakdown(*program);
+    out << toText(summary);
+    if (sizes) out << "\n" << sizeText(*sizes);
   }
-  if (a.json) out << jsonText(sizeJson(b)) << "\n";
-  else out << sizeText(b, a.full ? SIZE_MAX : 5);
   return kOk;
 }
 
@@ -711,7 +704,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kOk;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "sizes" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
+  const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
                      cmd == "config";
   if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     out << commandUsage(cmd);
@@ -719,7 +712,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "delegates") return delegates(rest, out, err);
-  if (cmd == "sizes") return sizes(rest, out, err);
   if (cmd == "plan") return plan(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
   if (cmd == "lower") return lower(rest, out, err);

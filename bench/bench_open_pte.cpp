@@ -1,5 +1,5 @@
 // Opens, verifies and inspects a large generated .pte (1 GiB of constants by
-// default), then breaks its size down (lowering-cli sizes), and compares the
+// default), then breaks its size down (inspect --size), and compares the
 // times with reading the file once (`cat FILE > /dev/null`). Also counts the
 // page faults of each: neither may touch constant bytes it does not need.
 //
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   std::printf("cat FILE > /dev/null:       median %8.2f ms over %d runs (page cache warm)\n", c, runs);
   std::printf("open + verify:              median %8.2f ms\n", median(openOnly));
   std::printf("open + verify + inspect:    median %8.2f ms  (%.4fx of cat)\n", o, o / c);
-  std::printf("size breakdown (sizes):      median %8.2f ms  (%.4fx of cat)\n", median(sizes), median(sizes) / c);
+  std::printf("size breakdown (--size):     median %8.2f ms  (%.4fx of cat)\n", median(sizes), median(sizes) / c);
   std::printf("page faults during one open + inspect: %ld, one size breakdown: %ld (the file has %llu pages of 4 KiB)\n",
               faults, sizeFaults, static_cast<unsigned long long>(size / 4096));
   std::filesystem::remove(path, ec);

@@ -5,6 +5,8 @@
 // size breakdown that puts every byte of a file in one part.
 #include <QtTest>
 
+#include <functional>
+
 #include <flatbuffers/flatbuffers.h>
 #include <nlohmann/json.hpp>
 
@@ -515,10 +517,27 @@ class TestDelegates : public QObject {
     QCOMPARE(cli::run({"delegates", fixture("pte/djl_conv.pte").toStdString(), "--json"}, jout, err), 0);
     auto j = nlohmann::json::parse(jout.str());
     QCOMPARE(j["methods"][0]["delegates"][0]["xnnpack"]["identifier"].get<std::string>(), std::string("XN01"));
+    // inspect --json: per XNNPACK delegate its nodes and values; --size: leaves adding up to the file.
     std::ostringstream sizes;
-    QCOMPARE(cli::run({"sizes", fixture("pte/djl_conv.pte").toStdString(), "--json"}, sizes, err), 0);
+    QCOMPARE(cli::run({"inspect", fixture("pte/djl_stress_mlp.pte").toStdString(), "--size", "--json"}, sizes, err), 0);
     auto js = nlohmann::json::parse(sizes.str());
-    QCOMPARE(js["total"].get<uint64_t>(), js["bytes"].get<uint64_t>());
+    const auto& d1 = js["methods"][0]["delegates"][1];
+    QCOMPARE(d1["xnnpack"]["nodes"].size(), size_t(11));
+    QCOMPARE(d1["xnnpack"]["nodes"][0]["type"].get<std::string>().rfind("XNN", 0), size_t(0));
+    QCOMPARE(d1["xnnpack"]["values"].size(), size_t(31));
+    int inconsistent = 0;  // parts whose children do not add up to them
+    std::function<uint64_t(const nlohmann::json&)> leaves = [&](const nlohmann::json& parts) -> uint64_t {
+      uint64_t sum = 0;
+      for (const auto& p : parts) {
+        uint64_t below = leaves(p["parts"]);
+        inconsistent += !p["parts"].empty() && below != p["bytes"].get<uint64_t>();
+        sum += p["parts"].empty() ? p["bytes"].get<uint64_t>() : below;
+      }
+      return sum;
+    };
+    QCOMPARE(leaves(js["size"]["parts"]), uint64_t(QFileInfo(fixture("pte/djl_stress_mlp.pte")).size()));
+    QCOMPARE(inconsistent, 0);
+    QCOMPARE(js["size"]["total"].get<uint64_t>(), uint64_t(QFileInfo(fixture("pte/djl_stress_mlp.pte")).size()));
     std::ostringstream none;
     QCOMPARE(cli::run({"delegates", fixture("pte/add.pte").toStdString()}, none, err), 0);
     QVERIFY2(none.str().find("no delegates") != std::string::npos, none.str().c_str());

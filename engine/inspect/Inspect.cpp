@@ -126,7 +126,7 @@ ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFile
         payload += ": " + std::to_string(r.xnnpack->nodes.size()) + " nodes, " +
                    std::to_string(r.xnnpack->values.size()) + " values, " +
                    formatBytes(r.xnnpack->constantBytes()) + " of constants";
-      ms.delegates.push_back({r.backend, r.blobBytes, r.location, r.compileSpecs.size(), payload});
+      ms.delegates.push_back({r.backend, r.blobBytes, r.location, r.compileSpecs.size(), payload, r});
     }
     for (const Value& v : m.values) {
       const TensorSpec* t = v.tensorIf();
@@ -341,8 +341,11 @@ nlohmann::json toJson(const ProgramSummary& s) {
     for (const auto& op : m.operators)
       jm["operators"].push_back({{"name", op.name}, {"overload", op.overload}, {"count", op.count}});
     jm["delegates"] = json::array();
-    for (const auto& d : m.delegates)
-      jm["delegates"].push_back({{"id", d.id}, {"bytes", d.bytes}, {"location", d.location}, {"compile_specs", d.compileSpecs}, {"payload", d.payload}});
+    for (const auto& d : m.delegates) {
+      json jd = delegateJson(d.report);  // backend, specs, inputs, outputs, named data, decoded payload
+      jd.update({{"id", d.id}, {"bytes", d.bytes}, {"location", d.location}, {"payload", d.payload}});
+      jm["delegates"].push_back(std::move(jd));
+    }
     const auto& c = m.constants;
     jm["constants"] = {{"count", c.count},          {"bytes", c.bytes},
                        {"constant_buffer", c.inlineBuffer}, {"segment", c.segment},

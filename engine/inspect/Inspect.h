@@ -7,6 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/inspect/DelegateReport.h"
 #include "engine/ir/Ir.h"
 #include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/formats/PtdReader.h"
@@ -24,6 +25,7 @@ struct DelegateSummary {
   std::string location;  ///< "inline" or "segment N"
   size_t compileSpecs = 0;
   std::string payload;  ///< "XNNPACK XN01 with XH00 header: 11 nodes, 31 values, 2.0 MiB of constants"
+  DelegateReport report;  ///< everything known about it (JSON: its decoded payload)
 };
 
 struct ConstantSummary {

@@ -190,14 +190,54 @@ std::string sizeText(const SizeBreakdown& b, size_t itemsShown) {
   return o;
 }
 
+namespace {
+
+nlohmann::json leaf(const std::string& name, uint64_t bytes) {
+  return {{"name", name}, {"bytes", bytes}, {"parts", nlohmann::json::array()}};
+}
+
+/// Constants grouped by the module path of their names ("layers.0.attention"
+/// holding "wq.weight"...): one level, so a model's blocks read as blocks.
+nlohmann::json byModule(const std::vector<SizeItem>& items) {
+  std::map<std::string, std::vector<const SizeItem*>> groups;
+  for (const auto& i : items) {
+    size_t dot = i.name.rfind('.');
+    groups[dot == std::string::npos ? std::string() : i.name.substr(0, dot)].push_back(&i);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [module, members] : groups) {
+    if (module.empty()) {
+      for (const SizeItem* i : members) out.push_back(leaf(i->name, i->bytes));
+      continue;
+    }
+    nlohmann::json g = leaf(module, 0);
+    for (const SizeItem* i : members) {
+      g["parts"].push_back(leaf(i->name.substr(module.size() + 1), i->bytes));
+      g["bytes"] = g["bytes"].get<uint64_t>() + i->bytes;
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json sizeJson(const SizeBreakdown& b) {
   nlohmann::json parts = nlohmann::json::array();
   for (const SizePart& p : b.parts) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& i : p.items) items.push_back({{"name", i.name}, {"bytes", i.bytes}});
-    parts.push_back({{"name", p.name}, {"bytes", p.bytes}, {"items", items}});
+    nlohmann::json part = leaf(p.name, p.bytes);
+    uint64_t itemised = 0;
+    for (const auto& i : p.items) itemised += i.bytes;
+    if (!p.items.empty()) {
+      if (p.name.rfind("constants", 0) == 0 || p.name.rfind("mutable", 0) == 0) part["parts"] = byModule(p.items);
+      else
+        for (const auto& i : p.items) part["parts"].push_back(leaf(i.name, i.bytes));
+      if (itemised < p.bytes) part["parts"].push_back(leaf("(not itemised)", p.bytes - itemised));
+    }
+    parts.push_back(std::move(part));
   }
-  return {{"file", b.file}, {"bytes", b.fileBytes}, {"total", b.total()}, {"parts", parts}};
+  // Leaves add up to the file: every part is its children's sum, the parts the file's size.
+  return {{"file", b.file}, {"total", b.total()}, {"parts", parts}};
 }
 
 }  // namespace lstudio
