@@ -437,6 +437,33 @@ class TestDelegates : public QObject {
     QCOMPARE(bq.parts.front().bytes, qnn->methods.at(0).delegates.at(0).blob.size);
   }
 
+  // Inside a payload, constants are counted against the operator that reads them.
+  void sizeBreakdownNamesTheOperatorOfEachConstant() {
+    auto payload = buildPayload(true);
+    std::vector<uint8_t> named(12, 9);
+    std::vector<uint8_t> file(payload);
+    file.insert(file.end(), named.begin(), named.end());
+    Program p;
+    p.backing = MappedFile::fromBytes("model.pte", file.data(), file.size());
+    Method m;
+    m.name = "forward";
+    Delegate d;
+    d.backendId = "XnnpackBackend";
+    d.blob = Bytes{p.backing->data(), payload.size(), 0};
+    m.delegates.push_back(d);
+    p.methods.push_back(m);
+    p.namedData.push_back(NamedBlob{"fc.weight", 0, Bytes{p.backing->data() + payload.size(), 12, payload.size()}});
+    SizeBreakdown b = sizeBreakdown(p);
+    QCOMPARE(b.total(), uint64_t(file.size()));
+    std::map<std::string, uint64_t> items;
+    for (const auto& part : b.parts)
+      for (const auto& i : part.items) items[part.name + " / " + i.name] = i.bytes;
+    QCOMPARE(items["XNNPACK constant data (in the payload) / forward delegate 0 (XnnpackBackend): node 0 XNNAdd"],
+             uint64_t(32));
+    QCOMPARE(items["named data read by XnnpackBackend / forward delegate 0: node 1 XNNFullyConnected (fc.weight)"],
+             uint64_t(12));
+  }
+
   void inspectorShowsThePayload() {
     LSTUDIO_REQUIRE_FIXTURES();
     auto p = openProgramFile(fixture("pte/djl_stress_mlp.pte").toStdString());

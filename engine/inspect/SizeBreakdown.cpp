@@ -89,13 +89,33 @@ std::map<uint32_t, std::string> constantNames(const Program& p) {
 }
 
 /// A delegate's payload: for XNNPACK its header, graph and constant data; else one range.
+/// Per XNNPACK constant index, the payload operator that reads it ("node 3 XNNFullyConnected").
+std::map<uint32_t, std::string> constantReaders(const xnnpack::Graph& g) {
+  std::map<uint32_t, uint32_t> constantOf;  // value id -> constant index
+  for (const auto& v : g.values)
+    if (v.constantIndex) constantOf[v.id] = v.constantIndex;
+  std::map<uint32_t, std::string> readers;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (uint32_t in : g.nodes[k].inputs)
+      if (auto c = constantOf.find(in); c != constantOf.end())
+        readers.emplace(c->second, "node " + std::to_string(k) + " " + g.nodes[k].type);
+  return readers;
+}
+
 void addDelegate(Partition& part, const Program& p, const Method& m, size_t i) {
   DelegateReport r = reportDelegate(p, m, i);
   std::string who = m.name + " delegate " + std::to_string(i) + " (" + r.backend + ")";
   const uint64_t at = r.blobFileOffset;
   if (r.xnnpack && r.xnnpack->hasHeader) {
     const auto& g = *r.xnnpack;
-    part.add(at + g.constantDataOffset, g.constantDataSize, "XNNPACK constant data (in the payload)", who);
+    // The payload's own constants by the operator that reads them, then what is left of that data.
+    auto readers = constantReaders(g);
+    for (size_t k = 1; k < g.constants.size(); ++k)
+      if (g.constants[k].source == xnnpack::Constant::Source::ConstantData)
+        part.add(at + g.constantDataOffset + g.constants[k].offset, g.constants[k].size,
+                 "XNNPACK constant data (in the payload)",
+                 who + ": " + (readers.count(uint32_t(k)) ? readers[uint32_t(k)] : "constant " + std::to_string(k)));
+    part.add(at + g.constantDataOffset, g.constantDataSize, "XNNPACK constant data (in the payload)", who + ": padding");
     part.add(at + g.flatbufferOffset, g.flatbufferSize, "XNNPACK graphs (nodes and values)", who);
   } else if (r.xnnpack) {
     part.add(at, r.blobBytes, "XNNPACK graphs (nodes and values)", who);
@@ -105,13 +125,23 @@ void addDelegate(Partition& part, const Program& p, const Method& m, size_t i) {
   part.add(at, r.blobBytes, r.xnnpack ? "XNNPACK headers and padding" : "delegate payloads (" + r.backend + ")", who);
 }
 
-/// Which delegates read each named-data key.
-std::map<std::string, std::set<std::string>> namedDataReaders(const Program& p) {
-  std::map<std::string, std::set<std::string>> readers;
+/// Who reads each named-data key: the backend, and the payload operator where it is known.
+struct NamedDataReader {
+  std::string backend, node;
+};
+std::map<std::string, NamedDataReader> namedDataReaders(const Program& p) {
+  std::map<std::string, NamedDataReader> readers;
   for (const Method& m : p.methods)
     for (size_t i = 0; i < m.delegates.size(); ++i) {
       DelegateReport r = reportDelegate(p, m, i);
-      for (const auto& u : r.namedData) readers[u.key].insert(r.backend);
+      for (const auto& u : r.namedData) readers.emplace(u.key, NamedDataReader{r.backend, {}});
+      if (!r.xnnpack) continue;
+      auto byConstant = constantReaders(*r.xnnpack);
+      for (size_t k = 1; k < r.xnnpack->constants.size(); ++k) {
+        const auto& c = r.xnnpack->constants[k];
+        if (c.source == xnnpack::Constant::Source::NamedData && byConstant.count(uint32_t(k)))
+          readers[c.namedKey].node = m.name + " delegate " + std::to_string(i) + ": " + byConstant[uint32_t(k)];
+      }
     }
   return readers;
 }
@@ -136,8 +166,9 @@ SizeBreakdown sizeBreakdown(const Program& p) {
   auto readers = namedDataReaders(p);
   for (const NamedBlob& n : p.namedData) {
     auto it = readers.find(n.key);
-    std::string who = it == readers.end() ? "no delegate" : *it->second.begin();
-    part.add(n.data.fileOffset, n.data.size, "named data read by " + who, n.key);
+    std::string who = it == readers.end() ? "no delegate" : it->second.backend;
+    std::string item = it == readers.end() || it->second.node.empty() ? n.key : it->second.node + " (" + n.key + ")";
+    part.add(n.data.fileOffset, n.data.size, "named data read by " + who, item);
   }
   auto names = constantNames(p);
   for (size_t k = 1; k < p.constants.size(); ++k) {
