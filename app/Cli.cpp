@@ -45,7 +45,7 @@ const char* kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  inspect FILE [--ptd DATA.ptd]... [--size] [--json]\n"
+    "  inspect FILE [--ptd DATA.ptd]... [--size [--against OTHER]] [--json]\n"
     "      Verify a program and print what is inside. For an ExecuTorch program\n"
     "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
     "      delegates, constants, and per mem_id the arena size, lower bound and\n"
@@ -58,7 +58,9 @@ const char* kUsageText =
     "      and, for XNNPACK, its graph, constant data and header, named data by\n"
     "      the backend that reads it, mutable data, padding), largest first; in\n"
     "      --json as size.total and size.parts[] of {name, bytes, parts} whose\n"
-    "      leaves add up to the file size. No constant byte is read.\n"
+    "      leaves add up to the file size. No constant byte is read. --against\n"
+    "      OTHER puts the breakdowns of FILE and OTHER side by side, with the\n"
+    "      difference per part and per item, largest change first.\n"
     "\n"
     "  delegates FILE [--ptd DATA.ptd]... [--full] [--json]\n"
     "      Every delegate of a program: backend, compile specs, the values its\n"
@@ -159,6 +161,7 @@ struct FileArgs {
   std::string file;
   std::vector<std::string> ptds;
   bool json = false, full = false, size = false;
+  std::string against;  ///< inspect --size --against OTHER: the two breakdowns side by side
 };
 
 int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, bool allowFull, FileArgs& r,
@@ -170,6 +173,13 @@ int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, 
     } else if (a == "--full" && allowFull) {
       r.full = true;
     } else if (a == "--size" && cmd == "inspect") {
+      r.size = true;
+    } else if (a == "--against" && cmd == "inspect") {
+      if (i + 1 >= args.size()) {
+        err << "lowering-cli inspect: --against needs a file\n";
+        return kUsage;
+      }
+      r.against = args[++i];
       r.size = true;
     } else if (a == "--ptd") {
       if (i + 1 >= args.size()) {
@@ -221,9 +231,37 @@ int openWithData(const FileArgs& a, std::optional<Program>& program, std::vector
   return kOk;
 }
 
+/// The size breakdown of an ExecuTorch file (.pte, .bpte or .ptd).
+Result<SizeBreakdown> breakdownOf(const std::string& path) {
+  if (isDataFile(path)) {
+    auto d = readDataFile(path);
+    if (!d) return d.error();
+    return sizeBreakdown(d.value());
+  }
+  auto p = openProgramFile(path);
+  if (!p) return p.error();
+  if (p->format != SourceFormat::Pte)
+    return Error{ErrorCode::Unsupported, path, std::nullopt, "size breakdown", "an ExecuTorch file (.pte, .bpte, .ptd)",
+                 "a torch.export program"};
+  return sizeBreakdown(p.value());
+}
+
+int compareSizes(const FileArgs& a, std::ostream& out, std::ostream& err) {
+  auto x = breakdownOf(a.file);
+  auto y = x ? breakdownOf(a.against) : x;
+  if (!x || !y) {
+    err << "error: " << (!x ? x.error() : y.error()).message() << "\n";
+    return kBadFile;
+  }
+  if (a.json) out << jsonText({{"size_diff", sizeDiffJson(x.value(), y.value())}}) << "\n";
+  else out << sizeDiffText(x.value(), y.value());
+  return kOk;
+}
+
 int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   FileArgs a;
   if (int rc = parseFileArgs("inspect", args, false, a, err); rc != kOk) return rc;
+  if (!a.against.empty()) return compareSizes(a, out, err);
   if (isDataFile(a.file)) {  // a .ptd on its own: list what it holds
     auto d = readDataFile(a.file);
     if (!d) {

@@ -565,6 +565,15 @@ class TestDelegates : public QObject {
     QCOMPARE(leaves(js["size"]["parts"]), uint64_t(QFileInfo(fixture("pte/djl_stress_mlp.pte")).size()));
     QCOMPARE(inconsistent, 0);
     QCOMPARE(js["size"]["total"].get<uint64_t>(), uint64_t(QFileInfo(fixture("pte/djl_stress_mlp.pte")).size()));
+    // Two files side by side: the differences per part add up to the difference of their sizes.
+    std::ostringstream diff;
+    QCOMPARE(cli::run({"inspect", fixture("pte/djl_lin129.pte").toStdString(), "--size", "--against",
+                       fixture("pte/djl_stress_mlp.pte").toStdString(), "--json"}, diff, err), 0);
+    auto jd = nlohmann::json::parse(diff.str())["size_diff"];
+    int64_t sum = 0;
+    for (const auto& part : jd["parts"]) sum += part["delta"].get<int64_t>();
+    QCOMPARE(sum, jd["b_bytes"].get<int64_t>() - jd["a_bytes"].get<int64_t>());
+    QVERIFY(std::abs(jd["parts"][0]["delta"].get<int64_t>()) >= std::abs(jd["parts"].back()["delta"].get<int64_t>()));
     std::ostringstream none;
     QCOMPARE(cli::run({"delegates", fixture("pte/add.pte").toStdString()}, none, err), 0);
     QVERIFY2(none.str().find("no delegates") != std::string::npos, none.str().c_str());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -203,6 +204,74 @@ SizeBreakdown sizeBreakdown(const DataFile& d) {
   part.add(d.flatbufferOffset, d.flatbufferSize, "flatbuffer (entry table)");
   b.parts = part.parts();
   return b;
+}
+
+namespace {
+
+struct DiffRow {
+  std::string name;
+  uint64_t a = 0, b = 0;
+  int64_t delta() const { return int64_t(b) - int64_t(a); }
+  std::vector<DiffRow> items;
+};
+
+/// Rows for every part (and item) of either side, largest change first.
+std::vector<DiffRow> diffRows(const SizeBreakdown& a, const SizeBreakdown& b) {
+  std::map<std::string, DiffRow> parts;
+  std::map<std::string, std::map<std::string, DiffRow>> items;
+  auto take = [&](const SizeBreakdown& side, bool second) {
+    for (const SizePart& p : side.parts) {
+      DiffRow& r = parts[p.name];
+      r.name = p.name;
+      (second ? r.b : r.a) = p.bytes;
+      for (const SizeItem& i : p.items) {
+        DiffRow& ir = items[p.name][i.name];
+        ir.name = i.name;
+        (second ? ir.b : ir.a) = i.bytes;
+      }
+    }
+  };
+  take(a, false);
+  take(b, true);
+  auto byChange = [](const DiffRow& x, const DiffRow& y) { return std::llabs(x.delta()) > std::llabs(y.delta()); };
+  std::vector<DiffRow> out;
+  for (auto& [name, r] : parts) {
+    for (auto& [item, ir] : items[name])
+      if (ir.delta() != 0) r.items.push_back(ir);
+    std::stable_sort(r.items.begin(), r.items.end(), byChange);
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), byChange);
+  return out;
+}
+
+std::string signedBytes(int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "±") + formatBytes(uint64_t(std::llabs(d))); }
+
+}  // namespace
+
+std::string sizeDiffText(const SizeBreakdown& a, const SizeBreakdown& b, size_t itemsShown) {
+  char buf[96];
+  std::string o = "a: " + a.file + " (" + formatBytes(a.fileBytes) + ")\nb: " + b.file + " (" + formatBytes(b.fileBytes) +
+                  "), " + signedBytes(int64_t(b.fileBytes) - int64_t(a.fileBytes)) + "\n";
+  for (const DiffRow& r : diffRows(a, b)) {
+    std::snprintf(buf, sizeof buf, "%12llu B %12llu B  %10s  ", static_cast<unsigned long long>(r.a),
+                  static_cast<unsigned long long>(r.b), signedBytes(r.delta()).c_str());
+    o += buf + r.name + "\n";
+    for (size_t i = 0; i < r.items.size() && i < itemsShown; ++i)
+      o += "                                         " + signedBytes(r.items[i].delta()) + "  " + r.items[i].name + "\n";
+    if (r.items.size() > itemsShown) o += "                                         … " + std::to_string(r.items.size() - itemsShown) + " more changed\n";
+  }
+  return o;
+}
+
+nlohmann::json sizeDiffJson(const SizeBreakdown& a, const SizeBreakdown& b) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const DiffRow& r : diffRows(a, b)) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const DiffRow& i : r.items) items.push_back({{"name", i.name}, {"a", i.a}, {"b", i.b}, {"delta", i.delta()}});
+    parts.push_back({{"name", r.name}, {"a", r.a}, {"b", r.b}, {"delta", r.delta()}, {"items", items}});
+  }
+  return {{"a", a.file}, {"b", b.file}, {"a_bytes", a.fileBytes}, {"b_bytes", b.fileBytes}, {"parts", parts}};
 }
 
 std::string sizeText(const SizeBreakdown& b, size_t itemsShown) {

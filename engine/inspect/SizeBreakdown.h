@@ -38,6 +38,11 @@ SizeBreakdown sizeBreakdown(const Program& program);
 /// The breakdown of a data file.
 SizeBreakdown sizeBreakdown(const DataFile& data);
 
+/// Two breakdowns side by side (e.g. one program exported under two configs):
+/// per part and per item the bytes of each and the difference, largest change first.
+std::string sizeDiffText(const SizeBreakdown& a, const SizeBreakdown& b, size_t itemsShown = 5);
+nlohmann::json sizeDiffJson(const SizeBreakdown& a, const SizeBreakdown& b);
+
 /// Parts with their share, and the `itemsShown` largest items of each.
 std::string sizeText(const SizeBreakdown& b, size_t itemsShown = 5);
 nlohmann::json sizeJson(const SizeBreakdown& b);
