@@ -38,6 +38,7 @@
 #include "ui/GraphView.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"
+#include "ui/StartPage.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -140,6 +141,50 @@ class TestMainWindow : public QObject {
     w.openSample("llama --layers");  // an option without its value: an error, not a crash
     QVERIFY(spy.wait(30000));
     QCOMPARE(spy.first().at(0).toBool(), false);
+  }
+
+  // Nothing open: a start page (not an empty canvas) and no Save or Export that would do nothing.
+  void startPageUntilAProgramIsOpen() {
+    QSettings().setValue("recentFiles", QStringList{"/nowhere/kws.pte"});
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.startPageShown());
+    for (const char* name : {"&Save Workspace", "Save Workspace &As…", "&Export…"}) {
+      QAction* a = menuAction(w, name);
+      QVERIFY2(a && !a->isEnabled(), name);
+    }
+    ui::StartPage* page = w.startPage();
+    QStringList lines;  // the sample rows as shown: a link and a line each, none hidden or clipped away
+    QLabel* mlpLink = nullptr;
+    for (QLabel* l : page->samples()->findChildren<QLabel*>()) {
+      QVERIFY(l->isVisible() && l->height() >= l->heightForWidth(l->width()) - 1);
+      lines << l->text();
+      if (l->text().contains("href=\"sample:mlp\"")) mlpLink = l;
+    }
+    for (const SampleInfo& info : sampleList()) {
+      const QString name = "href=\"sample:" + QString::fromStdString(info.name) + "\"";
+      const QString what = QString::fromStdString(info.description).section(" (--", 0, 0).toHtmlEscaped();
+      QVERIFY2(lines.filter(name).size() >= 1 && lines.filter(what).size() == 1, info.name.c_str());
+    }
+    QVERIFY(page->recent()->text().contains("kws.pte"));
+    // The shortcuts come from the actions: what the menus bind is what the page says.
+    QAction* next = menuAction(w, "&Next Pass");
+    QVERIFY(next && page->shortcuts()->text().contains(next->shortcut().toString(QKeySequence::NativeText)));
+    QVERIFY(page->shortcuts()->text().contains("Next Pass"));
+    QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-start-page.png"));
+
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    QVERIFY(mlpLink);
+    emit mlpLink->linkActivated("sample:mlp");  // a click on the sample's name
+    QVERIFY(spy.wait(30000));
+    QCOMPARE(spy.first().at(0).toBool(), true);
+    QVERIFY(!w.startPageShown());
+    QVERIFY(w.windowTitle().contains("mlp"));
+    for (const char* name : {"&Save Workspace", "Save Workspace &As…", "&Export…"}) QVERIFY2(menuAction(w, name)->isEnabled(), name);
+    QSettings().remove("recentFiles");
   }
 
   void opensAnExportArchive() {

@@ -18,6 +18,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
@@ -34,6 +35,7 @@
 #include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MemoryPlanView.h"
+#include "ui/StartPage.h"
 #include "ui/StdString.h"
 
 namespace lstudio::ui {
@@ -97,8 +99,16 @@ void MainWindow::buildCentre() {
   views_->setDocumentMode(true);
   views_->setTabPosition(QTabWidget::South);
   centreLayout->addWidget(views_, 1);
-  setCentralWidget(centre);
+  // Until a program is open the centre is the start page, not an empty canvas.
+  programCentre_ = centre;
+  startPage_ = new StartPage;
+  centreStack_ = new QStackedWidget;
+  centreStack_->addWidget(startPage_);
+  centreStack_->addWidget(programCentre_);
+  setCentralWidget(centreStack_);
 }
+
+bool MainWindow::startPageShown() const { return centreStack_->currentWidget() == startPage_; }
 
 void MainWindow::buildProgramViews() {
   // Graph (with the earlier snapshot beside it when comparing), memory plan, text.
@@ -264,6 +274,9 @@ void MainWindow::connectViews() {
     if (plan_->selectedValue() == value && selectedNode_ < 0) selectValue(value);
   });
   connect(inspector_, &Inspector::valueActivated, this, &MainWindow::selectValue);
+  connect(startPage_, &StartPage::openRequested, this, &MainWindow::chooseFile);
+  connect(startPage_, &StartPage::sampleRequested, this, &MainWindow::openSample);
+  connect(startPage_, &StartPage::recentRequested, this, &MainWindow::openFile);
 }
 
 void MainWindow::connectEditors() {

@@ -23,6 +23,7 @@ class QLockFile;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QStackedWidget;
 class QTabBar;
 class QTabWidget;
 class QTreeWidget;
@@ -36,6 +37,7 @@ class FindBar;
 class GraphView;
 class Inspector;
 class MemoryPlanView;
+class StartPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -71,6 +73,9 @@ class MainWindow : public QMainWindow {
   void applyConfig(const ExecutorchBackendConfig& c);
   PipelineRunner* runner() const { return runner_; }
   QTabWidget* views() const { return views_; }
+  /// What the centre shows while no program is open (Open, samples, recent files, shortcuts).
+  StartPage* startPage() const { return startPage_; }
+  bool startPageShown() const;
 
   /// The program shown: the snapshot after the selected timeline row.
   std::shared_ptr<const Program> shownProgram() const { return shown_; }
@@ -246,6 +251,12 @@ class MainWindow : public QMainWindow {
   bool loadCancelled_ = false;
   bool loading_ = false;
   QMenu* recentMenu_ = nullptr;
+  QStackedWidget* centreStack_ = nullptr;  ///< the start page, then the program's views
+  StartPage* startPage_ = nullptr;
+  QWidget* programCentre_ = nullptr;
+  /// Actions that need an open program (disabled until one is loaded).
+  QAction *saveWs_ = nullptr, *saveWsAs_ = nullptr, *export_ = nullptr;
+  QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
   QFutureWatcher<LoadedProgram> watcher_;

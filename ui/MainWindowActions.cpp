@@ -15,6 +15,7 @@
 #include "ui/ConfigEditor.h"
 #include "ui/FindBar.h"
 #include "ui/GraphView.h"
+#include "ui/StartPage.h"
 #include "ui/StdString.h"
 
 namespace lstudio::ui {
@@ -25,6 +26,8 @@ void MainWindow::buildActions() {
   buildViewMenu();
   buildHelpMenu();
   buildToolBar(open);
+  // The keys a first session needs, read from the actions so the page follows the menus.
+  startPage_->setShortcuts({open, step_, back_, runEnd_, reset_, find_, compare_, saveWs_, export_});
 }
 
 QAction* MainWindow::buildFileMenu() {
@@ -40,13 +43,13 @@ QAction* MainWindow::buildFileMenu() {
   }
   samples->setToolTipsVisible(true);
   file->addSeparator();
-  auto* saveWs = file->addAction(tr("&Save Workspace"), this, [this] { saveWorkspaceInteractively(workspacePath_); });
-  saveWs->setShortcut(QKeySequence::Save);
-  auto* saveWsAs = file->addAction(tr("Save Workspace &As…"), this, [this] { saveWorkspaceInteractively({}); });
-  saveWsAs->setShortcut(QKeySequence::SaveAs);
+  saveWs_ = file->addAction(tr("&Save Workspace"), this, [this] { saveWorkspaceInteractively(workspacePath_); });
+  saveWs_->setShortcut(QKeySequence::Save);
+  saveWsAs_ = file->addAction(tr("Save Workspace &As…"), this, [this] { saveWorkspaceInteractively({}); });
+  saveWsAs_->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
-  auto* exportAct = file->addAction(tr("&Export…"), this, &MainWindow::exportProgram);
-  exportAct->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  export_ = file->addAction(tr("&Export…"), this, &MainWindow::exportProgram);
+  export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   file->addSeparator();
   file->addAction(tr("Load &Config…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
@@ -88,8 +91,8 @@ void MainWindow::buildLoweringMenu() {
 void MainWindow::buildViewMenu() {
   auto* view = menuBar()->addMenu(tr("&View"));
   // Find opens the bar over the views; F3 and Shift+F3 step through its matches.
-  auto* findAct = view->addAction(tr("&Find Node…"), this, [this] { findBar_->open(); });
-  findAct->setShortcut(QKeySequence::Find);
+  find_ = view->addAction(tr("&Find Node…"), this, [this] { findBar_->open(); });
+  find_->setShortcut(QKeySequence::Find);
   auto* next = view->addAction(tr("Find &Next"), this, [this] {
     if (findText_.isEmpty()) return findBar_->open();
     findBar_->show();
@@ -151,6 +154,10 @@ void MainWindow::updateActions() {
   back_->setEnabled(on && s.position > 0);
   reset_->setEnabled(on && s.position > 0);
   stop_->setEnabled(busy);
+  // Nothing to save or export before a program is open (a .ptd alone has no program to export).
+  saveWs_->setEnabled(current_.ok);
+  saveWsAs_->setEnabled(current_.ok);
+  export_->setEnabled(current_.ok && current_.program);
 }
 
 void MainWindow::updateRecentMenu() {
@@ -158,6 +165,7 @@ void MainWindow::updateRecentMenu() {
   const QStringList recent = QSettings().value("recentFiles").toStringList();
   for (const QString& f : recent) recentMenu_->addAction(f, this, [this, f] { openFile(f); });
   recentMenu_->setEnabled(!recent.isEmpty());
+  startPage_->setRecentFiles(recent);
 }
 
 }  // namespace lstudio::ui

@@ -18,6 +18,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStandardPaths>
 #include <QTabBar>
 #include <QTabWidget>
@@ -179,6 +180,7 @@ void MainWindow::finishLoad(LoadedProgram r) {
   // Another program replaces a recovered session not saved: its autosave stays for the next start.
   if (!recovering_ && !recovered_.isEmpty()) releaseRecovered(false);
   current_ = std::move(r);
+  centreStack_->setCurrentWidget(programCentre_);
   inspector_->showNothing();  // nothing of the program shown before is selected in this one
   showSummary(current_);
   log(tr("Loaded %1").arg(q(current_.path)));
