@@ -20,6 +20,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
+#include <QTableWidget>
+#include <QTextBrowser>
 #include <QtTest>
 
 #include "engine/formats/OpenProgram.h"
@@ -185,6 +187,57 @@ class TestMainWindow : public QObject {
     QVERIFY(w.windowTitle().contains("mlp"));
     for (const char* name : {"&Save Workspace", "Save Workspace &As…", "&Export…"}) QVERIFY2(menuAction(w, name)->isEnabled(), name);
     QSettings().remove("recentFiles");
+  }
+
+  // Help lists every shortcut the menus bind (read from the actions, so a new key shows up by itself),
+  // explains the graph and the plan; the View menu names the views it switches to.
+  void helpListsTheShortcuts() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QAction* fit = menuAction(w, "&Fit Graph");
+    QVERIFY(fit);
+    fit->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_G));  // a key no list written by hand has
+    QAction* keys = menuAction(w, "&Keyboard Shortcuts");
+    QVERIFY(keys);
+    keys->trigger();
+    auto* table = w.findChild<QTableWidget*>("shortcutsTable");
+    QVERIFY(table);
+    QStringList rows;
+    for (int r = 0; r < table->rowCount(); ++r) rows << table->item(r, 0)->text() + " = " + table->item(r, 1)->text();
+    int bound = 0;
+    for (QAction* a : w.menuBar()->findChildren<QAction*>()) {
+      if (a->shortcut().isEmpty() || a->menu()) continue;
+      const QString expected = a->shortcut().toString(QKeySequence::NativeText) + " = ";
+      const QString name = a->text().remove('&').remove(QChar(0x2026));
+      QVERIFY2(rows.filter(expected).filter(name).size() == 1, qPrintable(expected + name));
+      ++bound;
+    }
+    QVERIFY(bound >= 20);
+    QVERIFY(rows.contains(fit->shortcut().toString(QKeySequence::NativeText) + " = View › Fit Graph"));
+    QVERIFY(!rows.filter("Config › Undo").isEmpty());  // the config dock's own keys too
+    keys->trigger();  // asked again: the page already open comes forward, no second one
+    QCOMPARE(w.findChildren<QDialog*>("shortcutsDialog").size(), 1);
+    const QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.findChild<QDialog*>("shortcutsDialog")->grab().save(shots + "/studio-help-shortcuts.png"));
+
+    QAction* guide = menuAction(w, "How to &Read the Graph and the Plan");
+    QVERIFY(guide);
+    guide->trigger();
+    auto* text = w.findChild<QTextBrowser*>("readingGuide");
+    QVERIFY(text);
+    for (const char* word : {"dashed", "lower bound", "peak", "arena", "Groups"})
+      QVERIFY2(text->toPlainText().contains(word), word);
+    if (!shots.isEmpty()) QVERIFY(w.findChild<QDialog*>("readingGuideDialog")->grab().save(shots + "/studio-help-guide.png"));
+
+    // View menu: the views by name, each switching to its tab; no "View 5" that does nothing.
+    QVERIFY(!menuAction(w, "View 1") && !menuAction(w, "View 5"));
+    for (int i = 0; i < w.views()->count(); ++i) {
+      QAction* a = menuAction(w, w.views()->tabText(i));
+      QVERIFY2(a, qPrintable(w.views()->tabText(i)));
+      QCOMPARE(a->shortcut(), QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
+      a->trigger();
+      QCOMPARE(w.views()->currentIndex(), i);
+    }
   }
 
   void opensAnExportArchive() {

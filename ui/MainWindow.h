@@ -170,7 +170,8 @@ class MainWindow : public QMainWindow {
   QAction* buildFileMenu();
   void buildLoweringMenu();
   void buildViewMenu();
-  void buildHelpMenu();
+  /// Returns Help > Keyboard Shortcuts.
+  QAction* buildHelpMenu();
   void buildToolBar(QAction* open);
   void updateActions();
   void updateRecentMenu();

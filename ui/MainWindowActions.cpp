@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDialog>
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -15,6 +16,7 @@
 #include "ui/ConfigEditor.h"
 #include "ui/FindBar.h"
 #include "ui/GraphView.h"
+#include "ui/HelpPages.h"
 #include "ui/StartPage.h"
 #include "ui/StdString.h"
 
@@ -24,10 +26,10 @@ void MainWindow::buildActions() {
   QAction* open = buildFileMenu();
   buildLoweringMenu();
   buildViewMenu();
-  buildHelpMenu();
+  QAction* keys = buildHelpMenu();
   buildToolBar(open);
   // The keys a first session needs, read from the actions so the page follows the menus.
-  startPage_->setShortcuts({open, step_, back_, runEnd_, reset_, find_, compare_, saveWs_, export_});
+  startPage_->setShortcuts({open, step_, back_, runEnd_, reset_, find_, compare_, saveWs_, export_, keys});
 }
 
 QAction* MainWindow::buildFileMenu() {
@@ -115,21 +117,43 @@ void MainWindow::buildViewMenu() {
   compare_->setCheckable(true);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
   view->addSeparator();
-  for (int i = 0; i < 5; ++i) {
-    auto* a = view->addAction(tr("View %1").arg(i + 1), this, [this, i] {
-      if (i < views_->count()) views_->setCurrentIndex(i);
-    });
+  // One entry per view tab, under the tab's own name (Ctrl+1 the first).
+  for (int i = 0; i < views_->count() && i < 9; ++i) {
+    auto* a = view->addAction(views_->tabText(i), this, [this, i] { views_->setCurrentIndex(i); });
     a->setShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)));
   }
 }
 
-void MainWindow::buildHelpMenu() {
+QAction* MainWindow::buildHelpMenu() {
   auto* help = menuBar()->addMenu(tr("&Help"));
+  // Non-modal pages; a second request raises the one already open.
+  auto showPage = [this](const char* name, const std::function<QDialog*()>& make) {
+    QDialog* d = findChild<QDialog*>(name);
+    if (!d) d = make();
+    d->show();
+    d->raise();
+    d->activateWindow();
+  };
+  auto* keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this, showPage] {
+    showPage("shortcutsDialog", [this] {
+      // Made from the actions when asked, so the list is what the keys do now.
+      return shortcutsDialog(this, menuShortcuts(menuBar()) +
+                                       actionShortcuts(tr("Config"), {config_->undoAction(), config_->redoAction()}) +
+                                       canvasShortcuts());
+    });
+  });
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+  auto* guide = help->addAction(tr("How to &Read the Graph and the Plan"), this, [this, showPage] {
+    showPage("readingGuideDialog", [this] { return readingGuideDialog(this); });
+  });
+  guide->setShortcut(QKeySequence::HelpContents);
+  help->addSeparator();
   help->addAction(tr("&About"), this, [this] {
     QMessageBox::about(this, tr("About Lowering Studio"),
                        tr("Lowering Studio %1\nSee and steer how a PyTorch program becomes an ExecuTorch program.")
                            .arg(QApplication::applicationVersion()));
   });
+  return keys;
 }
 
 void MainWindow::buildToolBar(QAction* open) {

@@ -1,0 +1,137 @@
+#include "ui/HelpPages.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTableWidget>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace lstudio::ui {
+namespace {
+
+QDialog* pageDialog(QWidget* parent, const QString& title, const char* name, QWidget* content, QSize size) {
+  auto* d = new QDialog(parent);
+  d->setObjectName(name);
+  d->setWindowTitle(title);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  auto* layout = new QVBoxLayout(d);
+  layout->addWidget(content, 1);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, d);
+  QObject::connect(buttons, &QDialogButtonBox::rejected, d, &QDialog::close);
+  layout->addWidget(buttons);
+  d->resize(size);
+  return d;
+}
+
+/// "&Open…" -> "Open".
+QString plain(const QAction* a) { return a->text().remove('&').remove(QChar(0x2026)).trimmed(); }
+
+void addMenu(const QMenu* menu, const QString& where, QList<QPair<QString, QString>>& rows) {
+  for (QAction* a : menu->actions()) {
+    if (a->menu()) addMenu(a->menu(), where + " › " + plain(a), rows);
+    else if (!a->isSeparator() && !a->shortcut().isEmpty())
+      rows.append({where + " › " + plain(a), a->shortcut().toString(QKeySequence::NativeText)});
+  }
+}
+
+// The page's text: what each mark means, in the words and colours the views use
+// (GraphItems' palette, PlanCanvas' lines).
+const char* kReadingGuide = QT_TRANSLATE_NOOP("HelpPages", R"(
+<h3>The graph</h3>
+<p>One box per operator call, data flowing down. A box reads the <b>operator</b> (<code>addmm.out</code>)
+over the <b>dtype and shape</b> of what it writes (<code>float32[4, 256]</code>). Colours tell the kind:
+<span style="background:#E3EEFB">&nbsp;compute&nbsp;</span>
+<span style="background:#E2F3F0">&nbsp;view&nbsp;</span>
+<span style="background:#FDF0DC">&nbsp;memory (copies, allocations, cache updates)&nbsp;</span>
+<span style="background:#ECE6F8">&nbsp;delegate&nbsp;</span>
+<span style="background:#E6F4E4">&nbsp;input&nbsp;</span>
+<span style="background:#EEF1F4">&nbsp;parameter or buffer&nbsp;</span>
+<span style="background:#F6F6F6">&nbsp;constant&nbsp;</span>
+and the dark box is the method's outputs. A <b>dashed</b> box is a view that shares its base's
+bytes (no instruction makes it).</p>
+<p>After a pass, what it changed is marked: a <b style="color:#2E9D3A">green ring and +</b> for a node it
+added, an <b style="color:#E67E00">orange ring and ~</b> for one it modified; a folded group with a change
+inside is marked the same way. The Text view lists the nodes the pass removed.</p>
+<p><b>Groups</b> are the modules of <code>nn_module_stack</code> (and delegates). Big graphs start folded:
+double-click a group (or select it and press Return) to open it; Shift+Return folds the group of the
+selected node. Ctrl+D shows the previous pass's graph beside this one. Click a node to see it in the
+Inspector; the selection is shared with the memory plan and the text.</p>
+<h3>The memory plan</h3>
+<p>One <b>arena</b> (<code>mem_id</code>) at a time. Across: the program's steps (instructions). Up: the byte
+offset in the arena. Each <b>rectangle</b> is a planned tensor, from the step that writes it to the last that
+reads it; two tensors may share bytes only where their lifetimes do not overlap, and that is what the planner
+exploits. Colours follow the producing op or the module (the legend names them; its "+N more" lists the rest).</p>
+<p>Below, <b>live bytes</b> per step: the <span style="color:#C82828">red line</span> is the arena's size, the
+<span style="color:#288C3C">green dashed line</span> the <b>lower bound</b> no plan can beat (the most bytes alive
+at once), and the <span style="color:#E67800">orange dotted line</span> the <b>peak</b>. The table beside it lists
+the tensors alive at the peak, largest first; click a header to sort, a row to select the tensor everywhere.</p>
+<h3>The passes</h3>
+<p>The left panel lists <code>to_executorch</code>'s passes in ExecuTorch's order with their state and time.
+F10 runs the next one, Shift+F10 goes back, F5 runs to the end; click a pass to see the program after it.
+A config change (Config panel) runs the passes again and the log gives the arena sizes old → new.</p>
+)");
+
+}  // namespace
+
+QList<QPair<QString, QString>> menuShortcuts(const QMenuBar* bar) {
+  QList<QPair<QString, QString>> rows;
+  for (QAction* top : bar->actions())
+    if (top->menu()) addMenu(top->menu(), plain(top), rows);
+  return rows;
+}
+
+QList<QPair<QString, QString>> actionShortcuts(const QString& where, const QList<QAction*>& actions) {
+  QList<QPair<QString, QString>> rows;
+  for (QAction* a : actions)
+    if (a && !a->shortcut().isEmpty()) rows.append({where + " › " + plain(a), a->shortcut().toString(QKeySequence::NativeText)});
+  return rows;
+}
+
+QList<QPair<QString, QString>> canvasShortcuts() {
+  // Handled in GraphView::keyPressEvent, GraphCanvas::wheelEvent, PlanCanvas and FindBar.
+  return {
+      {QObject::tr("Graph › open or close the selected group"), "Return"},
+      {QObject::tr("Graph › fold the selected node's group"), "Shift+Return"},
+      {QObject::tr("Graph › zoom"), QObject::tr("+ / −, wheel")},
+      {QObject::tr("Graph › clear the selection"), "Esc"},
+      {QObject::tr("Find bar › next / previous match"), "Enter / Shift+Enter"},
+      {QObject::tr("Find bar › close"), "Esc"},
+      {QObject::tr("Memory plan › zoom steps / bytes"), QObject::tr("+ / −, wheel / Ctrl+ the same")},
+      {QObject::tr("Memory plan › pan"), QObject::tr("arrow keys")},
+      {QObject::tr("Memory plan › fit the arena"), "F, Home or 0"},
+      {QObject::tr("Loading › cancel"), "Esc"},
+  };
+}
+
+QDialog* shortcutsDialog(QWidget* parent, const QList<QPair<QString, QString>>& rows) {
+  auto* table = new QTableWidget(int(rows.size()), 2);
+  table->setObjectName("shortcutsTable");
+  table->setHorizontalHeaderLabels({QObject::tr("Keys"), QObject::tr("Action")});
+  table->verticalHeader()->hide();
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setAlternatingRowColors(true);
+  table->setWordWrap(false);
+  for (int r = 0; r < rows.size(); ++r) {
+    table->setItem(r, 0, new QTableWidgetItem(rows[r].second));
+    table->setItem(r, 1, new QTableWidgetItem(rows[r].first));
+  }
+  table->resizeColumnsToContents();
+  table->horizontalHeader()->setStretchLastSection(true);
+  return pageDialog(parent, QObject::tr("Keyboard Shortcuts"), "shortcutsDialog", table, QSize(600, 640));
+}
+
+QDialog* readingGuideDialog(QWidget* parent) {
+  auto* text = new QTextBrowser;
+  text->setObjectName("readingGuide");
+  text->setOpenExternalLinks(true);
+  text->setHtml(QCoreApplication::translate("HelpPages", kReadingGuide));
+  return pageDialog(parent, QObject::tr("How to Read the Graph and the Plan"), "readingGuideDialog", text, QSize(640, 600));
+}
+
+}  // namespace lstudio::ui
