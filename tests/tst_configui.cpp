@@ -4,7 +4,9 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QLabel>
 #include <QMenu>
+#include <QScrollArea>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -524,6 +526,40 @@ class TestConfigUi : public QObject {
     QVERIFY(!ConstantTable::parseSize("", &v));
     QCOMPARE(ConstantTable::sizeText(1 << 20), QString("1 MiB"));
     QCOMPARE(ConstantTable::sizeText(1000), QString("1000"));
+  }
+
+  // The width the Config dock has at 1366x768 (tabbed with the inspector): every name and
+  // field whole and on screen, and a validation message wrapped, not cut.
+  void editorFitsANarrowDock() {
+    ConfigEditor editor;
+    editor.resize(340, 560);
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&editor));
+    QWidget* viewport = editor.findChild<QScrollArea*>()->viewport();
+    auto whole = [viewport](QWidget* w) {
+      const QRect r(w->mapTo(viewport, QPoint(0, 0)), w->size());
+      const int need = w->sizeHint().width();  // a name or check box must be whole; a field at least its minimum
+      const bool wide = qobject_cast<QLineEdit*>(w) ? w->width() >= w->minimumSizeHint().width() : w->width() >= need;
+      return r.left() >= 0 && r.right() < viewport->width() && wide;
+    };
+    const QStringList fields = {"memory_planning_pass.algorithms", "memory_planning_pass.alignment",
+                                "to_out_var_pass.ignore_to_out_var_failure", "dynamic_memory_planning_mode",
+                                "sym_shape_eval_pass", "segment_alignment", "constant_tensor_alignment",
+                                "reinplace_extra_ops"};
+    for (const QString& f : fields) QVERIFY2(whole(editor.fieldEditor(f)), qPrintable(f));
+    for (QCheckBox* b : editor.fieldEditor("memory_planning_pass.algorithms")->findChildren<QCheckBox*>())
+      QVERIFY2(whole(b), qPrintable(b->text()));
+    for (QLabel* l : editor.findChildren<QLabel*>())
+      if (l->text() == "ignore_to_out_var_failure" || l->text() == "dynamic_memory_planning_mode") QVERIFY2(whole(l), qPrintable(l->text()));
+
+    typeInto(qobject_cast<QLineEdit*>(editor.fieldEditor("segment_alignment")), "24");
+    QVERIFY(editor.fieldError("segment_alignment").contains("power of two"));
+    auto* error = editor.findChild<QLabel*>("segment_alignment.error");
+    QVERIFY(error && error->isVisible());
+    const QRect r(error->mapTo(viewport, QPoint(0, 0)), error->size());
+    QVERIFY2(r.left() >= 0 && r.right() < viewport->width(), "the message runs off the dock");
+    QVERIFY(error->height() >= error->heightForWidth(error->width()));  // every wrapped line shown
+    saveShot(&editor, "narrow");
   }
 
   void screenshots() {

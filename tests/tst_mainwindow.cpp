@@ -21,6 +21,10 @@
 #include <QLineEdit>
 #include <QSettings>
 #include <QTableWidget>
+#include <QTableView>
+#include <QHeaderView>
+#include <QDockWidget>
+#include <QScrollArea>
 #include <QTextBrowser>
 #include <QtTest>
 
@@ -414,6 +418,39 @@ class TestMainWindow : public QObject {
 
   // Issue 23, item 7: at 1366×768 the passes panel cut names
   // ("UnsafeRemoveAutoFuncti…") and times (13.38 read "13"); its dots had no legend.
+  // A first start at 1366x768: the Constants dock, raised from behind the log, shows rows (not
+  // just its header) with each row's destination in view; the Config dock shows its fields whole.
+  void docksReadableAt1366() {
+    QSettings().remove("window");  // a first start: the docks take their default sizes
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openProgram(sample("mobilenet_v2"), "mobilenet_v2");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QTest::qWait(50);  // the first-start dock sizes are applied from the event loop
+    w.findChild<QDockWidget*>("constantsDock")->raise();
+    QTest::qWait(50);
+    QTableView* v = w.constantTable()->view();
+    QVERIFY(v->isVisible() && v->model()->rowCount() > 100);
+    const int rows = v->viewport()->height() / v->verticalHeader()->defaultSectionSize();
+    QVERIFY2(rows >= 4, qPrintable(QString("%1 rows in view").arg(rows)));
+    const int dest = v->columnViewportPosition(ui::ConstantTable::Destination) + v->columnWidth(ui::ConstantTable::Destination);
+    QVERIFY2(dest <= v->viewport()->width(), qPrintable(QString("destination ends at %1 of %2").arg(dest).arg(v->viewport()->width())));
+    QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-constants-1366.png"));
+
+    w.findChild<QDockWidget*>("configDock")->raise();
+    QTest::qWait(50);
+    QWidget* viewport = w.configEditor()->findChild<QScrollArea*>()->viewport();
+    for (const char* f : {"memory_planning_pass.algorithms", "dynamic_memory_planning_mode", "segment_alignment"}) {
+      QWidget* e = w.configEditor()->fieldEditor(f);
+      QVERIFY2(e->mapTo(viewport, QPoint(e->width(), 0)).x() <= viewport->width(), f);
+    }
+    if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-config-1366.png"));
+  }
+
   void passesPanelReadsWhole() {
     QSettings().remove("window");  // a first start: the docks take their default sizes
     ui::MainWindow w;

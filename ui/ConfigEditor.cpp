@@ -159,10 +159,12 @@ class ConfigEditor::Form {
     form_ = new QFormLayout(box);
     form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     form_->setLabelAlignment(Qt::AlignLeft);
+    // In a narrow dock a field that does not fit beside its name goes under it, never off-screen.
+    form_->setRowWrapPolicy(QFormLayout::WrapLongRows);
     layout_->addWidget(box);
   }
 
-  /// Adds a row: ExecuTorch's (short) name, the editor, and an error line under it.
+  /// Adds a row: ExecuTorch's (short) name, the editor, and an error line under both.
   void addRow(const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show) {
     QString shortName = key.section('.', -1);
     auto* label = new QLabel(shortName, body_);
@@ -175,13 +177,9 @@ class ConfigEditor::Form {
     error->setWordWrap(true);
     error->setStyleSheet("color: #c62828;");
     error->hide();
-    auto* cell = new QWidget(body_);
-    auto* v = new QVBoxLayout(cell);
-    v->setContentsMargins(0, 0, 0, 0);
-    v->setSpacing(2);
-    v->addWidget(editor);
-    v->addWidget(error);
-    form_->addRow(label, cell);
+    form_->addRow(label, editor);
+    // The whole width of the group, not the field's column: a message wraps instead of being cut.
+    form_->addRow(error);
     editor_->fields_.insert(key, Field{editor, error, std::move(show)});
     editor_->order_ << key;
   }
@@ -279,6 +277,8 @@ void ConfigEditor::buildUi() {
   auto* scroll = new QScrollArea(this);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
+  // The form fits the dock's width (rows wrap); only the height scrolls.
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* body = new QWidget(scroll);
   auto* bodyLayout = new QVBoxLayout(body);
   scroll->setWidget(body);

@@ -209,14 +209,20 @@ ConstantTable::~ConstantTable() = default;
 void ConstantTable::buildUi() {
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 4, 4, 4);
-  auto* splitter = new QSplitter(Qt::Vertical, this);
-  outer->addWidget(splitter);
-  buildConstantsPane(splitter);
-  buildRulesPane(splitter);
-  buildTotals(splitter);
-  splitter->setStretchFactor(0, 4);
-  splitter->setStretchFactor(1, 2);
-  splitter->setStretchFactor(2, 1);
+  // A bottom dock is short and wide: the constants get its whole height on the
+  // left, the rules and the totals share the column beside them.
+  auto* across = new QSplitter(Qt::Horizontal, this);
+  across->setChildrenCollapsible(false);
+  outer->addWidget(across);
+  buildConstantsPane(across);
+  auto* side = new QSplitter(Qt::Vertical, across);
+  side->setChildrenCollapsible(false);
+  buildRulesPane(side);
+  buildTotals(side);
+  side->setStretchFactor(0, 2);
+  side->setStretchFactor(1, 1);
+  across->setStretchFactor(0, 2);
+  across->setStretchFactor(1, 1);
 }
 
 /// The constants: a filter with the count of rows it leaves, over the table.
@@ -256,13 +262,20 @@ void ConstantTable::buildConstantsView(QWidget* parent) {
   view_->horizontalHeader()->setStretchLastSection(true);
   view_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   view_->setItemDelegateForColumn(Destination, new DestinationDelegate(this, view_));
-  view_->setColumnWidth(Name, 260);
-  view_->setColumnWidth(Module, 170);
+  view_->setColumnWidth(Name, 240);
+  view_->setColumnWidth(Module, 140);
   view_->setColumnWidth(Shape, 100);
   view_->setColumnWidth(DType, 70);
   view_->setColumnWidth(Bytes, 80);
   view_->setColumnWidth(FirstOp, 150);
-  view_->setColumnWidth(Destination, 170);
+  view_->setColumnWidth(Destination, 160);
+  // Where each constant goes is what is edited here: beside its size, in view in a 700 px
+  // table; the module (mostly the name's prefix) and the first op after it.
+  const int shown[] = {Name, Shape, DType, Bytes, Destination, Module, FirstOp};
+  for (int visual = 0; visual < int(std::size(shown)); ++visual)
+    view_->horizontalHeader()->moveSection(view_->horizontalHeader()->visualIndex(shown[visual]), visual);
+  // Room for a few rows however small the dock, so the table never shrinks to its header.
+  view_->setMinimumHeight(view_->horizontalHeader()->sizeHint().height() + 4 * view_->verticalHeader()->defaultSectionSize());
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
     if (current.isValid()) emit constantSelected(current.data(ValueIdRole).toInt());
   });
@@ -285,7 +298,8 @@ void ConstantTable::buildRulesPane(QWidget* parent) {
 
 QHBoxLayout* ConstantTable::buildRuleBar(QWidget* parent) {
   auto* ruleBar = new QHBoxLayout;
-  auto* title = new QLabel(tr("<b>Tagging rules</b> — the first rule that matches decides"), parent);
+  auto* title = new QLabel(tr("<b>Tagging rules</b> (first match decides)"), parent);
+  title->setToolTip(tr("Each constant goes where the first rule that matches it says; a choice made in a row becomes a rule at the top"));
   ruleBar->addWidget(title, 1);
   auto* add = new QToolButton(parent);
   add->setText(tr("Add rule"));
@@ -328,10 +342,11 @@ void ConstantTable::buildRulesView(QWidget* parent) {
   rules_->setSelectionBehavior(QAbstractItemView::SelectRows);
   rules_->setSelectionMode(QAbstractItemView::SingleSelection);
   rules_->setItemDelegateForColumn(RuleFile, new DestinationDelegate(this, rules_));
-  rules_->setColumnWidth(RuleName, 200);
-  rules_->setColumnWidth(RuleModule, 150);
-  rules_->setColumnWidth(RuleOp, 150);
-  rules_->setColumnWidth(RuleMinBytes, 90);
+  // Narrow enough to fit the column beside the constants at 1366 px; File stretches.
+  rules_->setColumnWidth(RuleName, 130);
+  rules_->setColumnWidth(RuleModule, 110);
+  rules_->setColumnWidth(RuleOp, 120);
+  rules_->setColumnWidth(RuleMinBytes, 75);
   connect(rules_, &QTableWidget::itemChanged, this, [this] {
     if (!showingRules_) rulesEdited();
   });

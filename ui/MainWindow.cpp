@@ -187,7 +187,8 @@ MainWindow::Docks MainWindow::buildDocks() {
   docks.config = dock(tr("Config"), "configDock", config_, Qt::RightDockWidgetArea);
   constants_ = new ConstantTable;
   constants_->setObjectName("constantTable");
-  constants_->setMinimumSize(200, 80);  // the dock may be small; the table scrolls
+  // Narrow is fine (the table scrolls), but never shorter than a few rows: its layout sets the height.
+  constants_->setMinimumWidth(200);
   docks.constants = dock(tr("Constants"), "constantsDock", constants_, Qt::BottomDockWidgetArea);
 
   log_ = new QPlainTextEdit;
