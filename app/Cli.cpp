@@ -45,7 +45,7 @@ const char* kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  inspect FILE [--ptd DATA.ptd]... [--size [--against OTHER]] [--json]\n"
+    "  inspect FILE [--ptd DATA.ptd]... [--size [--against OTHER] [--full]] [--json]\n"
     "      Verify a program and print what is inside. For an ExecuTorch program\n"
     "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
     "      delegates, constants, and per mem_id the arena size, lower bound and\n"
@@ -58,7 +58,8 @@ const char* kUsageText =
     "      and, for XNNPACK, its graph, constant data and header, named data by\n"
     "      the backend that reads it, mutable data, padding), largest first; in\n"
     "      --json as size.total and size.parts[] of {name, bytes, parts} whose\n"
-    "      leaves add up to the file size. No constant byte is read. --against\n"
+    "      leaves add up to the file size; the five largest items of each part,\n"
+    "      or all with --full. No constant byte is read. --against\n"
     "      OTHER puts the breakdowns of FILE and OTHER side by side, with the\n"
     "      difference per part and per item, largest change first.\n"
     "\n"
@@ -254,13 +255,13 @@ int compareSizes(const FileArgs& a, std::ostream& out, std::ostream& err) {
     return kBadFile;
   }
   if (a.json) out << jsonText({{"size_diff", sizeDiffJson(x.value(), y.value())}}) << "\n";
-  else out << sizeDiffText(x.value(), y.value());
+  else out << sizeDiffText(x.value(), y.value(), a.full ? SIZE_MAX : 5);
   return kOk;
 }
 
 int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   FileArgs a;
-  if (int rc = parseFileArgs("inspect", args, false, a, err); rc != kOk) return rc;
+  if (int rc = parseFileArgs("inspect", args, true, a, err); rc != kOk) return rc;
   if (!a.against.empty()) return compareSizes(a, out, err);
   if (isDataFile(a.file)) {  // a .ptd on its own: list what it holds
     auto d = readDataFile(a.file);
@@ -273,7 +274,7 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (a.size) j["size"] = sizeJson(sizeBreakdown(d.value()));
       out << jsonText(j) << "\n";
     } else {
-      out << dataFileText(d.value()) << (a.size ? "\n" + sizeText(sizeBreakdown(d.value())) : "");
+      out << dataFileText(d.value()) << (a.size ? "\n" + sizeText(sizeBreakdown(d.value()), a.full ? SIZE_MAX : 5) : "");
     }
     return kOk;
   }
@@ -290,7 +291,7 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << jsonText(j) << "\n";
   } else {
     out << toText(summary);
-    if (sizes) out << "\n" << sizeText(*sizes);
+    if (sizes) out << "\n" << sizeText(*sizes, a.full ? SIZE_MAX : 5);
   }
   return kOk;
 }

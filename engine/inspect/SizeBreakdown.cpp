@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/formats/pte/ProgramTableBytes.h"
 #include "engine/inspect/DelegateReport.h"
 #include "engine/support/FormatUtil.h"
 
@@ -186,7 +187,11 @@ SizeBreakdown sizeBreakdown(const Program& p) {
                  !t->fqn.empty() ? t->fqn : m.name + " %" + std::to_string(v));
   for (size_t s = 0; s < p.segments.size(); ++s)
     part.add(p.segments[s].offset, p.segments[s].size, "segments no table names", "segment " + std::to_string(s));
-  part.add(fbStart, p.facts.programSize, "program structure (methods, instructions, values)");
+  // The flatbuffer by what its tables hold, then what lies between them.
+  if (p.backing && p.format == SourceFormat::Pte && !p.facts.identifier.empty())
+    for (const auto& r : pte::programTableBytes(*p.backing, fbStart, p.facts.programSize))
+      part.add(r.offset, r.size, "program flatbuffer", r.owner);
+  part.add(fbStart, p.facts.programSize, "program flatbuffer", "header, vtables shared, offsets and alignment");
   if (p.facts.bundled) part.add(0, b.fileBytes, "bundled program wrapper (test suites)");
   b.parts = part.parts();
   return b;
@@ -296,13 +301,14 @@ nlohmann::json leaf(const std::string& name, uint64_t bytes) {
   return {{"name", name}, {"bytes", bytes}, {"parts", nlohmann::json::array()}};
 }
 
-/// Constants grouped by the module path of their names ("layers.0.attention"
-/// holding "wq.weight"...): one level, so a model's blocks read as blocks.
-nlohmann::json byModule(const std::vector<SizeItem>& items) {
+/// Items grouped by the prefix of their names up to the last `separator`:
+/// constants by module path ("layers.0.attention" holding "wq.weight"), the
+/// flatbuffer's tables by method ("forward" holding "values"). One level.
+nlohmann::json byPrefix(const std::vector<SizeItem>& items, const std::string& separator) {
   std::map<std::string, std::vector<const SizeItem*>> groups;
   for (const auto& i : items) {
-    size_t dot = i.name.rfind('.');
-    groups[dot == std::string::npos ? std::string() : i.name.substr(0, dot)].push_back(&i);
+    size_t at = i.name.rfind(separator);
+    groups[at == std::string::npos ? std::string() : i.name.substr(0, at)].push_back(&i);
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [module, members] : groups) {
@@ -312,7 +318,7 @@ nlohmann::json byModule(const std::vector<SizeItem>& items) {
     }
     nlohmann::json g = leaf(module, 0);
     for (const SizeItem* i : members) {
-      g["parts"].push_back(leaf(i->name.substr(module.size() + 1), i->bytes));
+      g["parts"].push_back(leaf(i->name.substr(module.size() + separator.size()), i->bytes));
       g["bytes"] = g["bytes"].get<uint64_t>() + i->bytes;
     }
     out.push_back(std::move(g));
@@ -329,7 +335,8 @@ nlohmann::json sizeJson(const SizeBreakdown& b) {
     uint64_t itemised = 0;
     for (const auto& i : p.items) itemised += i.bytes;
     if (!p.items.empty()) {
-      if (p.name.rfind("constants", 0) == 0 || p.name.rfind("mutable", 0) == 0) part["parts"] = byModule(p.items);
+      if (p.name.rfind("constants", 0) == 0 || p.name.rfind("mutable", 0) == 0) part["parts"] = byPrefix(p.items, ".");
+      else if (p.name == "program flatbuffer") part["parts"] = byPrefix(p.items, ": ");
       else
         for (const auto& i : p.items) part["parts"].push_back(leaf(i.name, i.bytes));
       if (itemised < p.bytes) part["parts"].push_back(leaf("(not itemised)", p.bytes - itemised));
