@@ -11,6 +11,7 @@
 #include <QMenuBar>
 #include <QTextBlock>
 #include <QTabBar>
+#include <QComboBox>
 #include <QGraphicsView>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -604,6 +605,42 @@ class TestMainWindow : public QObject {
   // nothing. It kept the previous file's node after another file was opened,
   // and kept the first method's node after a switch of method tab; a node
   // clicked there then read like the one before, as it named no method.
+  // 29 methods (the QNN llama): a list beside the tabs jumps to any of them; few methods, no list.
+  void methodListJumpsToAMethod() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("pte/stories260k_hybrid_llama_qnn.pte"));
+    QVERIFY(spy.wait(60000));
+    QCOMPARE(spy.first().at(0).toBool(), true);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    auto* list = w.findChild<QComboBox*>("methodList");
+    QVERIFY(list && list->isVisible());
+    const auto& methods = w.shownProgram()->methods;
+    QCOMPARE(list->count(), int(methods.size()));
+    QVERIFY(list->count() >= 29);
+    for (int i = 0; i < list->count(); ++i) QCOMPARE(list->itemText(i), QString::fromStdString(methods[i].name));
+    const int target = list->count() - 3;  // far past what the tab bar shows
+    list->setCurrentIndex(target);
+    emit list->activated(target);
+    QCOMPARE(w.shownMethod(), target);
+    QTabBar* tabs = nullptr;  // the method tabs: the tab bar with a tab per method
+    for (QTabBar* t : w.findChildren<QTabBar*>())
+      if (t->count() == list->count()) tabs = t;
+    QVERIFY(tabs);
+    QCOMPARE(tabs->currentIndex(), target);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    QCOMPARE(list->currentIndex(), target);  // still naming the method shown after the refresh
+    QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-method-list.png"));
+
+    w.openProgram(sample("mlp"), "mlp");  // one method: neither tabs nor list
+    QVERIFY(!list->isVisible());
+  }
+
   void inspectorFollowsTheShownProgram() {
     Program two = *sample("mlp");
     two.methods.push_back(two.methods[0]);

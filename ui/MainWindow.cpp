@@ -7,8 +7,10 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QFontDatabase>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLockFile>
@@ -40,6 +42,9 @@
 
 namespace lstudio::ui {
 namespace {
+
+// More methods than this and the tabs scroll: a list beside them jumps to any method.
+constexpr int kMethodListFrom = 6;
 
 // Marks of the text view: added nodes green, modified amber, selection blue.
 const QColor kAdded(200, 240, 200), kModified(255, 236, 179), kSelected(187, 222, 251);
@@ -92,7 +97,17 @@ void MainWindow::buildCentre() {
   methodTabs_ = new QTabBar;
   methodTabs_->setDocumentMode(true);
   methodTabs_->setExpanding(false);
-  centreLayout->addWidget(methodTabs_);
+  methodList_ = new QComboBox;
+  methodList_->setObjectName("methodList");
+  methodList_->setToolTip(tr("Go to a method (type its first letters)"));
+  methodList_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  methodList_->setMaxVisibleItems(30);
+  methodList_->hide();
+  auto* methodRow = new QHBoxLayout;
+  methodRow->setSpacing(4);
+  methodRow->addWidget(methodTabs_, 1);
+  methodRow->addWidget(methodList_);
+  centreLayout->addLayout(methodRow);
   findBar_ = new FindBar;
   centreLayout->addWidget(findBar_);
   views_ = new QTabWidget;
@@ -245,6 +260,8 @@ void MainWindow::connectViews() {
       text_->centerCursor();
     }
   });
+  // Choosing in the list selects the tab (which scrolls into view); the tab shows the method.
+  connect(methodList_, &QComboBox::activated, methodTabs_, &QTabBar::setCurrentIndex);
   connect(methodTabs_, &QTabBar::currentChanged, this, [this](int i) {
     if (i < 0 || i == method_) return;
     method_ = i;
@@ -337,6 +354,14 @@ void MainWindow::refreshMethodTabs() {
   if (method_ >= methodTabs_->count()) method_ = 0;
   methodTabs_->setCurrentIndex(method_);
   methodTabs_->setVisible(methodTabs_->count() > 1);
+  QSignalBlocker blockList(methodList_);
+  const bool many = methodTabs_->count() >= kMethodListFrom;
+  methodList_->clear();
+  if (many) {
+    for (int i = 0; i < methodTabs_->count(); ++i) methodList_->addItem(methodTabs_->tabText(i));
+    methodList_->setCurrentIndex(method_);
+  }
+  methodList_->setVisible(many);
 }
 
 void MainWindow::refreshDiff() {

@@ -18,6 +18,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLockFile;
 class QPlainTextEdit;
@@ -227,6 +228,7 @@ class MainWindow : public QMainWindow {
   QTreeWidget* timeline_ = nullptr;
   QCheckBox* hideUnchanged_ = nullptr;
   QTabBar* methodTabs_ = nullptr;
+  QComboBox* methodList_ = nullptr;  ///< every method by name, beside the tabs when there are many
   QTabWidget* views_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
   MemoryPlanView* plan_ = nullptr;
