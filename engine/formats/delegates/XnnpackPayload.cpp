@@ -75,12 +75,25 @@ void addInput(Node& n, uint32_t id) {
   if (id != kInvalidId) n.inputs.push_back(id);
 }
 
-// One function per parameter table; the member's name comes from the union.
-void fill(Node& n, const fb::_XNNNode1x1* t) {
+std::string pair(uint32_t a, uint32_t b) { return std::to_string(a) + "×" + std::to_string(b); }
+
+/// "top, right, bottom, left" of a table with the four padding fields.
+template <class T>
+std::string padding(const T* t) {
+  return std::to_string(t->padding_top()) + ", " + std::to_string(t->padding_right()) + ", " +
+         std::to_string(t->padding_bottom()) + ", " + std::to_string(t->padding_left());
+}
+
+/// The many tables with one input_id, one output_id and flags.
+template <class T>
+void oneInOneOut(Node& n, const T* t) {
   addInput(n, t->input_id());
   n.outputs = {t->output_id()};
   n.flags = t->flags();
 }
+
+// One function per parameter table; the member's name comes from the union.
+void fill(Node& n, const fb::_XNNNode1x1* t) { oneInOneOut(n, t); }
 void fill(Node& n, const fb::_XNNNode2x1* t) {
   addInput(n, t->input1_id());
   addInput(n, t->input2_id());
@@ -100,10 +113,7 @@ void fill(Node& n, const fb::_XNNNodeConv* t) {
   addInput(n, t->bias_id());
   n.outputs = {t->output_id()};
   n.flags = t->flags();
-  auto pair = [](uint32_t a, uint32_t b) { return std::to_string(a) + "×" + std::to_string(b); };
-  n.params = {{"padding (t, r, b, l)", std::to_string(t->padding_top()) + ", " + std::to_string(t->padding_right()) +
-                                           ", " + std::to_string(t->padding_bottom()) + ", " +
-                                           std::to_string(t->padding_left())},
+  n.params = {{"padding (t, r, b, l)", padding(t)},
               {"kernel", pair(t->kernel_height(), t->kernel_width())},
               {"stride", pair(t->subsampling_height(), t->subsampling_width())},
               {"dilation", pair(t->dilation_height(), t->dilation_width())},
@@ -113,13 +123,8 @@ void fill(Node& n, const fb::_XNNNodeConv* t) {
               {"adjustment", pair(t->adjustment_height(), t->adjustment_width())}};
 }
 void fill(Node& n, const fb::_XNNPooling2D* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
-  auto pair = [](uint32_t a, uint32_t b) { return std::to_string(a) + "×" + std::to_string(b); };
-  n.params = {{"padding (t, r, b, l)", std::to_string(t->padding_top()) + ", " + std::to_string(t->padding_right()) +
-                                           ", " + std::to_string(t->padding_bottom()) + ", " +
-                                           std::to_string(t->padding_left())},
+  oneInOneOut(n, t);
+  n.params = {{"padding (t, r, b, l)", padding(t)},
               {"pooling", pair(t->pooling_height(), t->pooling_width())},
               {"stride", pair(t->stride_height(), t->stride_width())},
               {"dilation", pair(t->dilation_height(), t->dilation_width())}};
@@ -132,35 +137,25 @@ void fill(Node& n, const fb::_XNNCat* t, int arity) {
   n.params = {{"axis", std::to_string(t->axis())}};
 }
 void fill(Node& n, const fb::XNNStaticTranspose* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"perm", listText(t->perm())}};
 }
 void fill(Node& n, const fb::XNNStaticResizeBilinear2D* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
-  n.params = {{"new size", std::to_string(t->new_height()) + "×" + std::to_string(t->new_width())}};
+  oneInOneOut(n, t);
+  n.params = {{"new size", pair(t->new_height(), t->new_width())}};
 }
 void fill(Node& n, const fb::XNNStaticConstantPad* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"pre paddings", listText(t->pre_paddings())},
               {"post paddings", listText(t->post_paddings())},
               {"padding value", std::to_string(t->padding_value())}};
 }
 void fill(Node& n, const fb::XNNStaticReshape* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"new shape", listText(t->new_shape())}};
 }
 void fill(Node& n, const fb::XNNStaticSlice* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"offsets", listText(t->offsets())}, {"sizes", listText(t->sizes())}};
 }
 void fill(Node& n, const fb::XNNScaledDotProductAttention* t) {
@@ -172,21 +167,14 @@ void fill(Node& n, const fb::XNNArgMaxPooling2d* t) {
   addInput(n, t->input_id());
   n.outputs = {t->output_value_id(), t->output_index_id()};
   n.flags = t->flags();
-  n.params = {{"padding (t, r, b, l)", std::to_string(t->padding_top()) + ", " + std::to_string(t->padding_right()) +
-                                           ", " + std::to_string(t->padding_bottom()) + ", " +
-                                           std::to_string(t->padding_left())},
-              {"pooling", std::to_string(t->pooling_height()) + "×" + std::to_string(t->pooling_width())}};
+  n.params = {{"padding (t, r, b, l)", padding(t)}, {"pooling", pair(t->pooling_height(), t->pooling_width())}};
 }
 void fill(Node& n, const fb::XNNLeakyReLU* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"negative slope", std::to_string(t->negative_slope())}};
 }
 void fill(Node& n, const fb::XNNELU* t) {
-  addInput(n, t->input_id());
-  n.outputs = {t->output_id()};
-  n.flags = t->flags();
+  oneInOneOut(n, t);
   n.params = {{"alpha", std::to_string(t->alpha())}};
 }
 
