@@ -15,32 +15,11 @@
 #include <vector>
 
 #include "engine/support/Error.h"
+#include "engine/ir/CallBuilder.h"
 #include "engine/ir/Ir.h"
 #include "engine/ir/TreeSpec.h"
 
 namespace lstudio {
-
-/// A value of the graph being built (a tensor, or a symbolic size). A type
-/// of its own so that plain integers in argument lists stay integers.
-struct TensorRef {
-  ValueId id = kNoValue;
-};
-
-/// One argument of GraphBuilder::call, positional in schema order.
-struct BuildArg {
-  using V = std::variant<None, TensorRef, int64_t, double, bool, std::vector<int64_t>, std::vector<TensorRef>, ScalarType>;
-  V v;
-  BuildArg(None n = {}) : v(n) {}
-  BuildArg(TensorRef t) : v(t) {}
-  BuildArg(int x) : v(int64_t(x)) {}
-  BuildArg(int64_t x) : v(x) {}
-  BuildArg(double x) : v(x) {}
-  BuildArg(bool x) : v(x) {}
-  BuildArg(std::vector<int64_t> x) : v(std::move(x)) {}
-  BuildArg(std::initializer_list<int64_t> x) : v(std::vector<int64_t>(x)) {}
-  BuildArg(std::vector<TensorRef> x) : v(std::move(x)) {}  ///< a tensor list
-  BuildArg(ScalarType x) : v(x) {}
-};
 
 /// How a parameter or buffer is filled (deterministic, no randomness).
 struct WeightInit {
@@ -112,10 +91,5 @@ class GraphBuilder {
   std::unordered_map<std::string, int> nextSuffix_;
   std::optional<Error> error_;
 };
-
-/// Result specs of an ATen call whose arguments are already in schema order
-/// (sizes, dtype, dim order; symbols carried where sizes are symbolic).
-Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& qualifiedName,
-                                                 const std::string& overload, const std::vector<ValueId>& args);
 
 }  // namespace lstudio

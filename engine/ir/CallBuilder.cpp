@@ -1,0 +1,410 @@
+#include "engine/ir/CallBuilder.h"
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
+#include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
+
+namespace lstudio {
+namespace {
+
+const TensorSpec* tensorArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0 || static_cast<size_t>(args[i]) >= m.values.size()) return nullptr;
+  return m.values[args[i]].tensorIf();
+}
+
+std::optional<int64_t> intArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0) return std::nullopt;
+  if (auto* v = std::get_if<int64_t>(&m.values[args[i]].payload)) return *v;
+  if (auto* b = std::get_if<bool>(&m.values[args[i]].payload)) return *b ? 1 : 0;
+  return std::nullopt;
+}
+
+/// Items of an IntList argument (nullopt when the argument is None).
+std::optional<std::vector<int64_t>> intsArg(const Method& m, const std::vector<ValueId>& args, size_t i) {
+  if (i >= args.size() || args[i] < 0) return std::nullopt;
+  const auto* l = std::get_if<IntList>(&m.values[args[i]].payload);
+  if (!l) return std::nullopt;
+  std::vector<int64_t> out;
+  for (ValueId x : l->items) out.push_back(std::get<int64_t>(m.values[x].payload));
+  return out;
+}
+
+std::string symbolOf(const TensorSpec& t, size_t d) { return d < t.symbols.size() ? t.symbols[d] : std::string(); }
+
+TensorSpec like(const TensorSpec& t, std::vector<int64_t> sizes, std::vector<std::string> symbols = {}) {
+  TensorSpec r;
+  r.dtype = t.dtype;
+  r.sizes = std::move(sizes);
+  r.symbols = std::move(symbols);
+  bool any = false;
+  for (const auto& s : r.symbols) any = any || !s.empty();
+  if (!any) r.symbols.clear();
+  r.dynamism = any ? ShapeDynamism::DynamicBound : ShapeDynamism::Static;
+  for (size_t d = 0; d < r.sizes.size(); ++d) r.dimOrder.push_back(static_cast<uint8_t>(d));
+  return r;
+}
+
+int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+
+Error shapeError(const std::string& op, const std::string& what) {
+  return Error{ErrorCode::Invalid, {}, std::nullopt, "shape inference for " + op, "consistent arguments", what};
+}
+
+/// Broadcast of two shapes (numpy rules), symbols kept from whichever side has the dimension.
+std::optional<TensorSpec> broadcast(const TensorSpec& a, const TensorSpec& b) {
+  size_t n = std::max(a.sizes.size(), b.sizes.size());
+  std::vector<int64_t> sizes(n);
+  std::vector<std::string> syms(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.sizes.size() ? 1 : a.sizes[i - (n - a.sizes.size())];
+    int64_t db = i < n - b.sizes.size() ? 1 : b.sizes[i - (n - b.sizes.size())];
+    std::string sa = i < n - a.sizes.size() ? "" : symbolOf(a, i - (n - a.sizes.size()));
+    std::string sb = i < n - b.sizes.size() ? "" : symbolOf(b, i - (n - b.sizes.size()));
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    sizes[i] = da == 1 ? db : da;
+    syms[i] = da == 1 ? sb : sa;
+  }
+  return like(a, sizes, syms);
+}
+
+using Specs = Result<std::vector<TensorSpec>>;
+
+std::vector<TensorSpec> one(TensorSpec t) { return std::vector<TensorSpec>{std::move(t)}; }
+
+/// One call whose result specs a shape rule infers; each rule reads one operator family.
+struct ShapeCall {
+  const Method& m;
+  const std::string& name;
+  const std::string& overload;
+  const std::vector<ValueId>& args;
+  const std::string op = name + "." + overload;  // for messages
+  const TensorSpec* a0 = tensorArg(m, args, 0);
+
+  /// Elementwise operators with one tensor input: its shape.
+  Specs sameShape() const {
+    if (!a0) return shapeError(op, "no input tensor");
+    return one(like(*a0, a0->sizes, a0->symbols));
+  }
+
+  /// Binary arithmetic: the operands broadcast (a Scalar overload keeps the tensor's shape).
+  Specs broadcastBinary() const {
+    if (!a0) return shapeError(op, "no input tensor");
+    const TensorSpec* a1 = tensorArg(m, args, 1);
+    if (!a1) return one(like(*a0, a0->sizes, a0->symbols));  // Scalar overloads
+    auto r = broadcast(*a0, *a1);
+    if (!r) return shapeError(op, "shapes that do not broadcast: " + a0->shapeString() + " and " + a1->shapeString());
+    return one(*r);
+  }
+
+  /// where(cond, x, y): all three broadcast, x's dtype.
+  Specs where() const {
+    const TensorSpec *c = a0, *x = tensorArg(m, args, 1), *y = tensorArg(m, args, 2);
+    if (!c || !x || !y) return shapeError(op, "three tensors");
+    auto r = broadcast(*x, *y);
+    if (r) r = broadcast(*c, *r);
+    if (!r) return shapeError(op, "shapes that do not broadcast");
+    r->dtype = x->dtype;
+    return one(*r);
+  }
+
+  /// addmm, mm, bmm: the first matrix's sizes but its last, then the second's last.
+  Specs matmul() const {
+    size_t first = name == "aten::addmm" ? 1 : 0;
+    const TensorSpec *x = tensorArg(m, args, first), *w = tensorArg(m, args, first + 1);
+    if (!x || !w) return shapeError(op, "two matrices");
+    size_t rx = x->sizes.size(), rw = w->sizes.size();
+    if (rx < 2 || rw < 2 || x->sizes[rx - 1] != w->sizes[rw - 2])
+      return shapeError(op, "inner sizes that differ: " + x->shapeString() + " @ " + w->shapeString());
+    std::vector<int64_t> s(x->sizes.begin(), x->sizes.end() - 1);
+    std::vector<std::string> sy(s.size());
+    for (size_t d = 0; d < s.size(); ++d) sy[d] = symbolOf(*x, d);
+    s.push_back(w->sizes[rw - 1]);
+    sy.push_back(symbolOf(*w, rw - 1));
+    return one(like(*x, s, sy));
+  }
+
+  /// permute: the sizes in the permuted order.
+  Specs permute() const {
+    auto dims = intsArg(m, args, 1);
+    if (!a0 || !dims || dims->size() != a0->sizes.size()) return shapeError(op, "a permutation of every dimension");
+    std::vector<int64_t> s;
+    std::vector<std::string> sy;
+    for (int64_t d : *dims) {
+      d = wrapDim(d, a0->sizes.size());
+      s.push_back(a0->sizes[d]);
+      sy.push_back(symbolOf(*a0, d));
+    }
+    return one(like(*a0, s, sy));
+  }
+
+  /// view, expand, full, empty: the size list argument (-1 inferred or kept).
+  Specs sizeList() const {
+    size_t at = name == "aten::full" || name == "aten::empty" ? 0 : 1;
+    auto sizes = intsArg(m, args, at);
+    if (!sizes) return shapeError(op, "a size list");
+    std::vector<int64_t> s = *sizes;
+    if (name == "aten::full" || name == "aten::empty") {
+      TensorSpec proto;
+      std::optional<int64_t> dt = intArg(m, args, name == "aten::full" ? 2 : 1);
+      proto.dtype = dt ? static_cast<ScalarType>(*dt) : ScalarType::Float;
+      return one(like(proto, s));
+    }
+    if (!a0) return shapeError(op, "an input tensor");
+    auto numel = a0->numel().value_or(0);
+    int64_t known = 1, infer = -1;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] == -1 && name == "aten::view") infer = static_cast<int64_t>(d);
+      else if (s[d] == -1) s[d] = a0->sizes[d + a0->sizes.size() - s.size()];
+      else known *= s[d];
+    }
+    if (infer >= 0) s[infer] = known ? static_cast<int64_t>(numel) / known : 0;
+    return one(like(*a0, s));
+  }
+
+  /// unsqueeze, squeeze, select, slice: one dimension added, removed or cut.
+  Specs dimensionEdit() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    std::vector<int64_t> s = a0->sizes;
+    std::vector<std::string> sy(s.size());
+    for (size_t d = 0; d < s.size(); ++d) sy[d] = symbolOf(*a0, d);
+    if (name == "aten::unsqueeze") {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size() + 1);
+      s.insert(s.begin() + d, 1);
+      sy.insert(sy.begin() + d, "");
+    } else if (name == "aten::squeeze") {
+      auto dims = intsArg(m, args, 1).value_or(std::vector<int64_t>{});
+      for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
+        int64_t d = wrapDim(*it, s.size());
+        if (d >= 0 && static_cast<size_t>(d) < s.size() && s[d] == 1) s.erase(s.begin() + d), sy.erase(sy.begin() + d);
+      }
+    } else if (name == "aten::select") {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size());
+      if (d < 0 || static_cast<size_t>(d) >= s.size()) return shapeError(op, "a dimension in range");
+      s.erase(s.begin() + d);
+      sy.erase(sy.begin() + d);
+    } else {
+      int64_t d = wrapDim(intArg(m, args, 1).value_or(0), s.size());
+      if (d < 0 || static_cast<size_t>(d) >= s.size()) return shapeError(op, "a dimension in range");
+      int64_t start = intArg(m, args, 2).value_or(0), end = intArg(m, args, 3).value_or(s[d]), step = intArg(m, args, 4).value_or(1);
+      if (start < 0) start += s[d];
+      if (end < 0) end += s[d];
+      end = std::min(end, s[d]);
+      start = std::clamp<int64_t>(start, 0, end);
+      s[d] = step > 0 ? (end - start + step - 1) / step : 0;
+      sy[d].clear();
+    }
+    return one(like(*a0, s, sy));
+  }
+
+  /// index.Tensor with one index tensor among Nones: that dimension becomes the index's shape.
+  Specs index() const {
+    const auto* list = args.size() > 1 ? std::get_if<OptionalTensorList>(&m.values[args[1]].payload) : nullptr;
+    if (!a0 || !list) return shapeError(op, "a tensor and a list of optional index tensors");
+    std::vector<int64_t> s;
+    size_t used = 0;
+    for (size_t d = 0; d < list->items.size(); ++d) {
+      if (list->items[d] == kNoValue) {
+        s.push_back(a0->sizes[d]);
+      } else {
+        const TensorSpec& idx = m.values[list->items[d]].tensor();
+        s.insert(s.end(), idx.sizes.begin(), idx.sizes.end());
+      }
+      ++used;
+    }
+    for (size_t d = used; d < a0->sizes.size(); ++d) s.push_back(a0->sizes[d]);
+    return one(like(*a0, s));
+  }
+
+  /// cat: the inputs' sizes summed along the dimension.
+  Specs concatenate() const {
+    const auto* list = args.empty() ? nullptr : std::get_if<TensorList>(&m.values[args[0]].payload);
+    if (!list || list->items.empty()) return shapeError(op, "a non-empty tensor list");
+    const TensorSpec& f = m.values[list->items[0]].tensor();
+    int64_t d = wrapDim(intArg(m, args, 1).value_or(0), f.sizes.size());
+    std::vector<int64_t> s = f.sizes;
+    s[d] = 0;
+    for (ValueId x : list->items) s[d] += m.values[x].tensor().sizes[d];
+    return one(like(f, s));
+  }
+
+  /// mean, sum: the reduced dimensions dropped or kept as 1.
+  Specs reduction() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    auto dims = intsArg(m, args, 1);
+    bool keep = intArg(m, args, 2).value_or(0) != 0;
+    if (overload == "default" || !dims) return one(like(*a0, {}));
+    std::vector<int64_t> s;
+    std::vector<std::string> sy;
+    for (size_t d = 0; d < a0->sizes.size(); ++d) {
+      bool reduced = false;
+      for (int64_t r : *dims) reduced = reduced || wrapDim(r, a0->sizes.size()) == static_cast<int64_t>(d);
+      if (reduced && !keep) continue;
+      s.push_back(reduced ? 1 : a0->sizes[d]);
+      sy.push_back(reduced ? "" : symbolOf(*a0, d));
+    }
+    return one(like(*a0, s, sy));
+  }
+
+  /// embedding: the indices' shape plus the embedding size.
+  Specs embedding() const {
+    const TensorSpec* idx = tensorArg(m, args, 1);
+    if (!a0 || !idx || a0->sizes.size() != 2) return shapeError(op, "a 2-d weight and indices");
+    std::vector<int64_t> s = idx->sizes;
+    std::vector<std::string> sy(idx->symbols);
+    sy.resize(s.size());
+    s.push_back(a0->sizes[1]);
+    sy.push_back("");
+    return one(like(*a0, s, sy));
+  }
+
+  /// 2-d convolution: NCHW from the input, the weight, stride, padding and dilation.
+  Specs convolution() const {
+    const TensorSpec* w = tensorArg(m, args, 1);
+    auto stride = intsArg(m, args, 3), pad = intsArg(m, args, 4), dil = intsArg(m, args, 5);
+    if (!a0 || !w || !stride || !pad || !dil || a0->sizes.size() != 4 || w->sizes.size() != 4)
+      return shapeError(op, "NCHW input, OIHW weight, stride, padding, dilation");
+    std::vector<int64_t> s = {a0->sizes[0], w->sizes[0], 0, 0};
+    for (int k = 0; k < 2; ++k) {
+      int64_t st = (*stride)[std::min<size_t>(k, stride->size() - 1)], p = (*pad)[std::min<size_t>(k, pad->size() - 1)],
+              di = (*dil)[std::min<size_t>(k, dil->size() - 1)];
+      s[2 + k] = (a0->sizes[2 + k] + 2 * p - di * (w->sizes[2 + k] - 1) - 1) / st + 1;
+    }
+    return one(like(*a0, s, {symbolOf(*a0, 0), "", "", ""}));
+  }
+
+  /// _native_batch_norm_legit_no_training: the input's shape and two empty statistics.
+  Specs batchNormNoTraining() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    return std::vector<TensorSpec>{like(*a0, a0->sizes, a0->symbols), like(*a0, {0}), like(*a0, {0})};
+  }
+
+  /// quantize/dequantize_per_tensor: the input's shape in the target dtype.
+  Specs quantizePerTensor() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    TensorSpec r = like(*a0, a0->sizes, a0->symbols);
+    if (name == "quantized_decomposed::quantize_per_tensor") r.dtype = static_cast<ScalarType>(intArg(m, args, 5).value_or(1));
+    else r.dtype = ScalarType::Float;
+    return one(r);
+  }
+};
+
+/// Operator name -> the rule that infers its result specs.
+const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = {
+    {"aten::relu", &ShapeCall::sameShape}, {"aten::sigmoid", &ShapeCall::sameShape},
+    {"aten::neg", &ShapeCall::sameShape}, {"aten::rsqrt", &ShapeCall::sameShape},
+    {"aten::cos", &ShapeCall::sameShape}, {"aten::sin", &ShapeCall::sameShape},
+    {"aten::hardtanh", &ShapeCall::sameShape}, {"aten::clone", &ShapeCall::sameShape},
+    {"aten::alias", &ShapeCall::sameShape}, {"aten::exp", &ShapeCall::sameShape},
+    {"aten::tanh", &ShapeCall::sameShape}, {"aten::sqrt", &ShapeCall::sameShape},
+    {"aten::_softmax", &ShapeCall::sameShape}, {"aten::_log_softmax", &ShapeCall::sameShape},
+    {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
+    {"aten::gelu", &ShapeCall::sameShape},
+    {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
+    {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
+    {"aten::pow", &ShapeCall::broadcastBinary},
+    {"aten::where", &ShapeCall::where},
+    {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
+    {"aten::permute", &ShapeCall::permute},
+    {"aten::view", &ShapeCall::sizeList}, {"aten::expand", &ShapeCall::sizeList},
+    {"aten::full", &ShapeCall::sizeList}, {"aten::empty", &ShapeCall::sizeList},
+    {"aten::unsqueeze", &ShapeCall::dimensionEdit}, {"aten::squeeze", &ShapeCall::dimensionEdit},
+    {"aten::select", &ShapeCall::dimensionEdit}, {"aten::slice", &ShapeCall::dimensionEdit},
+    {"aten::index", &ShapeCall::index},
+    {"aten::cat", &ShapeCall::concatenate},
+    {"aten::mean", &ShapeCall::reduction}, {"aten::sum", &ShapeCall::reduction},
+    {"aten::embedding", &ShapeCall::embedding},
+    {"aten::convolution", &ShapeCall::convolution},
+    {"aten::_native_batch_norm_legit_no_training", &ShapeCall::batchNormNoTraining},
+    {"quantized_decomposed::quantize_per_tensor", &ShapeCall::quantizePerTensor},
+    {"quantized_decomposed::dequantize_per_tensor", &ShapeCall::quantizePerTensor},
+};
+
+}  // namespace
+
+Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& name, const std::string& overload,
+                                                 const std::vector<ValueId>& args) {
+  ShapeCall call{m, name, overload, args};
+  for (const auto& [op, rule] : kShapeRules)
+    if (name == op) return (call.*rule)();
+  return shapeError(call.op, "an operator the builder knows (add it to inferResultSpecs)");
+}
+
+namespace {
+
+/// The operator table index of `ref`, added when missing.
+int32_t operatorIndexOf(Method& m, const OperatorRef& ref) {
+  auto it = std::find_if(m.operators.begin(), m.operators.end(),
+                         [&](const OperatorRef& o) { return o.name == ref.name && o.overload == ref.overload; });
+  if (it != m.operators.end()) return static_cast<int32_t>(it - m.operators.begin());
+  m.operators.push_back(ref);
+  return static_cast<int32_t>(m.operators.size() - 1);
+}
+
+}  // namespace
+
+Result<Node> buildCall(Method& m, const std::string& target, std::vector<BuildArg> args,
+                       const std::function<std::string(const std::string&)>& freshName,
+                       const std::vector<TensorSpec>* specs) {
+  const OperatorRef ref = operatorFromTarget(target);
+  const OpSchema* schema = OpRegistry::builtin().find(ref.name, ref.overload);
+  auto fail = [&](std::string what) -> Error {
+    return Error{ErrorCode::Invalid, {}, std::nullopt, "building " + target, "a valid call", std::move(what)};
+  };
+  if (!schema) return fail("no schema for the operator");
+  if (args.size() > schema->arguments.size()) return fail("more arguments than the schema has");
+  Node n;
+  n.target = "torch.ops." + schema->ns + "." + schema->name + "." + (schema->overload.empty() ? "default" : schema->overload);
+  auto add = [&](Value v) {
+    m.values.push_back(std::move(v));
+    return static_cast<ValueId>(m.values.size() - 1);
+  };
+  for (size_t i = 0; i < schema->arguments.size(); ++i) {
+    const SchemaArgument& sa = schema->arguments[i];
+    ValueId id = kNoValue;
+    if (i < args.size()) {
+      const auto& v = args[i].v;
+      if (auto* t = std::get_if<TensorRef>(&v)) id = t->id;
+      else if (auto* x = std::get_if<int64_t>(&v)) id = sa.type.base == SchemaType::Base::Float ? add(Value{double(*x), {}}) : add(Value{*x, {}});
+      else if (auto* d = std::get_if<double>(&v)) id = add(Value{*d, {}});
+      else if (auto* b = std::get_if<bool>(&v)) id = add(Value{*b, {}});
+      else if (auto* st = std::get_if<ScalarType>(&v)) id = add(Value{int64_t(static_cast<int>(*st)), {}});
+      else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
+        IntList list;
+        for (int64_t x : *l) list.items.push_back(add(Value{x, {}}));
+        id = add(Value{std::move(list), {}});
+      } else if (auto* tl = std::get_if<std::vector<TensorRef>>(&v)) {
+        std::vector<ValueId> ids;
+        for (const TensorRef& r : *tl) ids.push_back(r.id);
+        if (sa.type.optionalElements) id = add(Value{OptionalTensorList{std::move(ids)}, {}});
+        else id = add(Value{TensorList{std::move(ids)}, {}});
+      } else {
+        id = add(Value{None{}, {}});
+      }
+    } else if (auto d = schemaDefault(m, sa)) {
+      id = *d;
+    } else {
+      return fail("argument '" + sa.name + "' is missing and has no default");
+    }
+    n.args.push_back(id);
+    n.argNames.push_back(sa.name);
+  }
+  std::vector<TensorSpec> results;
+  if (specs) {
+    results = *specs;
+  } else {
+    auto inferred = inferResultSpecs(m, ref.name, ref.overload, n.args);
+    if (!inferred) return fail(inferred.error().message());
+    results = std::move(inferred.value());
+  }
+  std::string base = schema->name;
+  if (!base.empty() && base.back() == '_') base.pop_back();
+  for (auto& spec : results) n.outputs.push_back(add(Value{std::move(spec), freshName(base)}));
+  if (!n.outputs.empty()) n.name = m.values[n.outputs.front()].name;
+  n.op = operatorIndexOf(m, ref);
+  return n;
+}
+
+}  // namespace lstudio
