@@ -277,8 +277,21 @@ void ConstantTable::buildConstantsView(QWidget* parent) {
   // Room for a few rows however small the dock, so the table never shrinks to its header.
   view_->setMinimumHeight(view_->horizontalHeader()->sizeHint().height() + 4 * view_->verticalHeader()->defaultSectionSize());
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-    if (current.isValid()) emit constantSelected(current.data(ValueIdRole).toInt());
+    if (current.isValid() && !quietSelection_) emit constantSelected(current.data(ValueIdRole).toInt());
   });
+}
+
+bool ConstantTable::selectConstant(int valueId) {
+  for (int row = 0; row < proxy_->rowCount(); ++row) {
+    const QModelIndex index = proxy_->index(row, Name);
+    if (index.data(ValueIdRole).toInt() != valueId) continue;
+    quietSelection_ = true;
+    view_->setCurrentIndex(index);
+    quietSelection_ = false;
+    view_->scrollTo(index);
+    return true;
+  }
+  return false;
 }
 
 /// The rules: a title with the buttons that add, remove and move rules,

@@ -42,6 +42,9 @@ class ConstantTable : public QWidget {
   /// Re-evaluates destinations and shows the rules; no signal.
   void setConfig(const ExecutorchBackendConfig& c);
   ExecutorchBackendConfig config() const { return config_; }
+  /// The program and method whose constants are listed (-1 for none).
+  const std::shared_ptr<const Program>& program() const { return program_; }
+  int methodIndex() const { return method_; }
 
   /// The sorted and filtered rows as shown (tests).
   QAbstractItemModel* model() const;
@@ -55,6 +58,11 @@ class ConstantTable : public QWidget {
   void setRules(const std::vector<ConstantTagRule>& rules);
   /// Files the config or the program already uses, for the destination choices.
   QStringList knownFiles() const;
+
+  /// Makes the constant with value id `valueId` the current row and scrolls to it,
+  /// without emitting constantSelected (the caller selects it elsewhere); false when
+  /// no row shown has it (another method, or filtered out).
+  bool selectConstant(int valueId);
 
   QLineEdit* filterEdit() const { return filter_; }
   QTableView* view() const { return view_; }
@@ -98,6 +106,7 @@ class ConstantTable : public QWidget {
   QLabel* rulesError_ = nullptr;
   QTreeWidget* totals_ = nullptr;
   bool showingRules_ = false;
+  bool quietSelection_ = false;  ///< selectConstant is moving the current row
 };
 
 }  // namespace lstudio::ui

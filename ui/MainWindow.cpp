@@ -37,6 +37,7 @@
 #include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MemoryPlanView.h"
+#include "ui/SizeView.h"
 #include "ui/StartPage.h"
 #include "ui/StdString.h"
 
@@ -66,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildCentre();
   buildProgramViews();
   buildSummaryTab();
+  buildSizeTab();
   const Docks docks = buildDocks();
   buildStatusBar();
   buildActions();
@@ -76,6 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connectViews();
   connectEditors();
   connectFindBar();
+  connectSizeView();
 
   restoreSettings(docks);
   updateRecentMenu();
@@ -321,7 +324,7 @@ void MainWindow::restoreSettings(const Docks& docks) {
 
 bool MainWindow::idle() const {
   return !watcher_.isRunning() && !runner_->busy() && (!planShown_ || plan_->isPlanReady()) &&
-         !graph_->layoutPending() && !before_->layoutPending();
+         !graph_->layoutPending() && !before_->layoutPending() && !sizeView_->compareBusy();
 }
 
 void MainWindow::setCompare(bool on) {

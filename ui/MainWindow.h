@@ -38,6 +38,7 @@ class FindBar;
 class GraphView;
 class Inspector;
 class MemoryPlanView;
+class SizeView;
 class StartPage;
 
 class MainWindow : public QMainWindow {
@@ -70,6 +71,8 @@ class MainWindow : public QMainWindow {
   void setCompare(bool on);
   ConfigEditor* configEditor() const { return config_; }
   ConstantTable* constantTable() const { return constants_; }
+  /// The Size tab: where the bytes of the opened .pte (and its .ptd files) go.
+  SizeView* sizeView() const { return sizeView_; }
   /// Applies a config: re-runs what had run (off the GUI thread).
   void applyConfig(const ExecutorchBackendConfig& c);
   PipelineRunner* runner() const { return runner_; }
@@ -217,6 +220,17 @@ class MainWindow : public QMainWindow {
   void highlightText();
   void log(const QString& line);
 
+  // The Size tab (MainWindowSize.cpp).
+  void buildSizeTab();
+  void connectSizeView();
+  void showSizes(const LoadedProgram& p);
+  /// View > Compare Sizes With…: asks for the file; the view reads it on a worker.
+  void compareSizes();
+  /// A constant's block clicked: the constant in the Constants table, its value in the graph and inspector.
+  void selectSizeConstant(const QString& name);
+  /// A delegate's block clicked: the call node that runs the payload.
+  void selectDelegateCall(const QString& method, int delegate);
+
   // Find (MainWindowFind.cpp).
   void connectFindBar();
   /// Nodes of the shown method that match `text`, in order (kept until the text or program changes).
@@ -235,6 +249,8 @@ class MainWindow : public QMainWindow {
   GraphView* graph_ = nullptr;
   GraphView* before_ = nullptr;
   QAction* compare_ = nullptr;
+  SizeView* sizeView_ = nullptr;
+  QAction* compareSizes_ = nullptr;  ///< View > Compare Sizes With…
   std::shared_ptr<const Program> graphShown_;
   int graphMethod_ = -1;
   int graphSnapshot_ = -1;

@@ -116,6 +116,8 @@ void MainWindow::buildViewMenu() {
   compare_ = view->addAction(tr("&Compare with Previous Pass"), this, [this](bool on) { setCompare(on); });
   compare_->setCheckable(true);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  compareSizes_ = view->addAction(tr("Compare &Sizes With…"), this, &MainWindow::compareSizes);
+  compareSizes_->setToolTip(tr("Where another .pte's bytes go, part by part, against this one's"));
   view->addSeparator();
   // One entry per view tab, under the tab's own name (Ctrl+1 the first).
   for (int i = 0; i < views_->count() && i < 9; ++i) {
@@ -182,6 +184,7 @@ void MainWindow::updateActions() {
   saveWs_->setEnabled(current_.ok);
   saveWsAs_->setEnabled(current_.ok);
   export_->setEnabled(current_.ok && current_.program);
+  compareSizes_->setEnabled(current_.ok && !current_.sizes.empty());
 }
 
 void MainWindow::updateRecentMenu() {

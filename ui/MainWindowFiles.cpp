@@ -123,6 +123,7 @@ void MainWindow::openProgram(std::shared_ptr<const Program> program, const QStri
   r.path = title.toStdString();
   r.summary = summarize(*program, {});
   r.report = toText(r.summary);
+  if (program->format == SourceFormat::Pte && program->backing) r.sizes.push_back(sizeBreakdown(*program));
   r.program = std::move(program);
   r.ok = true;
   finishLoad(std::move(r));
@@ -198,7 +199,7 @@ void MainWindow::finishLoad(LoadedProgram r) {
     refreshTimeline();
     refreshShown();
   }
-  if (!current_.program) views_->setCurrentIndex(views_->count() - 1);
+  if (!current_.program) views_->setCurrentWidget(report_->parentWidget());  // the Summary of a lone .ptd
   updateActions();
   if (pending_ && !runner_->busy()) restorePending();
   if (!pending_) setModified(false);
@@ -239,6 +240,7 @@ void MainWindow::showSummary(const LoadedProgram& p) {
   status_->setText(summaryStatusLine(p));
   report_->setPlainText(q(p.report));
   fillSummaryTree(tree_, p);
+  showSizes(p);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

@@ -8,6 +8,12 @@
 #include "engine/formats/OpenProgram.h"
 
 namespace lstudio::ui {
+namespace {
+
+/// A .ptd starts with a flatbuffer whose identifier is "FT01".
+bool isDataFile(const MappedFile& f) { return f.size() >= 8 && std::memcmp(f.data() + 4, "FT01", 4) == 0; }
+
+}  // namespace
 
 std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
   namespace fs = std::filesystem;
@@ -23,13 +29,14 @@ std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
   LoadedProgram r;
   r.path = path;
-  if (auto f = MappedFile::open(path); f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0) {
+  if (auto f = MappedFile::open(path); f && isDataFile(*f.value())) {
     auto d = readDataFile(std::move(f.value()));
     if (!d) {
       r.error = d.error().message();
       return r;
     }
     r.report = dataFileText(d.value());
+    r.sizes.push_back(sizeBreakdown(d.value()));
     r.dataFile = std::make_shared<const DataFile>(std::move(d.value()));
     r.ok = true;
     return r;
@@ -54,9 +61,42 @@ LoadedProgram loadProgram(const std::string& path, std::vector<std::string> data
       return r;
     }
   r.summary = summarize(program.value(), data);
+  // Offsets only (no constant byte is read): cheap even for a file of gigabytes.
+  if (program->format == SourceFormat::Pte) {
+    r.sizes.push_back(sizeBreakdown(program.value()));
+    for (const DataFile& d : data) r.sizes.push_back(sizeBreakdown(d));
+  }
   r.report = toText(r.summary);
   r.dataFiles = std::move(dataFiles);
   r.program = std::make_shared<const Program>(std::move(program.value()));
+  r.ok = true;
+  return r;
+}
+
+LoadedSizes loadSizes(const std::string& path) {
+  LoadedSizes r;
+  r.path = path;
+  if (auto f = MappedFile::open(path); f && isDataFile(*f.value())) {
+    auto d = readDataFile(std::move(f.value()));
+    if (!d) {
+      r.error = d.error().message();
+      return r;
+    }
+    r.sizes = sizeBreakdown(d.value());
+    r.ok = true;
+    return r;
+  }
+  auto program = openProgramFile(path);
+  if (!program) {
+    r.error = program.error().message();
+    return r;
+  }
+  if (program->format != SourceFormat::Pte) {
+    r.error = std::filesystem::path(path).filename().string() +
+              " is a torch.export program: the size breakdown is for ExecuTorch files (.pte, .bpte, .ptd)";
+    return r;
+  }
+  r.sizes = sizeBreakdown(program.value());
   r.ok = true;
   return r;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/inspect/Inspect.h"
+#include "engine/inspect/SizeBreakdown.h"
 #include "engine/ir/Ir.h"
 
 namespace lstudio::ui {
@@ -21,6 +22,17 @@ struct LoadedProgram {
   std::vector<std::string> dataFiles;
   /// Set when the file opened is a .ptd on its own (then `program` is null).
   std::shared_ptr<const DataFile> dataFile;
+  /// Where the bytes go: the .pte (or the .ptd opened alone) first, then each
+  /// .ptd opened with it. Empty for a program that is not an ExecuTorch file.
+  std::vector<SizeBreakdown> sizes;
+};
+
+/// The size breakdown of one ExecuTorch file (.pte, .bpte or .ptd), or why there is none.
+struct LoadedSizes {
+  std::string path;
+  bool ok = false;
+  std::string error;
+  SizeBreakdown sizes;
 };
 
 /// .ptd files the studio opens with `ptePath` without asking: the same stem
@@ -30,5 +42,8 @@ std::vector<std::string> dataFilesBeside(const std::string& ptePath);
 
 /// Reads, verifies, resolves and summarizes. Safe to call from any thread.
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles);
+
+/// Reads and verifies `path` for its size breakdown alone. Safe to call from any thread.
+LoadedSizes loadSizes(const std::string& path);
 
 }  // namespace lstudio::ui
