@@ -42,7 +42,7 @@ struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window to a PNG file and exit.", "out.png"};
   QCommandLineOption runTo{"run-to", "Run the lowering until this pass has run ('end' for all).", "pass"};
   QCommandLineOption select{"select", "Select the node with this name.", "node"};
-  QCommandLineOption view{"view", "The view to show: graph, plan, text or summary.", "view"};
+  QCommandLineOption view{"view", "The view to show: graph, plan, text, summary or size.", "view"};
   QCommandLineOption config{"config", "Start with this ExecutorchBackendConfig (JSON).", "cfg.json"};
   QCommandLineOption dock{"dock", "Bring this panel to the front: inspector, config, constants or log.", "panel"};
   QCommandLineOption compare{"compare", "Show the previous pass's graph beside the current one."};

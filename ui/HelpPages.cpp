@@ -70,6 +70,21 @@ exploits. Colours follow the producing op or the module (the legend names them; 
 <span style="color:#288C3C">green dashed line</span> the <b>lower bound</b> no plan can beat (the most bytes alive
 at once), and the <span style="color:#E67800">orange dotted line</span> the <b>peak</b>. The table beside it lists
 the tensors alive at the peak, largest first; click a header to sort, a row to select the tensor everywhere.</p>
+<h3>The size view</h3>
+<p>Where the bytes of the open <code>.pte</code> (and of the <code>.ptd</code> files opened with it) go: every byte
+of each file is in one rectangle, and a rectangle's area is its share of the file. The parts are the blocks with a
+bold band (name, size, share); inside them, their items: a constant, a delegate's payload, a table of the program.
+Colours tell the kind of part:
+<span style="background:#9CC2EA">&nbsp;program structure&nbsp;</span>
+<span style="background:#F4CB7A">&nbsp;constants&nbsp;</span>
+<span style="background:#EEA79B">&nbsp;mutable data&nbsp;</span>
+<span style="background:#C2AEE8">&nbsp;delegate payloads&nbsp;</span>
+<span style="background:#A5D9C5">&nbsp;delegate data (weights)&nbsp;</span>
+<span style="background:#D9D9D9">&nbsp;padding&nbsp;</span>.
+Small blocks carry no label: hover for it. Click a block for its name, bytes and share; a constant is selected in
+the Constants table and the graph, a delegate's payload or weights select the call that runs it.
+View › Compare Sizes With… reads another <code>.pte</code> or <code>.ptd</code> and lists the change per part and per
+item (click a header to sort). A <code>.pt2</code> has no file layout yet: export it first.</p>
 <h3>The passes</h3>
 <p>The left panel lists <code>to_executorch</code>'s passes in ExecuTorch's order with their state and time.
 F10 runs the next one, Shift+F10 goes back, F5 runs to the end; click a pass to see the program after it.
