@@ -3,6 +3,7 @@
 // comparison with another file read off the GUI thread, and a .pt2 told why.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -14,6 +15,7 @@
 #include <QTreeWidget>
 #include <QtTest>
 #include <map>
+#include <set>
 #include <numeric>
 
 #include "engine/formats/OpenProgram.h"
@@ -22,6 +24,7 @@
 #include "tests/TestSupport.h"
 #include "ui/ConstantTable.h"
 #include "ui/Inspector.h"
+#include "ui/MemoryPlanView.h"
 #include "ui/MainWindow.h"
 #include "ui/SizeTreemap.h"
 #include "ui/SizeView.h"
@@ -320,6 +323,64 @@ class TestSizeView : public QObject {
     QVERIFY(done.count() == 1 || done.wait(30000));
     QCOMPARE(done.first().at(0).toBool(), false);
     QVERIFY(v->compareMessage()->text().contains("Cannot compare with truncated.pte"));
+  }
+
+  // A .pte opened with its .ptd: both files to scale, each alone on request, and
+  // a tensor of the .ptd selected as the constant it is.
+  void aPteWithItsPtd() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    QTemporaryDir dir;  // the fixtures side by side, as the studio finds a .ptd beside its .pte
+    QVERIFY(QFile::link(fixture("pte/xor.pte"), dir.filePath("xor.pte")));
+    QVERIFY(QFile::link(fixture("ptd/xor.ptd"), dir.filePath("xor.ptd")));
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(openAndSettle(w, dir.filePath("xor.pte")));
+    ui::SizeView* v = w.sizeView();
+    w.views()->setCurrentWidget(v);
+    QCOMPARE(v->files().size(), size_t(2));
+    QCOMPARE(v->files()[1].fileBytes, uint64_t(QFileInfo(fixture("ptd/xor.ptd")).size()));
+    auto filesShown = [&] {
+      std::set<int> files;
+      for (const TreemapBlock& b : v->blocks()) files.insert(b.file);
+      return files;
+    };
+    QCOMPARE(filesShown(), (std::set<int>{0, 1}));
+    // Double-click into the .ptd: its parts alone tile the canvas; again, and both are back.
+    int ptdBlock = -1;
+    for (size_t k = 0; k < v->blocks().size() && ptdBlock < 0; ++k)
+      if (v->blocks()[k].level == TreemapBlock::Level::File && v->blocks()[k].file == 1) ptdBlock = int(k);
+    QVERIFY(ptdBlock >= 0);
+    QTest::mouseDClick(v->canvas(), Qt::LeftButton, {}, v->blocks()[ptdBlock].rect.center().toPoint());
+    QCOMPARE(v->shownFile(), 1);
+    QCOMPARE(filesShown(), (std::set<int>{1}));
+    std::vector<QRectF> parts;
+    std::vector<double> weights;
+    for (const TreemapBlock& b : v->blocks())
+      if (b.level == TreemapBlock::Level::Part) {
+        parts.push_back(b.rect);
+        weights.push_back(double(b.bytes));
+      }
+    QCOMPARE(parts.size(), v->files()[1].parts.size());
+    const QString why = tiles(parts, weights, QRectF(v->canvas()->rect()).adjusted(0, 0, -1, -1));
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    // The .ptd's tensor is a trainable weight of the program (planned, its initial value in the
+    // .ptd): not a row of the Constants table, but selected in the inspector and the memory plan.
+    const int k = itemBlock(*v, "net.linear.weight");
+    QVERIFY(k >= 0);
+    QTest::mouseClick(v->canvas(), Qt::LeftButton, {}, v->blocks()[k].rect.center().toPoint());
+    const Method& forward = w.shownProgram()->methods[0];
+    int weight = -1;
+    for (size_t i = 0; i < forward.values.size() && weight < 0; ++i)
+      if (const TensorSpec* t = forward.values[i].tensorIf(); t && t->fqn == "net.linear.weight") weight = int(i);
+    QVERIFY(weight >= 0);
+    QVERIFY2(w.inspector()->toPlainText().startsWith("%net.linear.weight"), qPrintable(w.inspector()->toPlainText()));
+    QTRY_COMPARE(w.planView()->selectedValue(), weight);
+    saveShot(w, "studio-size-ptd.png");
+    QTest::mouseDClick(v->canvas(), Qt::LeftButton, {}, v->blocks()[k].rect.center().toPoint());
+    QCOMPARE(v->shownFile(), -1);
+    QCOMPARE(filesShown(), (std::set<int>{0, 1}));
   }
 
   // A .pt2 has no file layout to break down: the view says so and what to do.

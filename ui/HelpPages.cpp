@@ -81,7 +81,7 @@ Colours tell the kind of part:
 <span style="background:#C2AEE8">&nbsp;delegate payloads&nbsp;</span>
 <span style="background:#A5D9C5">&nbsp;delegate data (weights)&nbsp;</span>
 <span style="background:#D9D9D9">&nbsp;padding&nbsp;</span>.
-Small blocks carry no label: hover for it. Click a block for its name, bytes and share; a constant is selected in
+Small blocks carry no label: hover for it. With <code>.ptd</code> files, double-click a file to see it alone. Click a block for its name, bytes and share; a constant is selected in
 the Constants table and the graph, a delegate's payload or weights select the call that runs it.
 View › Compare Sizes With… reads another <code>.pte</code> or <code>.ptd</code> and lists the change per part and per
 item (click a header to sort). A <code>.pt2</code> has no file layout yet: export it first.</p>

@@ -25,10 +25,16 @@ namespace {
 /// The method and value the size breakdown calls `name`: a tensor's fully
 /// qualified name, else "method %value". {-1, -1} when `p` has none.
 std::pair<int, int> findConstant(const Program& p, const std::string& name) {
-  for (size_t m = 0; m < p.methods.size(); ++m)
-    for (size_t v = 0; v < p.methods[m].values.size(); ++v)
-      if (const TensorSpec* t = p.methods[m].values[v].tensorIf(); t && !t->fqn.empty() && t->fqn == name)
-        return {int(m), int(v)};
+  // A name may also label a planned tensor (a training program's weight output): the one with data first.
+  for (bool withData : {true, false})
+    for (size_t m = 0; m < p.methods.size(); ++m)
+      for (size_t v = 0; v < p.methods[m].values.size(); ++v) {
+        const TensorSpec* t = p.methods[m].values[v].tensorIf();
+        if (!t || t->fqn.empty() || t->fqn != name) continue;
+        const TensorStorage s = t->storage();
+        if (!withData || s == TensorStorage::Constant || s == TensorStorage::External || s == TensorStorage::Mutable)
+          return {int(m), int(v)};
+      }
   const size_t at = name.rfind(" %");
   if (at == std::string::npos) return {-1, -1};
   const std::string method = name.substr(0, at);

@@ -1,5 +1,6 @@
 #include "ui/SizeView.h"
 
+#include <QComboBox>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -107,8 +108,13 @@ QStringList wrapLabel(const QString& text, const QFontMetrics& fm, int width, in
     }
     int fit = 1;  // the most characters that fit, then back to a space if there is one
     while (fit < rest.size() && fm.horizontalAdvance(rest.left(fit + 1)) <= width) ++fit;
-    const int space = rest.lastIndexOf(' ', fit);
-    const int cut = space > 0 ? space : fit;
+    // Break after a separator of the name's own ("layers.0." | "feed_forward"), else where it must.
+    int cut = fit;
+    for (int i = fit - 1; i > 0; --i)
+      if (QStringLiteral(" ._/:").contains(rest[i])) {
+        cut = rest[i] == ' ' ? i : i + 1;
+        break;
+      }
     lines << rest.left(cut);
     rest = rest.mid(cut).trimmed();
   }
@@ -157,7 +163,14 @@ class SizeCanvas : public QWidget {
   const std::vector<TreemapBlock>& blocks() const {
     if (laidOutFor_ != size()) {  // the layout follows the widget's size, made when first asked
       laidOutFor_ = size();
-      blocks_ = layoutTreemap(view_->files_, QRectF(rect()).adjusted(0, 0, -1, -1), headerHeight());
+      const QRectF area = QRectF(rect()).adjusted(0, 0, -1, -1);
+      const int only = view_->shownFile();
+      if (only < 0) {
+        blocks_ = layoutTreemap(view_->files_, area, headerHeight());
+      } else {  // one file of several: its blocks keep their index into files_
+        blocks_ = layoutTreemap({view_->files_[only]}, area, headerHeight());
+        for (TreemapBlock& b : blocks_) b.file = only;
+      }
     }
     return blocks_;
   }
@@ -172,6 +185,12 @@ class SizeCanvas : public QWidget {
   void paintEvent(QPaintEvent*) override;
   void mousePressEvent(QMouseEvent* e) override {
     if (e->button() == Qt::LeftButton) view_->selectBlock(view_->blockAt(e->position()));
+  }
+  void mouseDoubleClickEvent(QMouseEvent* e) override {
+    // With several files: into the file double-clicked, and out again.
+    const int k = view_->blockAt(e->position());
+    if (e->button() != Qt::LeftButton || k < 0 || view_->files_.size() < 2) return;
+    view_->showFile(view_->shownFile() >= 0 ? -1 : blocks()[k].file);
   }
   bool event(QEvent* e) override {
     if (e->type() == QEvent::ToolTip) {
@@ -326,6 +345,16 @@ void SizeView::buildTop() {
   title_->setObjectName("sizeTitle");
   title_->setWordWrap(true);
   row->addWidget(title_, 1);
+  // A .pte beside a .ptd of weights is a sliver when both are drawn to scale: each can be shown alone.
+  fileChoice_ = new QComboBox;
+  fileChoice_->setObjectName("sizeFileChoice");
+  fileChoice_->setToolTip(tr("Show every file to scale, or one file alone"));
+  connect(fileChoice_, &QComboBox::currentIndexChanged, this, [this] {
+    selected_ = -1;
+    details_->setText(hint());
+    canvas_->invalidate();
+  });
+  row->addWidget(fileChoice_, 0, Qt::AlignTop);
   compareButton_ = new QPushButton(tr("Compare sizes with…"));
   compareButton_->setObjectName("compareSizes");
   compareButton_->setToolTip(tr("Another .pte or .ptd beside this one: the change per part and per item"));
@@ -380,6 +409,15 @@ void SizeView::setFiles(std::vector<SizeBreakdown> files, const QString& why) {
   compareBusy_ = false;
   comparePane_->hide();
   diffTable_->clear();
+  {
+    QSignalBlocker block(fileChoice_);
+    fileChoice_->clear();
+    if (files_.size() > 1) {
+      fileChoice_->addItem(tr("All files, to scale"));
+      for (const SizeBreakdown& f : files_) fileChoice_->addItem(QFileInfo(q(f.file)).fileName());
+    }
+    fileChoice_->setVisible(files_.size() > 1);
+  }
   canvas_->invalidate();
   compareButton_->setEnabled(!files_.empty());
   if (files_.empty()) {
@@ -415,9 +453,17 @@ void SizeView::showLegend() {
   legend_->setVisible(!chips.isEmpty());
 }
 
+int SizeView::shownFile() const { return fileChoice_->currentIndex() > 0 ? fileChoice_->currentIndex() - 1 : -1; }
+
+void SizeView::showFile(int file) {
+  if (files_.size() > 1) fileChoice_->setCurrentIndex(file >= 0 && file < int(files_.size()) ? file + 1 : 0);
+}
+
 QString SizeView::hint() const {
-  return tr("Click a block for what it is; a constant or a delegate is selected in the graph and the "
-            "Constants table too. Small blocks tell their name on hover.");
+  QString h = tr("Click a block for what it is; a constant or a delegate is selected in the graph and the "
+                 "Constants table too. Small blocks tell their name on hover.");
+  if (files_.size() > 1) h += tr(" Double-click a file to show it alone, again for all.");
+  return h;
 }
 
 const std::vector<TreemapBlock>& SizeView::blocks() const { return canvas_->blocks(); }

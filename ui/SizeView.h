@@ -14,6 +14,7 @@
 #include "ui/ProgramLoader.h"
 #include "ui/SizeTreemap.h"
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QSplitter;
@@ -37,6 +38,9 @@ class SizeView : public QWidget {
   /// Shows `files` (the .pte or lone .ptd first); with none, `why` instead of a treemap.
   void setFiles(std::vector<SizeBreakdown> files, const QString& why = {});
   const std::vector<SizeBreakdown>& files() const { return files_; }
+  /// With several files: shows only file `file` (index into files()), or all to scale (-1).
+  void showFile(int file);
+  int shownFile() const;
   /// The blocks as laid out for the canvas's current size (canvas coordinates).
   const std::vector<TreemapBlock>& blocks() const;
   QWidget* canvas() const;
@@ -87,6 +91,7 @@ class SizeView : public QWidget {
   bool compareBusy_ = false;
   QLabel* title_ = nullptr;
   QLabel* legend_ = nullptr;
+  QComboBox* fileChoice_ = nullptr;
   QPushButton* compareButton_ = nullptr;
   QStackedWidget* stack_ = nullptr;
   QLabel* why_ = nullptr;
