@@ -1,8 +1,8 @@
 // MainWindow assembles the window (this file) and shows the selected snapshot
 // in its views. Its other jobs live beside it: menus and toolbar in
 // MainWindowActions.cpp, files, workspaces and export in MainWindowFiles.cpp,
-// the lowering and its timeline in MainWindowPipeline.cpp, and the Summary
-// tab's content in SummaryView.
+// the lowering and its timeline in MainWindowPipeline.cpp, the Summary
+// tab's content in SummaryView, and the Size tab in MainWindowSize.cpp.
 #include "ui/MainWindow.h"
 
 #include <QAction>

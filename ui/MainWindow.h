@@ -1,5 +1,5 @@
 // The studio window: pass timeline (left), the program after the selected
-// pass in the centre (graph, memory plan, text, summary; a tab per method),
+// pass in the centre (graph, memory plan, text, summary, size; a tab per method),
 // inspector (right), log (bottom). Loading and lowering run on workers; the
 // GUI thread only swaps in finished results.
 #pragma once
