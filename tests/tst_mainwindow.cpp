@@ -316,7 +316,7 @@ class TestMainWindow : public QObject {
     ui::PipelineRunner* r = w.runner();
     QVERIFY(r->hasPipeline());
     QCOMPARE(w.timeline()->topLevelItem(1)->text(0), QString("DelowerPtePass"));
-    QCOMPARE(row(w.timeline(), "ToEdgeOps"), -1);  // the .pte went through to_edge already
+    QCOMPARE(row(w.timeline(), "ReplaceViewOpsWithViewCopyOpsPass"), -1);  // the .pte went through to_edge already
     QVERIFY(w.logView()->toPlainText().contains("Config set to match dnf.pte"));
     QCOMPARE(w.shownProgram()->format, SourceFormat::Pte);  // the file as read, with its plan
     r->step();
@@ -691,7 +691,7 @@ class TestMainWindow : public QObject {
     auto imported = readExportFile(fixture("pt2/linear.pt2").toStdString());
     QVERIFY(imported.ok());
     Program custom = imported.value();
-    custom.methods[0].operators[0] = OperatorRef{"aten::linear_nonexistent", "default"};
+    custom.methods[0].operators[0] = OperatorRef{"my_ns::linear_nonexistent", "default"};
     ui::MainWindow w;
     w.setQuietErrors(true);
     w.openProgram(std::make_shared<const Program>(std::move(custom)), "broken");

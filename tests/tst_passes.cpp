@@ -35,7 +35,7 @@ struct Run {
 
 /// Runs `prep` passes, then `pass` (directly, no pipeline), keeping both programs.
 Run runPass(Program p, const std::shared_ptr<const Pass>& pass, const ExecutorchBackendConfig& c = {},
-            const std::vector<std::shared_ptr<const Pass>>& prep = {passes::toEdgeOps()}) {
+            const std::vector<std::shared_ptr<const Pass>>& prep = {passes::replaceViewOpsWithViewCopyOps()}) {
   for (const auto& x : prep) x->run(p, c);
   Run r{p, p, {}};
   r.outcome = pass->run(r.after, c);
@@ -413,14 +413,14 @@ class TestPasses : public QObject {
     // After reinplace the buffer is written in place: no copy.
     ExecutorchBackendConfig c;
     c.runReinplacePass = true;
-    Run again = runPass(cacheUpdate(false), passes::insertWriteBack(), c, {passes::toEdgeOps(), passes::reinplace()});
+    Run again = runPass(cacheUpdate(false), passes::insertWriteBack(), c, {passes::replaceViewOpsWithViewCopyOps(), passes::reinplace()});
     QVERIFY(!again.outcome.changed);
     QVERIFY(!hasOp(again.after.methods[0], "aten::copy_"));
   }
 
   // ---- MemoryFormatOpsPass and LegalizePortableDimOrderPass ----
   // MemoryFormatOpsPass belongs to to_edge in ExecuTorch; imported .pt2 graphs
-  // are not edge yet, so the studio runs it right after ToEdgeOps. Both passes
+  // are not edge yet, so the studio runs it right after ReplaceViewOpsWithViewCopyOpsPass. Both passes
   // read dim orders from the tensor specs (ExecuTorch from fake tensors).
   void memoryFormatOps() {
     GraphBuilder b;
@@ -566,7 +566,9 @@ class TestPasses : public QObject {
     std::vector<std::string> names;
     for (const auto& p : defaultPasses()) names.push_back(p->name());
     const std::vector<std::string> expected = {
-        "ToEdgeOps", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
+        "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
+        "ReplaceViewOpsWithViewCopyOpsPass",
+        "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",

@@ -323,18 +323,18 @@ class TestPipeline : public QObject {
 
   void missingOutVariantNamesTheNode() {
     LSTUDIO_REQUIRE_FIXTURES();
-    // linear.pt2 holds aten.linear, which is not core ATen and has no out
-    // variant in ExecuTorch's kernels: ToOutVarPass fails naming it.
+    // A custom operator passes to_edge's ATen check (upstream lets other
+    // namespaces through) and has no out variant: ToOutVarPass fails naming it.
     auto imported = readExportFile(test::fixture("pt2/linear.pt2").toStdString());
     QVERIFY(imported.ok());
     Pipeline p(std::make_shared<const Program>(std::move(imported.value())), ExecutorchBackendConfig{});
     auto before = p.current();
     p.runToEnd();
-    // linear has an out variant in the registry (linear.out), so it lowers;
-    // an operator with none is made by hand below.
+    // linear.pt2 lowers (run_decompositions makes aten.linear permute + addmm);
+    // an operator without an out variant is made by hand below.
     QVERIFY(!p.failed());
     Program custom = *before;
-    custom.methods[0].operators[0] = OperatorRef{"aten::linear_nonexistent", "default"};
+    custom.methods[0].operators[0] = OperatorRef{"my_ns::linear_nonexistent", "default"};
     Pipeline q(std::make_shared<const Program>(custom), ExecutorchBackendConfig{});
     q.runToEnd();
     QVERIFY(q.failed());

@@ -281,6 +281,43 @@ struct ShapeCall {
     return std::vector<TensorSpec>{like(*a0, a0->sizes, a0->symbols), like(*a0, {0}), like(*a0, {0})};
   }
 
+  /// Comparisons and logical_not: the broadcast shape, bool.
+  Specs predicate() const {
+    auto r = name == "aten::logical_not" ? sameShape() : broadcastBinary();
+    if (r) r.value()[0].dtype = ScalarType::Bool;
+    return r;
+  }
+
+  /// any.dim / all.dim: one dimension reduced (kept as 1 with keepdim), bool.
+  Specs reduceOneDim() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    int64_t d = wrapDim(intArg(m, args, 1).value_or(0), a0->sizes.size());
+    bool keep = intArg(m, args, 2).value_or(0) != 0;
+    std::vector<int64_t> s;
+    for (size_t k = 0; k < a0->sizes.size(); ++k) {
+      if (static_cast<int64_t>(k) != d) s.push_back(a0->sizes[k]);
+      else if (keep) s.push_back(1);
+    }
+    TensorSpec r = like(*a0, s);
+    r.dtype = ScalarType::Bool;
+    return one(r);
+  }
+
+  /// full_like: the input's shape, the dtype argument's or the input's dtype.
+  Specs fullLike() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    TensorSpec r = like(*a0, a0->sizes, a0->symbols);
+    if (auto dt = intArg(m, args, 2)) r.dtype = static_cast<ScalarType>(*dt);
+    return one(r);
+  }
+
+  /// scalar_tensor: 0-d, of the dtype argument (float by default).
+  Specs scalarTensor() const {
+    TensorSpec proto;
+    proto.dtype = static_cast<ScalarType>(intArg(m, args, 1).value_or(static_cast<int>(ScalarType::Float)));
+    return one(like(proto, {}));
+  }
+
   /// quantize/dequantize_per_tensor: the input's shape in the target dtype.
   Specs quantizePerTensor() const {
     if (!a0) return shapeError(op, "an input tensor");
@@ -306,6 +343,12 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
     {"aten::pow", &ShapeCall::broadcastBinary},
     {"aten::where", &ShapeCall::where},
+    {"aten::eq", &ShapeCall::predicate}, {"aten::ne", &ShapeCall::predicate}, {"aten::lt", &ShapeCall::predicate},
+    {"aten::le", &ShapeCall::predicate}, {"aten::gt", &ShapeCall::predicate}, {"aten::ge", &ShapeCall::predicate},
+    {"aten::logical_not", &ShapeCall::predicate},
+    {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
+    {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
+    {"aten::clamp", &ShapeCall::sameShape}, {"aten::bitwise_and", &ShapeCall::broadcastBinary},
     {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
     {"aten::permute", &ShapeCall::permute},
     {"aten::view", &ShapeCall::sizeList}, {"aten::expand", &ShapeCall::sizeList},
@@ -329,7 +372,7 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
   ShapeCall call{m, name, overload, args};
   for (const auto& [op, rule] : kShapeRules)
     if (name == op) return (call.*rule)();
-  return shapeError(call.op, "an operator the builder knows (add it to inferResultSpecs)");
+  return shapeError(call.op, "no shape rule for this operator");
 }
 
 namespace {
@@ -371,6 +414,7 @@ Result<Node> buildCall(Method& m, const std::string& target, std::vector<BuildAr
       else if (auto* d = std::get_if<double>(&v)) id = add(Value{*d, {}});
       else if (auto* b = std::get_if<bool>(&v)) id = add(Value{*b, {}});
       else if (auto* st = std::get_if<ScalarType>(&v)) id = add(Value{int64_t(static_cast<int>(*st)), {}});
+      else if (auto* str = std::get_if<std::string>(&v)) id = add(Value{*str, {}});
       else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
         IntList list;
         for (int64_t x : *l) list.items.push_back(add(Value{x, {}}));
@@ -396,7 +440,7 @@ Result<Node> buildCall(Method& m, const std::string& target, std::vector<BuildAr
     results = *specs;
   } else {
     auto inferred = inferResultSpecs(m, ref.name, ref.overload, n.args);
-    if (!inferred) return fail(inferred.error().message());
+    if (!inferred) return fail(inferred.error().what + ": " + inferred.error().found);
     results = std::move(inferred.value());
   }
   std::string base = schema->name;

@@ -24,7 +24,8 @@ struct TensorRef {
 
 /// One argument of a call, positional in schema order.
 struct BuildArg {
-  using V = std::variant<None, TensorRef, int64_t, double, bool, std::vector<int64_t>, std::vector<TensorRef>, ScalarType>;
+  using V = std::variant<None, TensorRef, int64_t, double, bool, std::vector<int64_t>, std::vector<TensorRef>, ScalarType,
+                         std::string>;
   V v;
   BuildArg(None n = {}) : v(n) {}
   BuildArg(TensorRef t) : v(t) {}
@@ -36,6 +37,8 @@ struct BuildArg {
   BuildArg(std::initializer_list<int64_t> x) : v(std::vector<int64_t>(x)) {}
   BuildArg(std::vector<TensorRef> x) : v(std::move(x)) {}  ///< a tensor list
   BuildArg(ScalarType x) : v(x) {}
+  BuildArg(std::string x) : v(std::move(x)) {}  ///< a string (rounding_mode, device)
+  BuildArg(const char* x) : v(std::string(x)) {}
 };
 
 /// Result specs of an ATen call whose arguments are already in schema order

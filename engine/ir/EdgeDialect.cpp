@@ -82,9 +82,7 @@ std::optional<ValueId> schemaDefault(Method& m, const SchemaArgument& a) {
   return std::nullopt;
 }
 
-namespace {
-
-std::string where(const Node& n) {
+std::string nodeLocation(const Node& n) {
   std::string s = "node '" + n.name + "' (" + n.target + ")";
   if (!n.meta.stackTrace.empty()) {
     const StackFrame& f = n.meta.stackTrace.back();
@@ -93,8 +91,6 @@ std::string where(const Node& n) {
   }
   return s;
 }
-
-}  // namespace
 
 size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
   size_t problems = 0;
@@ -110,12 +106,12 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
       schema = registry.find(m.operators[n.op].name, m.operators[n.op].overload);
     if (!schema) schema = registry.findByTarget(n.target);
     if (!schema) {
-      report(i, "unknown operator " + n.target + " in " + where(n) + ": no schema, so it cannot be checked or lowered");
+      report(i, "unknown operator " + n.target + " in " + nodeLocation(n) + ": no schema, so it cannot be checked or lowered");
       continue;
     }
     if (schema->ns == "aten" && !registry.isCoreAten(*schema))
       report(i, "operator " + schema->qualifiedName() + " is not in the core ATen set (to_edge needs it decomposed) in " +
-                    where(n));
+                    nodeLocation(n));
     if (n.argNames.size() != n.args.size()) continue;  // not named: nothing to place
     std::vector<ValueId> args;
     std::vector<std::string> names;
@@ -134,7 +130,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
         if (d) v = *d;
       }
       if (v == kNoValue) {
-        report(i, "argument '" + a.name + "' of " + schema->qualifiedName() + " is missing in " + where(n));
+        report(i, "argument '" + a.name + "' of " + schema->qualifiedName() + " is missing in " + nodeLocation(n));
         ok = false;
         break;
       }
@@ -143,7 +139,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
     }
     for (size_t k = 0; ok && k < used.size(); ++k)
       if (!used[k]) {
-        report(i, "argument '" + n.argNames[k] + "' is not in the schema of " + schema->qualifiedName() + " in " + where(n));
+        report(i, "argument '" + n.argNames[k] + "' is not in the schema of " + schema->qualifiedName() + " in " + nodeLocation(n));
         ok = false;
       }
     if (!ok) continue;

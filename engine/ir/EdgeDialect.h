@@ -17,6 +17,10 @@ namespace lstudio {
 /// Returns the number of problems found.
 size_t resolveEdgeDialect(Method& m, const OpRegistry& registry = OpRegistry::builtin());
 
+/// "node 'linear' (torch.ops.aten.linear.default) at model.py:12: return self.fc(x)":
+/// the node, its operator and the innermost source line, for messages.
+std::string nodeLocation(const Node& n);
+
 /// The default of schema argument `a` as a new value of `m`, or none when it
 /// has no default (or one the studio cannot spell).
 std::optional<ValueId> schemaDefault(Method& m, const SchemaArgument& a);

@@ -45,4 +45,16 @@ std::optional<ScalarType> scalarTypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
+bool isFloatingPoint(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half: case ScalarType::Float: case ScalarType::Double: case ScalarType::ComplexHalf:
+    case ScalarType::ComplexFloat: case ScalarType::ComplexDouble: case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2: case ScalarType::Float8_e4m3fn: case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace lstudio

@@ -19,6 +19,8 @@ enum class ScalarType : int8_t {
 
 /// True when `raw` names a scalar type the formats define.
 bool isKnownScalarType(int raw);
+/// Floating point (and complex) types: the ones that can require grad.
+bool isFloatingPoint(ScalarType t);
 /// Bytes per element (sub-byte packed types count as 1, as ExecuTorch does).
 uint32_t elementSize(ScalarType t);
 /// PyTorch-style short name: "float32", "int64", "bfloat16", ...

@@ -7,8 +7,10 @@ namespace lstudio {
 
 std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
-  return {// to_edge
-          toEdgeOps(), memoryFormatOps(),
+  return {// to_edge (decompositions, the ATen check and mixed types on ATen-dialect programs only; see Pipeline)
+          runDecompositions(), removeNonCoreAtenOpGraphAsserts(), atenDialectVerifier(), removeUnusedParameters(),
+          replaceViewOpsWithViewCopyOps(),
+          removeMixedTypeOperators(), memoryFormatOps(),
           // to_executorch, per method, before edge_to_executorch_passes
           quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
           insertWriteBack(),

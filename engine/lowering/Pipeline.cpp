@@ -50,6 +50,10 @@ std::string verifyProgram(const Program& p) {
   return {};
 }
 
+bool isAtenDialect(const Program& p) {
+  return p.format == SourceFormat::Pt2 && p.exportFacts.dialect != "EDGE";
+}
+
 Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig config,
                    std::vector<std::shared_ptr<const Pass>> passes)
     : input_(std::move(input)), config_(std::move(config)), passes_(std::move(passes)) {
@@ -57,9 +61,17 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
   // passes. It went through to_edge when it was made: its dialect stays as
   // made (e.g. clone without dim order when made with _skip_dim_order).
   if (input_ && input_->format == SourceFormat::Pte) {
-    std::erase_if(passes_, [](const auto& p) { return p->name() == "ToEdgeOps" || p->name() == "MemoryFormatOpsPass"; });
+    std::erase_if(passes_, [](const auto& p) { return p->name() == "ReplaceViewOpsWithViewCopyOpsPass" || p->name() == "MemoryFormatOpsPass"; });
     passes_.insert(passes_.begin(), passes::delowerPte());
   }
+  // Decompositions and the ATen dialect check are for programs torch.export
+  // wrote; an edge program (an ETRecord's, a .pte's) went through them already.
+  if (input_ && !isAtenDialect(*input_))
+    std::erase_if(passes_, [](const auto& p) {
+      return p->name() == "run_decompositions" || p->name() == "RemoveNonCoreAtenOpGraphAssertsPass" ||
+             p->name() == "EXIRATenDialectVerifier" || p->name() == "RemoveMixedTypeOperators" ||
+             p->name() == "remove_unused_parameters_pass";
+    });
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});
 }
 

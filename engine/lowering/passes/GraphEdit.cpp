@@ -2,9 +2,77 @@
 
 namespace lstudio::passes {
 
+FreshNames::FreshNames(const Method& m) {
+  for (const Value& v : m.values)
+    if (!v.name.empty()) used_.insert(v.name);
+}
+
+std::string FreshNames::operator()(const std::string& base) {
+  int& next = next_[base];
+  std::string name = next == 0 ? base : base + "_" + std::to_string(next);
+  while (used_.count(name)) name = base + "_" + std::to_string(++next);
+  ++next;
+  used_.insert(name);
+  return name;
+}
+
 ValueId addValue(Method& m, Value v) {
   m.values.push_back(std::move(v));
   return static_cast<ValueId>(m.values.size() - 1);
+}
+
+void renumberValues(Method& m) {
+  const size_t n = m.values.size();
+  std::vector<ValueId> order;
+  std::vector<ValueId> newId(n, kNoValue);
+  auto visit = [&](auto&& self, ValueId v) -> void {
+    if (v < 0 || static_cast<size_t>(v) >= n || newId[v] != kNoValue) return;
+    newId[v] = static_cast<ValueId>(order.size());
+    order.push_back(v);
+    const Value& val = m.values[v];
+    if (auto* l = std::get_if<IntList>(&val.payload))
+      for (ValueId x : l->items) self(self, x);
+    if (auto* l = std::get_if<TensorList>(&val.payload))
+      for (ValueId x : l->items) self(self, x);
+    if (auto* l = std::get_if<OptionalTensorList>(&val.payload))
+      for (ValueId x : l->items) self(self, x);
+    if (const TensorSpec* t = val.tensorIf()) self(self, t->viewOf);
+  };
+  for (ValueId v : m.inputs) visit(visit, v);
+  for (const InputSpec& in : m.signature.inputs) visit(visit, in.value);
+  for (const Node& node : m.nodes)
+    for (ValueId o : node.outputs) visit(visit, o);
+  for (const Node& node : m.nodes)
+    for (ValueId a : node.args) visit(visit, a);
+  for (ValueId v : m.outputs) visit(visit, v);
+  for (const OutputSpec& o : m.signature.outputs) visit(visit, o.value);
+  // Symbolic sizes stay, read or not: a later rewrite may refer to them by name.
+  for (size_t v = 0; v < n; ++v)
+    if (m.values[v].symbolic) visit(visit, static_cast<ValueId>(v));
+  auto map = [&](ValueId& v) {
+    if (v >= 0 && static_cast<size_t>(v) < n) v = newId[v];
+  };
+  std::vector<Value> values;
+  values.reserve(order.size());
+  for (ValueId v : order) values.push_back(std::move(m.values[v]));
+  for (Value& val : values) {
+    if (auto* l = std::get_if<IntList>(&val.payload))
+      for (ValueId& x : l->items) map(x);
+    if (auto* l = std::get_if<TensorList>(&val.payload))
+      for (ValueId& x : l->items) map(x);
+    if (auto* l = std::get_if<OptionalTensorList>(&val.payload))
+      for (ValueId& x : l->items) map(x);
+    if (TensorSpec* t = std::get_if<TensorSpec>(&val.payload)) map(t->viewOf);
+  }
+  m.values = std::move(values);
+  for (Node& node : m.nodes) {
+    for (ValueId& a : node.args) map(a);
+    for (ValueId& o : node.outputs) map(o);
+  }
+  for (ValueId& v : m.inputs) map(v);
+  for (ValueId& v : m.outputs) map(v);
+  for (InputSpec& in : m.signature.inputs) map(in.value);
+  for (OutputSpec& o : m.signature.outputs) map(o.value);
 }
 
 ValueId addInt(Method& m, int64_t x) { return addValue(m, Value{x, {}}); }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/ir/Ir.h"
@@ -10,7 +12,24 @@
 
 namespace lstudio::passes {
 
+/// torch.fx's naming: the first use of a name is bare, later ones get _1, _2, ...
+class FreshNames {
+ public:
+  explicit FreshNames(const Method& m);
+  std::string operator()(const std::string& base);
+
+ private:
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int> next_;
+};
+
 ValueId addValue(Method& m, Value v);
+/// Renumbers the values in the order a traced graph lists them (graph inputs,
+/// then each node's results, then what the nodes read), dropping values
+/// nothing refers to. Passes that add nodes call it so that the value order,
+/// which ExecuTorch's planners break ties by, is the order upstream's retrace
+/// gives.
+void renumberValues(Method& m);
 ValueId addInt(Method& m, int64_t x);
 ValueId addIntList(Method& m, const std::vector<int64_t>& xs);
 /// The operator table index of `schema`, added when missing.

@@ -9,7 +9,12 @@ namespace lstudio::passes {
 
 /// Runs first on a .pte input (engine/lowering/Delower).
 std::shared_ptr<const Pass> delowerPte();
-std::shared_ptr<const Pass> toEdgeOps();
+std::shared_ptr<const Pass> runDecompositions();
+std::shared_ptr<const Pass> removeNonCoreAtenOpGraphAsserts();
+std::shared_ptr<const Pass> atenDialectVerifier();
+std::shared_ptr<const Pass> removeUnusedParameters();
+std::shared_ptr<const Pass> replaceViewOpsWithViewCopyOps();
+std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
 std::shared_ptr<const Pass> quantFusion();
 std::shared_ptr<const Pass> constantProp();

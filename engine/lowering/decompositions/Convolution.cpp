@@ -1,0 +1,118 @@
+// Convolutions and pooling as PyTorch's core ATen decompositions write them:
+// one convolution operator for every kind, 1-d pooling as 2-d pooling over an
+// added dimension, adaptive pooling to 1x1 as a mean.
+#include "engine/lowering/decompositions/Decomposition.h"
+
+namespace lstudio::decompositions {
+namespace {
+
+TensorRef argRef(Rewrite& r, const char* name) { return TensorRef{r.arg(name)}; }
+
+/// conv1d/2d/3d -> convolution(..., transposed=False, output_padding=0..., groups)
+void conv(Rewrite& r) {
+  size_t spatial = r.tensor("weight").sizes.size() - 2;
+  r.finish("aten.convolution.default",
+           {argRef(r, "input"), argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"), argRef(r, "padding"),
+            argRef(r, "dilation"), false, std::vector<int64_t>(spatial, 0), argRef(r, "groups")});
+}
+
+/// conv_transpose1d/2d/3d -> convolution(..., transposed=True, output_padding, groups)
+void convTranspose(Rewrite& r) {
+  r.finish("aten.convolution.default",
+           {argRef(r, "input"), argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"), argRef(r, "padding"),
+            argRef(r, "dilation"), true, argRef(r, "output_padding"), argRef(r, "groups")});
+}
+
+TensorSpec withSizes(const TensorSpec& t, std::vector<int64_t> sizes, ScalarType dtype) {
+  TensorSpec s;
+  s.dtype = dtype;
+  s.sizes = std::move(sizes);
+  for (size_t d = 0; d < s.sizes.size(); ++d) s.dimOrder.push_back(static_cast<uint8_t>(d));
+  s.strides = contiguousStrides(s.sizes);
+  return s;
+}
+
+/// max_pool2d -> max_pool2d_with_indices(...)[0]
+void maxPool2d(Rewrite& r) {
+  const TensorSpec& y = r.resultSpec();
+  r.finish("aten.max_pool2d_with_indices.default",
+           {argRef(r, "self"), argRef(r, "kernel_size"), argRef(r, "stride"), argRef(r, "padding"), argRef(r, "dilation"),
+            argRef(r, "ceil_mode")},
+           {withSizes(y, y.sizes, ScalarType::Long)});
+}
+
+/// The 4-d form of a 1-d pooling's result: a 1 before the last dimension.
+std::vector<TensorSpec> as2d(const TensorSpec& y, bool withIndices) {
+  std::vector<int64_t> s = y.sizes;
+  s.insert(s.end() - 1, 1);
+  std::vector<TensorSpec> out{withSizes(y, s, y.dtype)};
+  if (withIndices) out.push_back(withSizes(y, s, ScalarType::Long));
+  return out;
+}
+
+/// A 1-d list argument as its 2-d form: {first, x}; an empty list stays empty.
+std::vector<int64_t> lifted(std::optional<std::vector<int64_t>> v, int64_t first) {
+  if (!v || v->empty()) return {};
+  return {first, v->front()};
+}
+
+/// max_pool1d -> unsqueeze(-2), max_pool2d_with_indices, squeeze(-2)
+void maxPool1d(Rewrite& r) {
+  auto kernel = lifted(r.ints("kernel_size"), 1);
+  auto stride = lifted(r.ints("stride"), 1);
+  if (stride.empty()) stride = kernel;
+  TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
+  auto specs = as2d(r.resultSpec(), true);
+  auto pooled = r.call("aten.max_pool2d_with_indices.default",
+                       {x, kernel, stride, lifted(r.ints("padding"), 0), lifted(r.ints("dilation"), 1), argRef(r, "ceil_mode")},
+                       &specs);
+  if (pooled.empty()) return;
+  r.finish("aten.squeeze.dims", {pooled[0], std::vector<int64_t>{-2}});
+}
+
+/// avg_pool1d -> unsqueeze(-2), avg_pool2d, squeeze(-2)
+void avgPool1d(Rewrite& r) {
+  auto kernel = lifted(r.ints("kernel_size"), 1);
+  auto stride = lifted(r.ints("stride"), 1);
+  if (stride.empty()) stride = kernel;
+  TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
+  auto specs = as2d(r.resultSpec(), false);
+  TensorRef pooled = r.op("aten.avg_pool2d.default",
+                          {x, kernel, stride, lifted(r.ints("padding"), 0), argRef(r, "ceil_mode"), argRef(r, "count_include_pad")},
+                          &specs);
+  r.finish("aten.squeeze.dims", {pooled, std::vector<int64_t>{-2}});
+}
+
+/// adaptive_avg_pool1d -> unsqueeze(-2), _adaptive_avg_pool2d([1, n]), squeeze(-2)
+void adaptiveAvgPool1d(Rewrite& r) {
+  TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
+  auto specs = as2d(r.resultSpec(), false);
+  TensorRef pooled = r.op("aten._adaptive_avg_pool2d.default", {x, lifted(r.ints("output_size"), 1)}, &specs);
+  r.finish("aten.squeeze.dims", {pooled, std::vector<int64_t>{-2}});
+}
+
+/// adaptive_avg_pool2d: to 1x1 it is a mean over the last two dimensions, else _adaptive_avg_pool2d.
+void adaptiveAvgPool2d(Rewrite& r) {
+  auto size = r.ints("output_size");
+  if (size && size->size() == 2 && (*size)[0] == 1 && (*size)[1] == 1)
+    return r.finish("aten.mean.dim", {argRef(r, "self"), std::vector<int64_t>{-1, -2}, true});
+  r.finish("aten._adaptive_avg_pool2d.default", {argRef(r, "self"), argRef(r, "output_size")});
+}
+
+}  // namespace
+
+void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& t) {
+  t.insert(t.end(), {{"aten::conv1d.default", conv},
+                     {"aten::conv2d.default", conv},
+                     {"aten::conv3d.default", conv},
+                     {"aten::conv_transpose1d.default", convTranspose},
+                     {"aten::conv_transpose2d.input", convTranspose},
+                     {"aten::conv_transpose3d.input", convTranspose},
+                     {"aten::max_pool2d.default", maxPool2d},
+                     {"aten::max_pool1d.default", maxPool1d},
+                     {"aten::avg_pool1d.default", avgPool1d},
+                     {"aten::adaptive_avg_pool1d.default", adaptiveAvgPool1d},
+                     {"aten::adaptive_avg_pool2d.default", adaptiveAvgPool2d}});
+}
+
+}  // namespace lstudio::decompositions

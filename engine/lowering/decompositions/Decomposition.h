@@ -1,0 +1,115 @@
+// to_edge's decompositions: torch.export's operators that are not core ATen,
+// rewritten into core ATen operators the way PyTorch's decomposition table
+// (torch._decomp's core_aten_decompositions, as ExecuTorch's
+// _default_decomposition_table uses it) rewrites them, node for node, so the
+// studio's edge program is the one upstream's to_edge makes. Each rule is a
+// small function over one node; the RunDecompositions pass applies them.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ir/CallBuilder.h"
+#include "engine/ir/Ir.h"
+
+namespace lstudio::decompositions {
+
+/// One node being rewritten: its arguments by schema name, and calls that
+/// replace it. Calls are appended in order; the last writes the node's
+/// results (finish) or the results become existing values (resultIs).
+class Rewrite {
+ public:
+  Rewrite(Method& m, const Node& node, std::vector<Node>& out, std::function<std::string(const std::string&)> freshName);
+
+  Method& method() { return m_; }
+  const Node& node() const { return node_; }
+
+  // --- the node's arguments, by schema name ---
+  ValueId arg(std::string_view name) const;
+  bool isNone(std::string_view name) const;
+  // Specs are returned by value: the calls a rule makes add values, which
+  // would leave a reference into the value table dangling.
+  TensorSpec tensor(std::string_view name) const { return spec(arg(name)); }
+  /// The tensor `v` is; when it is none (a missing or non-tensor argument) the
+  /// rewrite fails and an empty spec stands in.
+  TensorSpec spec(ValueId v) const;
+  std::optional<int64_t> integer(std::string_view name) const;
+  std::optional<double> number(std::string_view name) const;
+  std::optional<std::vector<int64_t>> ints(std::string_view name) const;
+  /// Items of a tensor list argument.
+  std::vector<ValueId> tensors(std::string_view name) const;
+  /// The node's i-th result.
+  ValueId result(size_t i = 0) const { return node_.outputs.at(i); }
+  TensorSpec resultSpec(size_t i = 0) const { return spec(result(i)); }
+
+  // --- the calls that replace it ---
+  /// A call whose results are new values (specs inferred, or given).
+  std::vector<TensorRef> call(const std::string& target, std::vector<BuildArg> args,
+                              const std::vector<TensorSpec>* specs = nullptr);
+  TensorRef op(const std::string& target, std::vector<BuildArg> args, const std::vector<TensorSpec>* specs = nullptr);
+  /// The last call: its results are the node's results (their specs kept),
+  /// then `extra` ones the node did not have.
+  void finish(const std::string& target, std::vector<BuildArg> args, std::vector<TensorSpec> extra = {});
+  /// A call whose first result is the node's result `i` (for rules that end in
+  /// several calls, one per result).
+  void into(size_t i, const std::string& target, std::vector<BuildArg> args);
+  /// The node's result is `v` (a decomposition that ends in a value it already has).
+  void resultIs(ValueId v);
+  /// The rule cannot rewrite this node; the pass fails naming it.
+  void fail(std::string why);
+
+  const std::optional<std::string>& failure() const { return failure_; }
+  /// Results replaced by existing values: (result, replacement).
+  const std::vector<std::pair<ValueId, ValueId>>& replaced() const { return replaced_; }
+
+ private:
+  void place(Node n);
+
+  Method& m_;
+  Node node_;
+  std::vector<Node>& out_;
+  std::function<std::string(const std::string&)> freshName_;
+  mutable std::optional<std::string> failure_;
+  std::vector<std::pair<ValueId, ValueId>> replaced_;
+};
+
+using Rule = void (*)(Rewrite&);
+
+/// The rule for an operator ("aten::linear", "default"), or null when the
+/// operator is kept as it is (core ATen, or no decomposition known).
+Rule ruleFor(const OperatorRef& op);
+
+/// Contiguous strides of `sizes`.
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
+/// The strides a spec records, or its dim order's when none were recorded.
+std::vector<int64_t> stridesOf(const TensorSpec& t);
+/// The strides of a view of a tensor (sizes, strides) with new sizes, when the
+/// bytes allow one without a copy (torch's computeStride); nullopt otherwise.
+std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                                const std::vector<int64_t>& newSizes);
+/// torch's reshape: a view when the layout allows one, else a contiguous clone viewed.
+TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes);
+/// Within a rank: a negative dimension counts from the end.
+inline int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+/// The strides torch gives the result of a call, where they follow from its
+/// operator and inputs (views, elementwise operators, clone, the edge
+/// dialect's view copies); nullopt for operators that decide their own layout.
+std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const OperatorRef& op, const std::vector<ValueId>& args,
+                                                   const TensorSpec& result);
+/// Dimensions outermost first by stride (ties in dimension order).
+std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+/// True when the tensor's elements are laid out contiguously in row-major order
+/// (size-1 dimensions ignored, as torch's is_contiguous does).
+bool isContiguous(const TensorSpec& t);
+
+// The rule families (one file each).
+void registerActivationRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerNormalizationRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerShapeRules(std::vector<std::pair<std::string, Rule>>& table);
+
+}  // namespace lstudio::decompositions

@@ -1,0 +1,324 @@
+#include <algorithm>
+
+#include "engine/ir/OpRegistry.h"
+#include "engine/lowering/decompositions/Decomposition.h"
+
+namespace lstudio::decompositions {
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> s(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 1;) s[d - 1] = s[d] * std::max<int64_t>(sizes[d], 1);
+  return s;
+}
+
+std::vector<int64_t> stridesOf(const TensorSpec& t) {
+  if (t.strides.size() == t.sizes.size()) return t.strides;
+  // From the dim order: the innermost dimension in memory has stride 1.
+  std::vector<int64_t> s(t.sizes.size(), 1);
+  if (t.dimOrder.size() != t.sizes.size()) return contiguousStrides(t.sizes);
+  int64_t step = 1;
+  for (size_t k = t.dimOrder.size(); k-- > 0;) {
+    s[t.dimOrder[k]] = step;
+    step *= std::max<int64_t>(t.sizes[t.dimOrder[k]], 1);
+  }
+  return s;
+}
+
+bool isContiguous(const TensorSpec& t) {
+  std::vector<int64_t> st = stridesOf(t);
+  int64_t expected = 1;
+  for (size_t d = t.sizes.size(); d-- > 0;) {
+    if (t.sizes[d] == 1) continue;
+    if (t.sizes[d] == 0) return true;
+    if (st[d] != expected) return false;
+    expected *= t.sizes[d];
+  }
+  return true;
+}
+
+std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                                const std::vector<int64_t>& newSizes) {
+  if (sizes.empty()) return std::vector<int64_t>(newSizes.size(), 1);
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return contiguousStrides(newSizes);
+  // Walk the old dimensions from the innermost, in chunks whose elements are
+  // evenly spaced; each chunk must be covered exactly by whole new dimensions.
+  std::vector<int64_t> out(newSizes.size(), 0);
+  int64_t viewD = static_cast<int64_t>(newSizes.size()) - 1;
+  int64_t chunkBase = strides.back(), tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensorNumel *= sizes[d];
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensorNumel * chunkBase)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newSizes[viewD] == 1)) {
+        out[viewD] = viewNumel * chunkBase;
+        viewNumel *= newSizes[viewD];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel) return std::nullopt;
+      if (d > 0) {
+        chunkBase = strides[d - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1) return std::nullopt;
+  return out;
+}
+
+TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes) {
+  const TensorSpec& t = r.spec(x);
+  if (viewStrides(t.sizes, stridesOf(t), sizes)) return r.op("aten.view.default", {TensorRef{x}, sizes});
+  TensorRef c = r.op("aten.clone.default", {TensorRef{x}, int64_t(0)});  // contiguous_format
+  return r.op("aten.view.default", {c, sizes});
+}
+
+namespace {
+
+/// Dense strides that keep the dimension order of `like` (the layout an
+/// elementwise result or a preserve_format copy takes), or contiguous when
+/// `like` has another shape or overlaps.
+std::vector<int64_t> denseLike(const TensorSpec& like, const std::vector<int64_t>& sizes) {
+  if (like.sizes != sizes) return contiguousStrides(sizes);
+  std::vector<int64_t> st = stridesOf(like);
+  std::vector<size_t> order(sizes.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  // Outermost first: larger stride first; ties keep the dimension order. A
+  // size-1 dimension has no stride of its own: it goes with the one after it.
+  std::vector<int64_t> key(sizes.size(), 1);
+  for (size_t d = sizes.size(); d-- > 0;)
+    key[d] = sizes[d] != 1 ? st[d] : (d + 1 < sizes.size() ? key[d + 1] * std::max<int64_t>(sizes[d + 1], 1) : 1);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] > key[b]; });
+  std::vector<int64_t> out(sizes.size(), 1);
+  int64_t step = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    out[order[k]] = step;
+    step *= std::max<int64_t>(sizes[order[k]], 1);
+  }
+  return out;
+}
+
+bool isElementwise(const std::string& name) {
+  static const char* const kOps[] = {
+      "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::relu", "aten::sigmoid", "aten::tanh", "aten::hardtanh",
+      "aten::clamp", "aten::neg", "aten::exp", "aten::rsqrt", "aten::sqrt", "aten::pow", "aten::where", "aten::_softmax",
+      "aten::_log_softmax", "aten::full_like", "aten::_to_copy", "aten::gelu", "aten::abs", "aten::eq", "aten::ne",
+      "aten::logical_not", "aten::bitwise_and", "aten::sin", "aten::cos"};
+  for (const char* k : kOps)
+    if (name == k) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const OperatorRef& op, const std::vector<ValueId>& args,
+                                                   const TensorSpec& result) {
+  // The edge dialect's copies of views make fresh contiguous tensors.
+  if (op.name.ends_with("_copy") && op.name != "aten::_to_copy") return contiguousStrides(result.sizes);
+  const TensorSpec* in = !args.empty() && args[0] >= 0 ? m.values[args[0]].tensorIf() : nullptr;
+  if (!in) return std::nullopt;
+  auto ints = [&](size_t i) {
+    std::vector<int64_t> out;
+    if (i < args.size() && args[i] >= 0)
+      if (auto* l = std::get_if<IntList>(&m.values[args[i]].payload))
+        for (ValueId x : l->items) out.push_back(std::get<int64_t>(m.values[x].payload));
+    return out;
+  };
+  auto integer = [&](size_t i) -> int64_t {
+    if (i < args.size() && args[i] >= 0)
+      if (auto* x = std::get_if<int64_t>(&m.values[args[i]].payload)) return *x;
+    return 0;
+  };
+  const std::vector<int64_t> st = stridesOf(*in);
+  const int64_t rank = static_cast<int64_t>(in->sizes.size());
+  auto wrap = [](int64_t d, int64_t r) { return d < 0 ? d + r : d; };
+  if (op.name == "aten::permute") {
+    std::vector<int64_t> out;
+    for (int64_t d : ints(1)) out.push_back(st.at(wrap(d, rank)));
+    return out;
+  }
+  if (op.name == "aten::expand") {
+    std::vector<int64_t> out(result.sizes.size(), 0);
+    size_t lead = result.sizes.size() - in->sizes.size();
+    for (size_t d = 0; d < in->sizes.size(); ++d)
+      out[lead + d] = in->sizes[d] == result.sizes[lead + d] ? st[d] : 0;
+    return out;
+  }
+  if (op.name == "aten::unsqueeze") {
+    int64_t d = wrap(integer(1), rank + 1);
+    std::vector<int64_t> out = st;
+    int64_t s = d >= rank ? 1 : in->sizes[d] * st[d];
+    out.insert(out.begin() + d, s);
+    return out;
+  }
+  if (op.name == "aten::squeeze" || op.name == "aten::select") {
+    std::vector<int64_t> out;
+    std::vector<int64_t> dims = op.name == "aten::select" ? std::vector<int64_t>{integer(1)} : ints(1);
+    for (int64_t d = 0; d < rank; ++d) {
+      bool drop = false;
+      for (int64_t x : dims) drop = drop || wrap(x, rank) == d;
+      if (op.name == "aten::squeeze") drop = drop && in->sizes[d] == 1;
+      if (!drop) out.push_back(st[d]);
+    }
+    return out;
+  }
+  if (op.name == "aten::slice") {
+    std::vector<int64_t> out = st;
+    int64_t d = wrap(integer(1), rank), step = args.size() > 4 ? std::max<int64_t>(integer(4), 1) : 1;
+    if (d >= 0 && d < rank) out[d] *= step;
+    return out;
+  }
+  if (op.name == "aten::view" || op.name == "aten::_unsafe_view")
+    return viewStrides(in->sizes, st, result.sizes).value_or(contiguousStrides(result.sizes));
+  if (op.name == "aten::clone") {
+    // memory_format: absent or preserve (1) keeps the input's layout; contiguous (0) does not.
+    const Value* mf = args.size() > 1 && args[1] >= 0 ? &m.values[args[1]] : nullptr;
+    const auto* f = mf ? std::get_if<int64_t>(&mf->payload) : nullptr;
+    return f && *f == 0 ? contiguousStrides(result.sizes) : denseLike(*in, result.sizes);
+  }
+  if (isElementwise(op.name)) {
+    // The first operand with the result's shape lends its layout (torch's TensorIterator).
+    for (ValueId a : args)
+      if (const TensorSpec* t = a >= 0 ? m.values[a].tensorIf() : nullptr; t && t->sizes == result.sizes)
+        return denseLike(*t, result.sizes);
+    return contiguousStrides(result.sizes);
+  }
+  return std::nullopt;
+}
+
+std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  std::vector<uint8_t> order(sizes.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<uint8_t>(d);
+  if (strides.size() == sizes.size())
+    std::stable_sort(order.begin(), order.end(), [&](uint8_t a, uint8_t b) { return strides[a] > strides[b]; });
+  return order;
+}
+
+Rewrite::Rewrite(Method& m, const Node& node, std::vector<Node>& out,
+                 std::function<std::string(const std::string&)> freshName)
+    : m_(m), node_(node), out_(out), freshName_(std::move(freshName)) {}
+
+ValueId Rewrite::arg(std::string_view name) const {
+  for (size_t k = 0; k < node_.args.size() && k < node_.argNames.size(); ++k)
+    if (node_.argNames[k] == name) return node_.args[k];
+  return kNoValue;
+}
+
+TensorSpec Rewrite::spec(ValueId v) const {
+  static const TensorSpec kNone;
+  if (v >= 0 && static_cast<size_t>(v) < m_.values.size())
+    if (const TensorSpec* t = m_.values[v].tensorIf()) return *t;
+  if (!failure_) failure_ = "an argument that should be a tensor is not one";
+  return kNone;
+}
+
+bool Rewrite::isNone(std::string_view name) const {
+  ValueId v = arg(name);
+  return v < 0 || m_.values[v].kind() == ValueKind::None;
+}
+
+std::optional<int64_t> Rewrite::integer(std::string_view name) const {
+  ValueId v = arg(name);
+  if (v < 0) return std::nullopt;
+  if (auto* x = std::get_if<int64_t>(&m_.values[v].payload)) return *x;
+  if (auto* b = std::get_if<bool>(&m_.values[v].payload)) return *b ? 1 : 0;
+  return std::nullopt;
+}
+
+std::optional<double> Rewrite::number(std::string_view name) const {
+  ValueId v = arg(name);
+  if (v < 0) return std::nullopt;
+  if (auto* x = std::get_if<double>(&m_.values[v].payload)) return *x;
+  if (auto* i = std::get_if<int64_t>(&m_.values[v].payload)) return static_cast<double>(*i);
+  if (auto* b = std::get_if<bool>(&m_.values[v].payload)) return *b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> Rewrite::ints(std::string_view name) const {
+  ValueId v = arg(name);
+  if (v < 0) return std::nullopt;
+  const auto* l = std::get_if<IntList>(&m_.values[v].payload);
+  if (!l) return std::nullopt;
+  std::vector<int64_t> out;
+  for (ValueId x : l->items) {
+    const auto* i = std::get_if<int64_t>(&m_.values[x].payload);
+    if (!i || m_.values[x].symbolic) return std::nullopt;  // a symbolic size: not a fixed list
+    out.push_back(*i);
+  }
+  return out;
+}
+
+std::vector<ValueId> Rewrite::tensors(std::string_view name) const {
+  ValueId v = arg(name);
+  if (v < 0) return {};
+  if (auto* l = std::get_if<TensorList>(&m_.values[v].payload)) return l->items;
+  if (auto* l = std::get_if<OptionalTensorList>(&m_.values[v].payload)) return l->items;
+  return {};
+}
+
+void Rewrite::place(Node n) {
+  n.meta.moduleStack = node_.meta.moduleStack;
+  n.meta.stackTrace = node_.meta.stackTrace;
+  out_.push_back(std::move(n));
+}
+
+std::vector<TensorRef> Rewrite::call(const std::string& target, std::vector<BuildArg> args,
+                                     const std::vector<TensorSpec>* specs) {
+  if (failure_) return {};
+  auto n = buildCall(m_, target, std::move(args), freshName_, specs);
+  if (!n) {
+    fail(n.error().what + ": " + n.error().found);
+    return {};
+  }
+  const OperatorRef& op = m_.operators[n->op];
+  std::vector<TensorRef> outs;
+  for (ValueId o : n->outputs) {
+    TensorSpec& t = m_.values[o].tensor();
+    t.strides = derivedStrides(m_, op, n->args, t).value_or(contiguousStrides(t.sizes));
+    t.dimOrder = dimOrderOf(t.sizes, t.strides);
+    outs.push_back(TensorRef{o});
+  }
+  place(std::move(n.value()));
+  return outs;
+}
+
+TensorRef Rewrite::op(const std::string& target, std::vector<BuildArg> args, const std::vector<TensorSpec>* specs) {
+  auto outs = call(target, std::move(args), specs);
+  return outs.empty() ? TensorRef{} : outs.front();
+}
+
+void Rewrite::finish(const std::string& target, std::vector<BuildArg> args, std::vector<TensorSpec> extra) {
+  if (failure_) return;
+  // The node's own results keep their ids and specs (torch.export recorded
+  // them); results the node did not have (a native op's statistics) are extra.
+  std::vector<TensorSpec> specs;
+  for (ValueId o : node_.outputs) specs.push_back(spec(o));
+  for (TensorSpec& t : extra) specs.push_back(std::move(t));
+  auto n = buildCall(m_, target, std::move(args), freshName_, &specs);
+  if (!n) return fail(n.error().what + ": " + n.error().found);
+  for (size_t i = 0; i < node_.outputs.size() && i < n->outputs.size(); ++i) n->outputs[i] = node_.outputs[i];
+  n->name = node_.name;
+  place(std::move(n.value()));
+}
+
+void Rewrite::into(size_t i, const std::string& target, std::vector<BuildArg> args) {
+  if (failure_) return;
+  std::vector<TensorSpec> specs{spec(result(i))};
+  auto n = buildCall(m_, target, std::move(args), freshName_, &specs);
+  if (!n) return fail(n.error().what + ": " + n.error().found);
+  if (n->outputs.size() != 1) return fail(target + " has more than one result");
+  n->outputs[0] = result(i);
+  n->name = m_.values[result(i)].name;
+  place(std::move(n.value()));
+}
+
+void Rewrite::resultIs(ValueId v) {
+  if (!failure_) replaced_.push_back({result(0), v});
+}
+
+void Rewrite::fail(std::string why) {
+  if (!failure_) failure_ = std::move(why);
+}
+
+}  // namespace lstudio::decompositions

@@ -1,0 +1,185 @@
+// to_edge on torch.export programs: run_decompositions (in-place operators
+// made functional, non-core operators decomposed the way PyTorch's table
+// does), the ATen dialect check that names what it cannot lower, and the
+// passes that only ATen-dialect programs get. The conformance harness
+// compares whole programs with ExecuTorch's own to_edge; these tests pin the
+// individual rules and the failure messages.
+#include <QtTest>
+
+#include "engine/formats/Pt2Reader.h"
+#include "engine/lowering/GraphText.h"
+#include "engine/lowering/Pipeline.h"
+#include "engine/lowering/passes/GraphEdit.h"
+#include "engine/lowering/passes/Passes.h"
+#include "engine/samples/GraphBuilder.h"
+#include "tests/TestSupport.h"
+
+using namespace lstudio;
+
+namespace {
+
+constexpr ScalarType F = ScalarType::Float;
+
+std::vector<std::string> ops(const Method& m) {
+  std::vector<std::string> out;
+  for (const Node& n : m.nodes)
+    if (n.kind == NodeKind::Kernel && n.op >= 0) out.push_back(m.operators[n.op].fullName());
+  return out;
+}
+
+/// x -> relu(x) -> output, with the relu node then turned into `op` (same
+/// single argument `self`): a way to put a non-core ATen call in a graph.
+Program unary(const std::string& op, bool onBuffer = false) {
+  GraphBuilder b;
+  b.at("model.py", 7, "forward", "return f(x)");
+  TensorRef x = onBuffer ? b.buffer("state", F, {2, 3}) : b.input("x", F, {2, 3});
+  TensorRef y = b.op("aten.relu.default", {x});
+  b.output(y);
+  auto p = b.finish("unary");
+  if (!p) qFatal("%s", p.error().message().c_str());
+  Method& m = p.value().methods[0];
+  OperatorRef ref = operatorFromTarget(op);
+  m.operators[m.nodes[0].op] = ref;
+  m.nodes[0].target = "torch.ops." + op;
+  return std::move(p.value());
+}
+
+const PassRecord* record(const Pipeline& p, const std::string& name) {
+  for (const PassRecord& r : p.records())
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestToEdge : public QObject {
+  Q_OBJECT
+ private slots:
+  // linear.pt2 is what torch.export.save writes for an nn.Linear on a 1-d
+  // input: upstream's run_decompositions makes it view, permute, addmm, view.
+  void linearFixtureDecomposesAsUpstream() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto imported = readExportFile(test::fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(imported.ok());
+    QVERIFY(isAtenDialect(imported.value()));
+    Pipeline p(std::make_shared<const Program>(std::move(imported.value())), ExecutorchBackendConfig{});
+    QVERIFY(p.runTo("run_decompositions"));
+    const Method& m = p.current()->methods[0];
+    const std::vector<std::string> expected = {"aten::view.default", "aten::permute.default", "aten::addmm.default",
+                                               "aten::view.default"};
+    QCOMPARE(ops(m), expected);
+    // The node's own result keeps its name and spec; the source line carries over.
+    QCOMPARE(m.values[m.outputs[0]].name, std::string("linear"));
+    QVERIFY(!m.nodes[2].meta.stackTrace.empty());
+    QVERIFY(m.values[m.nodes[1].outputs[0]].tensor().requiresGrad);  // permute of a parameter
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    std::vector<std::string> lowered = ops(p.current()->methods[0]);
+    QVERIFY(std::find(lowered.begin(), lowered.end(), "aten::addmm.out") != lowered.end());
+    for (const auto& o : lowered) QVERIFY2(o.find("linear") == std::string::npos, o.c_str());
+  }
+
+  void siluBecomesSigmoidTimesInput() {
+    Program p = unary("aten.silu.default");
+    auto out = passes::runDecompositions()->run(p, {});
+    QVERIFY(!out.failed);
+    const Method& m = p.methods[0];
+    QCOMPARE(ops(m), (std::vector<std::string>{"aten::sigmoid.default", "aten::mul.Tensor"}));
+    QCOMPARE(m.nodes[1].args[0], m.inputs[0]);            // x * sigmoid(x), in that order
+    QCOMPARE(m.nodes[1].args[1], m.nodes[0].outputs[0]);
+    QCOMPARE(m.nodes[1].outputs[0], m.outputs[0]);        // the result is still the output,
+    QCOMPARE(m.values[m.outputs[0]].name, std::string("relu"));  // under its name
+    // Values are in traced order: input, sigmoid, the result.
+    QVERIFY(m.inputs[0] < m.nodes[0].outputs[0] && m.nodes[0].outputs[0] < m.outputs[0]);
+  }
+
+  // An in-place operator on an intermediate becomes functional; on a buffer it
+  // also becomes a buffer mutation output, first, as functionalization makes it.
+  void inPlaceOnBufferBecomesMutationOutput() {
+    Program p = unary("aten.relu_.default", true);
+    auto out = passes::runDecompositions()->run(p, {});
+    QVERIFY(!out.failed);
+    const Method& m = p.methods[0];
+    QCOMPARE(ops(m), std::vector<std::string>{"aten::relu.default"});
+    QCOMPARE(m.signature.outputs.size(), size_t(2));
+    QCOMPARE(m.signature.outputs[0].kind, OutputSpec::Kind::BufferMutation);
+    QCOMPARE(m.signature.outputs[0].target, std::string("state"));
+    QCOMPARE(m.signature.outputs[0].value, m.nodes[0].outputs[0]);
+    QCOMPARE(m.outputs.size(), size_t(2));
+  }
+
+  void dropoutInTrainingFailsNamingTheNode() {
+    Program p = unary("aten.dropout.default");
+    Method& m = p.methods[0];
+    Node& n = m.nodes[0];
+    n.args.push_back(passes::addValue(m, Value{0.5, {}}));
+    n.args.push_back(passes::addValue(m, Value{true, {}}));
+    n.argNames = {"input", "p", "train"};
+    auto out = passes::runDecompositions()->run(p, {});
+    QVERIFY(out.failed);
+    QCOMPARE(out.diagnostics.size(), size_t(1));
+    const std::string& msg = out.diagnostics[0].message;
+    QVERIFY2(msg.find("aten::dropout") != std::string::npos && msg.find("training") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("model.py:7") != std::string::npos, msg.c_str());
+    QCOMPARE(out.diagnostics[0].node, 0);
+  }
+
+  // An operator that is neither core ATen nor decomposed stops to_edge at the
+  // ATen check, naming node, operator and source line: lowering it on would
+  // write a program the runtime refuses.
+  void nonCoreOperatorFailsTheAtenCheck() {
+    Program p = unary("aten.cosine_similarity.default");
+    Pipeline pipe(std::make_shared<const Program>(std::move(p)), ExecutorchBackendConfig{});
+    pipe.runToEnd();
+    QVERIFY(pipe.failed());
+    const PassRecord& r = pipe.records()[pipe.position() - 1];
+    QCOMPARE(r.name, std::string("EXIRATenDialectVerifier"));
+    QVERIFY(!r.diagnostics.empty());
+    const std::string& msg = r.diagnostics[0].message;
+    QVERIFY2(msg.find("aten::cosine_similarity") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("not core ATen") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("node 'relu'") != std::string::npos && msg.find("model.py:7") != std::string::npos, msg.c_str());
+    QCOMPARE(r.diagnostics[0].node, 0);
+  }
+
+  // Custom operators pass the ATen check, as upstream's does.
+  void customOperatorPassesTheAtenCheck() {
+    Program p = unary("my_ns.fused.default");
+    auto out = passes::atenDialectVerifier()->run(p, {});
+    QVERIFY(!out.failed);
+  }
+
+  // Mixed dtypes: add(int64 tensor, 0.5) gets the tensor cast to float32 first.
+  void mixedTypesAreCast() {
+    GraphBuilder b;
+    TensorRef x = b.input("n", ScalarType::Long, {4});
+    TensorRef y = b.op("aten.add.Tensor", {x, 0.5});
+    b.output(y);
+    auto built = b.finish("mixed");
+    QVERIFY(built.ok());
+    Program p = std::move(built.value());
+    auto out = passes::removeMixedTypeOperators()->run(p, {});
+    QVERIFY(out.changed);
+    const Method& m = p.methods[0];
+    QCOMPARE(ops(m), (std::vector<std::string>{"aten::_to_copy.default", "aten::add.Tensor"}));
+    QCOMPARE(m.values[m.nodes[0].outputs[0]].tensor().dtype, F);
+    QCOMPARE(m.nodes[1].args[0], m.nodes[0].outputs[0]);
+  }
+
+  // The ATen-only passes are not in the timeline of an edge program or a .pte.
+  void edgeProgramsSkipTheAtenPasses() {
+    Program p = unary("aten.relu.default");
+    p.exportFacts.dialect = "EDGE";
+    Pipeline edge(std::make_shared<const Program>(p), ExecutorchBackendConfig{});
+    QVERIFY(!record(edge, "run_decompositions"));
+    QVERIFY(!record(edge, "EXIRATenDialectVerifier"));
+    QVERIFY(record(edge, "ReplaceViewOpsWithViewCopyOpsPass"));
+    p.exportFacts.dialect = "TRAINING";
+    Pipeline aten(std::make_shared<const Program>(p), ExecutorchBackendConfig{});
+    QVERIFY(record(aten, "run_decompositions"));
+    QVERIFY(record(aten, "RemoveMixedTypeOperators"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestToEdge)
+#include "tst_toedge.moc"
