@@ -43,6 +43,10 @@ class InsertWriteBack : public Pass {
         n.argNames = {"self", "src", "non_blocking"};
         setOperator(m, n, *copy);
         m.nodes.push_back(std::move(n));
+        // copy_ returns the buffer, and ExecuTorch's buffer and copy_ result share
+        // one spec: a buffer written from a value that requires grad requires grad.
+        if (auto* b = std::get_if<TensorSpec>(&m.values[target].payload))
+          if (const TensorSpec* src = m.values[spec.value].tensorIf(); src && src->requiresGrad) b->requiresGrad = true;
         if (m.outputs.size() == m.signature.outputs.size()) m.outputs[o] = target;  // outputs follow the signature
         else
           for (ValueId& v : m.outputs)

@@ -84,6 +84,10 @@ class Reinplace : public Pass {
         setOperator(m, n, *ip);
         n.outputs.clear();  // the in-place op writes self; its result is self
         replaceUses(m, result, self);
+        // ExecuTorch's self and in-place result share one spec: a result that
+        // requires grad makes self require grad.
+        if (auto* st = std::get_if<TensorSpec>(&m.values[self].payload))
+          if (const TensorSpec* rt = m.values[result].tensorIf(); rt && rt->requiresGrad) st->requiresGrad = true;
         for (ValueId v : readsOf(m, n)) seen[v] = true;
         ++rewritten;
       }
