@@ -4,6 +4,9 @@ For every program of the corpus (corpus.py) and every config in configs/ (the st
   upstream  ExecuTorch's to_edge (or to_edge_transform_and_lower) and to_executorch under the
             config, built from the studio's own Copy as Python of that JSON (`lowering-cli config
             --python`), so both sides run one config by construction;
+  aten      the studio's export of the program as torch.export.save writes it (package_pt2 for
+            several methods): the studio runs to_edge itself, then to_executorch, under the
+            config (programs upstream lowers with a partitioner have no such row);
   edge      the studio's export of the same edge program (the ETRecord upstream writes) under the
             same config;
   relower   the studio's export of upstream's .pte (+ .ptd) with no config: the file re-made
@@ -413,6 +416,17 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
     return "differ", "; ".join(x for x in (structure, numerics) if x)
 
 
+def save_aten_program(programs: dict, path: Path) -> None:
+    """The exported programs as a user saves them: torch.export.save for one method; a PT2
+    archive with one model per method for several (torch.export's package_pt2)."""
+    import torch
+    if list(programs) == ["forward"]:
+        torch.export.save(programs["forward"], str(path))
+        return
+    from torch.export.pt2_archive._package import package_pt2
+    package_pt2(str(path), exported_programs=programs)
+
+
 def run_program(entry, configs: list[Path], work: Path, emit) -> None:
     """Every row of one corpus program; emit(config, input, result, detail, seconds) reports each."""
     import corpus
@@ -427,6 +441,16 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
         for cfg in configs:
             emit(cfg.stem, "-", "failed", f"upstream export failed: {str(e).strip()[:300]}", 0.0)
         return
+    # The studio's inputs: the program as torch.export.save writes it (the studio runs to_edge
+    # itself), and the edge program as upstream's ETRecord holds it.
+    aten, aten_error = pdir / "aten.pt2", None
+    if entry.lower != "edge":
+        aten_error = "not compared: upstream lowers this program with a partitioner (to_edge_transform_and_lower)"
+    else:
+        try:
+            save_aten_program(entry.export(), aten)
+        except Exception as e:
+            aten_error = f"torch.export.save cannot write this program: {str(e).strip().splitlines()[0][:200]}"
     # The studio's input: the edge program as upstream's ETRecord holds it.
     etrecord, etrecord_error = pdir / "etrecord.bin", None
     try:
@@ -463,6 +487,7 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
         # The studio, from the same edge program, and re-lowering upstream's file.
         algorithms = json.loads(cfg.read_text()).get("memory_planning_pass", {}).get("algorithms")
         for inp, source, extra, exact_plan in (
+                ("aten", aten, ["--config", str(cfg)], algorithms == ["et-greedy"]),
                 ("edge", etrecord, ["--config", str(cfg)], algorithms == ["et-greedy"]),
                 ("relower", up_pte, [a for p in up_ptds for a in ("--ptd", str(p))], False)):
             t1 = time.time()
@@ -470,6 +495,10 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
             sdir.mkdir()
             if inp == "edge" and etrecord_error:
                 emit(cfg.stem, inp, "failed", etrecord_error, 0.0)
+                continue
+            if inp == "aten" and aten_error:
+                if entry.lower == "edge":
+                    emit(cfg.stem, inp, "failed", aten_error, 0.0)
                 continue
             try:
                 cli("export", str(source), *extra, "-o", str(sdir / "model.pte"), "--ptd-dir", str(sdir))
