@@ -69,6 +69,9 @@ conformance() {  # conformance [harness options...]
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/payloads.py" --work "$root/build/conformance" \
     ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte
+  # The fixtures' torch.export files through the studio's to_edge, run by ExecuTorch's runtime.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" \
+    "$venv/bin/python" "$root/tests/conformance/exported.py" ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pt2
 }
 
 build() {  # build DIR [cmake options...]
