@@ -130,6 +130,27 @@ class TestPt2Reader : public QObject {
     QVERIFY(toText(s).find("parameter p_w (w): float32[4], 16 bytes") != std::string::npos);
   }
 
+  // torch 2.13 writes size expressions as sympy's srepr; the studio reads them in the printed
+  // form its shape evaluation and its views use ("s0", "2*s0 + 1").
+  void sreprSizeExpressions() {
+    std::string json = programJson();
+    const std::string from = "\"expr_str\": \"s0\"";
+    size_t at = json.find(from);
+    QVERIFY(at != std::string::npos);
+    json.replace(at, from.size(), "\"expr_str\": \"Symbol('s0', positive=True, integer=True)\"");
+    auto p = importBytes(zipBytes(archiveRecords(json, weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const TensorSpec& x = p->methods[0].value(p->methods[0].signature.inputs[2].value).tensor();
+    QCOMPARE(x.symbols, std::vector<std::string>{"s0"});
+    QCOMPARE(x.sizes, std::vector<int64_t>{16});  // the bound of s0 from range_constraints
+    json.replace(json.find("Symbol('s0', positive=True, integer=True)"), std::string("Symbol('s0', positive=True, integer=True)").size(),
+                 "Add(Mul(Integer(2), Symbol('s0', positive=True, integer=True)), Integer(1))");
+    p = importBytes(zipBytes(archiveRecords(json, weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY(p.ok());
+    QCOMPARE(p->methods[0].value(p->methods[0].signature.inputs[2].value).tensor().symbols,
+             std::vector<std::string>{"2*s0 + 1"});
+  }
+
   void legacyContainer() {
     // torch <= 2.7: the program JSON beside a torch.save zip of the state dict.
     // The pickle is OrderedDict{"w": tensor on storage "0", "b": tensor on storage "1"}, protocol 2, as

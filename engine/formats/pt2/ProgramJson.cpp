@@ -4,8 +4,10 @@
 #include "engine/formats/pt2/ProgramJson.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/EdgeDialect.h"
@@ -74,6 +76,73 @@ std::vector<StackFrame> parseStackTrace(std::string_view text) {
     pos = q;
   }
   return frames;
+}
+
+
+/// Recent torch writes a size expression as sympy's srepr
+/// ("Add(Mul(Integer(2), Symbol('s77', positive=True, integer=True)), Integer(1))")
+/// where older files have the printed form ("2*s77 + 1"), which the rest of
+/// the studio reads. Symbol, Integer, Add and Mul are turned into that form;
+/// anything else is kept as written (its bound is then reported unknown).
+class SreprReader {
+ public:
+  explicit SreprReader(std::string_view s) : s_(s) {}
+  std::optional<std::string> expression() {
+    auto head = identifier();
+    if (!head || !eat('(')) return std::nullopt;
+    if (*head == "Symbol" || *head == "Integer") {
+      std::string atom;
+      bool quoted = i_ < s_.size() && s_[i_] == '\'';
+      if (quoted) ++i_;
+      while (i_ < s_.size() && (quoted ? s_[i_] != '\'' : (s_[i_] != ',' && s_[i_] != ')'))) atom += s_[i_++];
+      if (quoted && !eat('\'')) return std::nullopt;
+      int depth = 0;  // skip the assumptions: positive=True, integer=True
+      while (i_ < s_.size() && (depth > 0 || s_[i_] != ')')) depth += s_[i_] == '(' ? 1 : s_[i_] == ')' ? -1 : 0, ++i_;
+      if (!eat(')') || atom.empty()) return std::nullopt;
+      return atom;
+    }
+    if (*head != "Add" && *head != "Mul") return std::nullopt;
+    std::vector<std::string> terms;
+    do {
+      auto t = expression();
+      if (!t) return std::nullopt;
+      terms.push_back(*head == "Mul" && t->find(' ') != std::string::npos ? "(" + *t + ")" : *t);
+    } while (eat(','));
+    if (!eat(')')) return std::nullopt;
+    std::string out;
+    for (size_t k = 0; k < terms.size(); ++k) out += (k ? (*head == "Add" ? " + " : "*") : "") + terms[k];
+    return out;
+  }
+  bool done() {
+    skip();
+    return i_ == s_.size();
+  }
+
+ private:
+  void skip() {
+    while (i_ < s_.size() && s_[i_] == ' ') ++i_;
+  }
+  bool eat(char c) {
+    skip();
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  std::optional<std::string> identifier() {
+    skip();
+    size_t start = i_;
+    while (i_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (i_ == start) return std::nullopt;
+    return std::string(s_.substr(start, i_ - start));
+  }
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+std::string readableSizeExpression(const std::string& text) {
+  if (text.find('(') == std::string::npos || text.find("Symbol(") == std::string::npos) return text;
+  SreprReader r(text);
+  auto e = r.expression();
+  return e && r.done() ? *e : text;
 }
 
 }  // namespace
@@ -161,7 +230,7 @@ Result<std::pair<int64_t, std::string>> ProgramJson::symInt(element v, const Pat
         if (i) hint = *i;
       }
     }
-    return std::pair<int64_t, std::string>{hint, s.value()};
+    return std::pair<int64_t, std::string>{hint, readableSizeExpression(s.value())};
   }
   if (kind == "as_name") {  // a reference to sym_int_values
     auto s = string(x, where);
