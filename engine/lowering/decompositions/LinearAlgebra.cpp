@@ -114,11 +114,15 @@ void linear(Rewrite& r) {
   const TensorSpec& x = r.tensor("input");
   const bool bias = !r.isNone("bias");
   const size_t rank = x.sizes.size();
-  if (!x.symbols.empty()) return r.fail("linear on an input with symbolic sizes is not decomposed yet");
-  if (rank == 2 && bias) {
+  if (rank == 2 && bias) {  // no size is spelled out: symbolic sizes are fine
     TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
     return r.finish("aten.addmm.default", {argRef(r, "bias"), argRef(r, "input"), wt});
   }
+  if (rank == 2) {
+    TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
+    return r.finish("aten.mm.default", {argRef(r, "input"), wt});
+  }
+  if (!x.symbols.empty()) return r.fail("linear on a " + std::to_string(rank) + "-d input with symbolic sizes is not decomposed yet");
   if (rank >= 1 && bias && isContiguous(x)) {
     TensorRef flat = r.op("aten.view.default", {argRef(r, "input"), std::vector<int64_t>{product(x.sizes, 0, rank - 1), x.sizes.back()}});
     TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
