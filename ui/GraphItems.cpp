@@ -22,6 +22,7 @@ constexpr double kArrowScale = 0.25;
 const QColor kSelect(0xD8, 0x1B, 0x60);
 const QColor kAdded(0x2E, 0x9D, 0x3A);
 const QColor kModified(0xE6, 0x7E, 0x00);
+const QColor kRemoved(0xD3, 0x2F, 0x2F);
 const QColor kEdge(0x8A, 0x99, 0xA8);
 
 QFont titleFont() {
@@ -88,7 +89,8 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
     p->setBrush(QColor(0xF2, 0xF4, 0xF7));
     p->drawRoundedRect(rect_.translated(5, 5), radius, radius);
   }
-  QPen pen(selected_ ? kSelect : mark_ == NodeMark::Added ? kAdded : mark_ == NodeMark::Modified ? kModified : palette_.border);
+  const QColor markColor = mark_ == NodeMark::Added ? kAdded : mark_ == NodeMark::Modified ? kModified : kRemoved;
+  QPen pen(selected_ ? kSelect : mark_ != NodeMark::None ? markColor : palette_.border);
   pen.setWidthF(selected_ || mark_ != NodeMark::None ? 2.4 : 1.1);
   if (dashed_ && !selected_ && mark_ == NodeMark::None) pen.setStyle(Qt::DashLine);
   p->setPen(pen);
@@ -97,13 +99,13 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
   if (mark_ != NodeMark::None && lod > kArrowScale) {
     QRectF badge(rect_.right() - 7, rect_.top() - 7, 14, 14);
     p->setPen(Qt::NoPen);
-    p->setBrush(mark_ == NodeMark::Added ? kAdded : kModified);
+    p->setBrush(markColor);
     p->drawEllipse(badge);
     if (lod > kTextScale) {
       p->setPen(Qt::white);
       QFont f = groupFont();
       p->setFont(f);
-      p->drawText(badge, Qt::AlignCenter, mark_ == NodeMark::Added ? "+" : "~");
+      p->drawText(badge, Qt::AlignCenter, mark_ == NodeMark::Added ? "+" : mark_ == NodeMark::Modified ? "~" : "−");
     }
   }
   if (lod < kTextScale) return;
@@ -184,6 +186,7 @@ void GraphCanvas::zoomBy(double factor) {
   double s = transform().m11() * factor;
   if (s < 0.02 || s > 4) factor = std::clamp(s, 0.02, 4.0) / transform().m11();
   scale(factor, factor);
+  owner_->emitViewMoved();  // the other pane of a comparison takes the same zoom
 }
 
 void GraphCanvas::wheelEvent(QWheelEvent* e) {
@@ -237,6 +240,7 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
 void GraphCanvas::scrollContentsBy(int dx, int dy) {
   QGraphicsView::scrollContentsBy(dx, dy);
   owner_->refreshMinimap();
+  owner_->emitViewMoved();
 }
 
 GraphMinimap::GraphMinimap(GraphView* owner) : QWidget(owner), owner_(owner) {

@@ -14,6 +14,7 @@
 #include <QtConcurrent>
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "ui/Background.h"
 #include "ui/GraphItems.h"
@@ -21,12 +22,24 @@
 
 namespace lstudio::ui {
 
+namespace {
+constexpr size_t kGroupChangeList = 12;  // changed nodes a collapsed group's tooltip names
+}
+
 GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   scene_ = new QGraphicsScene(this);
   scene_->setItemIndexMethod(QGraphicsScene::NoIndex);
   view_ = new GraphCanvas(this, scene_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  title_ = new QLabel(this);
+  title_->setObjectName("paneTitle");
+  // One line (elided in the middle, whole in the tooltip): both panes' canvases start at one height.
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  title_->setStyleSheet("QLabel { background: #eef2f6; color: #1f2d3a; font-weight: bold; padding: 4px 8px; border-bottom: 1px solid #cbd2d9; }");
+  title_->hide();
+  layout->addWidget(title_);
   layout->addWidget(view_);
   minimap_ = new GraphMinimap(this);
   minimap_->hide();
@@ -46,6 +59,7 @@ GraphView::~GraphView() {
 }
 
 void GraphView::clear() {
+  quietView_ = true;  // the scene empties before items_ does: no pane may follow this one meanwhile
   ++serial_;
   *latest_ = serial_;
   pending_ = false;
@@ -62,8 +76,12 @@ void GraphView::clear() {
   marks_.clear();
   collapsed_.clear();
   openedForFind_.clear();
+  expandOnModel_.clear();
+  groupChanged_.clear();
+  groupChangedCount_.clear();
   selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
   minimap_->hide();
+  quietView_ = false;
 }
 
 void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
@@ -92,10 +110,20 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
     model_ = p.model;
     collapsed_ = std::move(p.collapsed);
     groupMarks_.assign(model_->groups.size(), 0);
+    groupChanged_.assign(model_->groups.size(), {});
+    groupChangedCount_.assign(model_->groups.size(), 0);
     for (size_t i = 0; i < marks_.size(); ++i)
       if (marks_[i] != NodeMark::None)
-        for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent)
-          groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : 2);
+        for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent) {
+          groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : marks_[i] == NodeMark::Modified ? 2 : 3);
+          if (groupChanged_[g].size() < kGroupChangeList) groupChanged_[g].push_back(int(i));
+          ++groupChangedCount_[g];
+        }
+    for (const QString& path : std::exchange(expandOnModel_, {})) {
+      const std::string p = path.toStdString();
+      for (size_t g = 0; g < model_->groups.size(); ++g)
+        if (model_->groups[g].path == p) collapsed_[g] = 0;
+    }
     if (pendingSelect_ >= 0) {
       int graphNode = model_->nodeOfMethodNode[pendingSelect_];
       for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
@@ -234,6 +262,7 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   }
   busy_->hide();
   const QPointF oldCenter = view_->mapToScene(view_->viewport()->rect().center());
+  quietView_ = true;  // the other pane follows once this one is placed
   scene_->clear();
   items_.assign(model_->nodes.size() + model_->groups.size(), nullptr);
   clusters_.assign(model_->groups.size(), nullptr);
@@ -247,8 +276,10 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   else if (selectedItem_ >= 0 && !items_[selectedItem_]) selectedItem_ = -1;
   updateHighlight();
   placeViewAfterLayout(oldCenter);
+  quietView_ = false;
   queueMinimapRebuild();
   emit layoutFinished(elapsedMs);
+  emitViewMoved();
 }
 
 // The frames of the open groups, nested by depth.
@@ -304,8 +335,11 @@ GraphItem* GraphView::collapsedGroupBox(int item, const QRectF& rect) const {
   auto* it = new GraphItem(item, rect, pal, QString::fromStdString(grp.shortPath(*model_)),
                            QString::fromStdString((grp.type.empty() ? "" : grp.type + ", ") + std::to_string(grp.nodeCount) + " nodes"),
                            true, false);
-  if (groupMarks_[g]) it->setMark(groupMarks_[g] == 1 ? NodeMark::Added : NodeMark::Modified);
-  it->setToolTip(tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label())));
+  if (groupMarks_[g]) it->setMark(groupMarks_[g] == 1 ? NodeMark::Added : groupMarks_[g] == 2 ? NodeMark::Modified : NodeMark::Removed);
+  QString tip = tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label()).toHtmlEscaped());
+  const QString changed = groupChangeSummary(QString::fromStdString(grp.path));
+  if (!changed.isEmpty()) tip += "<br>" + changed;
+  it->setToolTip(tip);
   return it;
 }
 
@@ -398,6 +432,7 @@ void GraphView::clickedItem(int item, bool doubleClick) {
     focusGroup_ = item - n;
     collapsed_[item - n] = 0;
     requestLayout();
+    emit groupToggled(QString::fromStdString(model_->groups[item - n].path), false);
     return;
   }
   setSelectedItem(item, false);
@@ -526,6 +561,7 @@ bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
       openedForFind_.clear();
       focusGroup_ = int(g);
       requestLayout();
+      emit groupToggled(path, collapsed);
       return true;
     }
   return false;
@@ -549,6 +585,7 @@ void GraphView::toggleSelectedGroup() {
     collapsed_[g] = 1;
     focusGroup_ = g;
     requestLayout();
+    emit groupToggled(QString::fromStdString(model_->groups[g].path), true);
   }
 }
 
@@ -562,10 +599,163 @@ void GraphView::fitToView() {
     view_->centerOn(sr.center());
   }
   refreshMinimap();
+  emitViewMoved();
 }
 
 void GraphView::zoomBy(double factor) {
-  view_->zoomBy(factor);
+  view_->zoomBy(factor);  // the canvas tells viewMoved
+  refreshMinimap();
+}
+
+void GraphView::emitViewMoved() {
+  if (!quietView_) emit viewMoved();
+}
+
+void GraphView::setTitle(const QString& title) {
+  fullTitle_ = title;
+  title_->setToolTip(title);
+  title_->setVisible(!title.isEmpty());
+  elideTitle();
+}
+
+void GraphView::elideTitle() {
+  const int room = std::max(width() - 18, 40);
+  title_->setText(title_->fontMetrics().elidedText(fullTitle_, Qt::ElideMiddle, room));
+}
+
+QString GraphView::title() const { return fullTitle_; }
+
+void GraphView::setCompactMinimap(bool compact) {
+  const QSize size = compact ? QSize(96, 64) : QSize(180, 130);
+  if (minimap_->size() == size) return;
+  minimap_->setFixedSize(size);
+  if (!items_.empty()) queueMinimapRebuild();
+  refreshMinimap();
+}
+
+QStringList GraphView::expandedGroups() const {
+  if (!model_) return expandOnModel_;
+  QStringList open;
+  for (size_t g = 0; g < model_->groups.size() && g < collapsed_.size(); ++g)
+    if (!collapsed_[g]) open << QString::fromStdString(model_->groups[g].path);
+  return open;
+}
+
+void GraphView::setExpandedGroups(const QStringList& paths) {
+  if (!model_) {
+    if (program_) expandOnModel_ = paths;  // a graph is being read: open them when its model is built
+    return;
+  }
+  bool any = false;
+  for (const QString& path : paths) {
+    const std::string p = path.toStdString();
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].path == p && collapsed_[g]) {
+        collapsed_[g] = 0;
+        any = true;
+      }
+  }
+  if (any) requestLayout();
+}
+
+QString GraphView::groupChangeSummary(const QString& path) const {
+  if (!model_ || groupChanged_.empty()) return {};
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g) {
+    if (model_->groups[g].path != p) continue;
+    if (!groupChangedCount_[g]) return {};
+    const Method& m = program_->methods[methodIndex_];
+    QStringList lines;
+    for (int i : groupChanged_[g]) {
+      const char* what = marks_[i] == NodeMark::Added ? "added" : marks_[i] == NodeMark::Modified ? "modified" : "removed";
+      lines << QString("%1 <i>%2</i>").arg(QString::fromStdString(m.nodes[i].name.empty() ? "%" + std::to_string(i) : m.nodes[i].name).toHtmlEscaped(), tr(what));
+    }
+    if (groupChangedCount_[g] > int(groupChanged_[g].size())) lines << tr("and %1 more").arg(groupChangedCount_[g] - int(groupChanged_[g].size()));
+    return tr("<b>%n changed inside:</b>", nullptr, groupChangedCount_[g]) + "<br>" + lines.join("<br>");
+  }
+  return {};
+}
+
+QString GraphView::keyOfItem(int item) const {
+  const int n = int(model_->nodes.size());
+  if (item < n) return QString::fromStdString(model_->nodes[item].name);
+  return "group:" + QString::fromStdString(model_->groups[item - n].path);
+}
+
+int GraphView::itemForKeyIndex(const QString& key) const {
+  GraphItem* it = itemForKey(key);
+  return it ? it->id() : -1;
+}
+
+GraphItem* GraphView::itemForKey(const QString& key) const {
+  if (!model_ || !shown_ || key.isEmpty()) return nullptr;
+  const int n = int(model_->nodes.size());
+  if (key.startsWith("group:")) {
+    const std::string p = key.mid(6).toStdString();
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].path == p) return size_t(n) + g < items_.size() ? items_[n + g] : nullptr;
+    return nullptr;
+  }
+  const std::string s = key.toStdString();
+  for (int i = 0; i < n; ++i)
+    if (model_->nodes[i].name == s) {
+      int item = itemForNode(i);
+      return item == i && item < int(items_.size()) ? items_[item] : nullptr;  // drawn as itself, not inside a box
+    }
+  return nullptr;
+}
+
+void GraphView::followView(const GraphView& other) {
+  if (&other == this || !shown_ || pending_ || items_.empty()) return;
+  quietView_ = true;
+  const double s = other.zoom();
+  if (std::abs(zoom() - s) > 1e-9) view_->setTransform(QTransform::fromScale(s, s));
+  const QPointF c = other.view_->mapToScene(other.view_->viewport()->rect().center());
+  // The other pane's named item nearest its centre, if drawn here too: at the same place.
+  GraphItem* there = nullptr;
+  GraphItem* here = nullptr;
+  if (other.model_ && other.shown_ && !other.pending_) {
+    // The other's selection, else the node this pane last kept aligned, while the other shows
+    // them; else the nearest to its centre. A sticky anchor does not jump from node to node.
+    const QRectF seen = other.view_->mapToScene(other.view_->viewport()->rect()).boundingRect();
+    auto inSight = [&](int item) {
+      return item >= 0 && item < int(other.items_.size()) && other.items_[item] && seen.contains(other.items_[item]->sceneBoundingRect().center());
+    };
+    for (int item : {other.selectedItem_, other.itemForKeyIndex(anchor_)})
+      if (!here && inSight(item) && (here = itemForKey(other.keyOfItem(item)))) {
+        there = other.items_[item];
+        anchor_ = other.keyOfItem(item);
+      }
+  }
+  if (!here && other.model_ && other.shown_ && !other.pending_) {
+    std::vector<std::pair<double, GraphItem*>> near;
+    for (GraphItem* it : other.items_)
+      if (it) {
+        QPointF d = it->sceneBoundingRect().center() - c;
+        near.push_back({d.x() * d.x() + d.y() * d.y(), it});
+      }
+    std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = 0; k < near.size() && k < 12 && !here; ++k)
+      if ((here = itemForKey(other.keyOfItem(near[k].second->id())))) {
+        there = near[k].second;
+        anchor_ = other.keyOfItem(there->id());
+      }
+  }
+  if (here && there) {
+    // Where the other pane draws it, from its viewport's top left: the same here.
+    const QPointF want = other.view_->mapFromScene(there->sceneBoundingRect().center());
+    const QPointF mid = QRectF(view_->viewport()->rect()).center();
+    view_->centerOn(here->sceneBoundingRect().center() + (mid - want) / s);
+  } else {
+    auto follow = [](QScrollBar* to, const QScrollBar* from) {
+      const int range = from->maximum() - from->minimum();
+      const double f = range > 0 ? double(from->value() - from->minimum()) / range : 0.5;
+      to->setValue(to->minimum() + int(std::lround(f * (to->maximum() - to->minimum()))));
+    };
+    follow(view_->horizontalScrollBar(), other.view_->horizontalScrollBar());
+    follow(view_->verticalScrollBar(), other.view_->verticalScrollBar());
+  }
+  quietView_ = false;
   refreshMinimap();
 }
 
@@ -630,6 +820,7 @@ void GraphView::placeMinimap() {
 
 void GraphView::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
+  if (!fullTitle_.isEmpty()) elideTitle();
   refreshMinimap();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QStringList>
 #include <QPointF>
 #include <QRectF>
 #include <QWidget>
@@ -23,7 +24,8 @@ class QLabel;
 
 namespace lstudio::ui {
 
-enum class NodeMark : uint8_t { None, Added, Modified };
+/// Removed marks a node of the earlier pane in compare mode that the pass took out.
+enum class NodeMark : uint8_t { None, Added, Modified, Removed };
 
 class GraphCanvas;
 class GraphMinimap;
@@ -74,10 +76,29 @@ class GraphView : public QWidget {
   QWidget* minimap() const;
   double zoom() const;
 
+  // Compare mode (two panes side by side).
+  /// A title above the canvas (which snapshot the pane shows); empty hides it.
+  void setTitle(const QString& title);
+  QString title() const;
+  /// A smaller overview, so that it does not hide a quarter of a narrow pane.
+  void setCompactMinimap(bool compact);
+  /// Paths of the open groups (those a big graph starts with closed included).
+  QStringList expandedGroups() const;
+  /// Opens these groups (by path) now, or once the model of the graph being read is built.
+  void setExpandedGroups(const QStringList& paths);
+  /// Follows `other`'s navigation: the same zoom, and the named node (or group) nearest
+  /// the other's centre at the same place here when this pane draws it; else the same
+  /// relative scroll. Emits nothing.
+  void followView(const GraphView& other);
+  /// Per group path: the marked nodes inside it (added, modified or removed), for tooltips.
+  QString groupChangeSummary(const QString& path) const;
+
  signals:
   void nodeSelected(int nodeIndex);               // user clicked a node
   void valueSelected(int valueId);                // user clicked a placeholder (input value)
   void layoutFinished(qint64 milliseconds);       // a layout was applied
+  void viewMoved();                               // scrolled or zoomed (not by followView)
+  void groupToggled(const QString& path, bool collapsed);  // a group opened or closed by the user
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
@@ -106,11 +127,25 @@ class GraphView : public QWidget {
   void refreshMinimap();
   int itemForNode(int graphNode) const;
   bool matches(int graphNode, const QString& text) const;
+  void emitViewMoved();
+  void elideTitle();
+  /// The item drawing the node named `key` (or the group "group:<path>"), or null.
+  GraphItem* itemForKey(const QString& key) const;
+  QString keyOfItem(int item) const;
+  int itemForKeyIndex(const QString& key) const;  ///< the item id of itemForKey, or -1
 
   GraphCanvas* view_ = nullptr;
   QGraphicsScene* scene_ = nullptr;
   GraphMinimap* minimap_ = nullptr;
   QLabel* busy_ = nullptr;
+  QLabel* title_ = nullptr;
+  QString fullTitle_;
+  QString anchor_;  ///< the node (or group) followView last kept at the same place as the other pane's
+  bool quietView_ = false;       ///< no viewMoved while a layout is placed or followView moves
+  QStringList expandOnModel_;    ///< groups to open once the model arrives
+  /// Per group: up to kGroupChangeList marked method nodes inside, and how many in all.
+  std::vector<std::vector<int>> groupChanged_;
+  std::vector<int> groupChangedCount_;
 
   std::shared_ptr<const Program> program_;
   int methodIndex_ = -1;

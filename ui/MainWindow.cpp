@@ -79,8 +79,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connectEditors();
   connectFindBar();
   connectSizeView();
+  connectCompare();
 
   restoreSettings(docks);
+  changesDock_->setVisible(comparing());  // a restored layout may have had it open
   updateRecentMenu();
   updateActions();
   holdAutosaveLock();
@@ -219,6 +221,7 @@ MainWindow::Docks MainWindow::buildDocks() {
   docks.inspector->raise();
   tabifyDockWidget(docks.log, docks.constants);
   docks.log->raise();
+  changesDock_ = buildChangesDock(docks.inspector);
   return docks;
 }
 
@@ -327,13 +330,6 @@ bool MainWindow::idle() const {
          !graph_->layoutPending() && !before_->layoutPending() && !sizeView_->compareBusy();
 }
 
-void MainWindow::setCompare(bool on) {
-  if (compare_->isChecked() != on) compare_->setChecked(on);
-  before_->setVisible(on);
-  graphShown_ = nullptr;  // re-show both sides
-  refreshShown();
-}
-
 void MainWindow::refreshShown() {
   refreshMethodTabs();
   refreshDiff();
@@ -385,12 +381,21 @@ void MainWindow::refreshDiff() {
 void MainWindow::refreshGraphs() {
   // Laying out is costly: only when the program, method or snapshot shown changed.
   if (shown_ == graphShown_ && method_ == graphMethod_ && snapshot_ == graphSnapshot_) return;
+  // Comparing, the groups open in either pane stay open in both for another snapshot of the same program.
+  QStringList keepOpen;
+  const auto input = runner_->state().input;
+  if (comparing() && input && input == graphInput_ && method_ == graphMethod_) {
+    keepOpen = graph_->expandedGroups() + before_->expandedGroups();
+    keepOpen.removeDuplicates();
+  }
   graphShown_ = shown_;
   graphMethod_ = method_;
   graphSnapshot_ = snapshot_;
+  graphInput_ = input;
   if (!shown_) {
     graph_->clear();
     before_->clear();
+    refreshCompare({});
     return;
   }
   std::vector<NodeMark> marks(diff_.after.size(), NodeMark::None);
@@ -398,12 +403,7 @@ void MainWindow::refreshGraphs() {
     marks[i] = diff_.after[i] == MethodDiff::Mark::Added ? NodeMark::Added
                : diff_.after[i] == MethodDiff::Mark::Modified ? NodeMark::Modified : NodeMark::None;
   graph_->setGraph(shown_, method_, std::move(marks));
-  if (compare_->isChecked()) {
-    const PipelineState& s = runner_->state();
-    auto before = s.input ? s.snapshotAtOrBefore(std::max(snapshot_ - 1, 0)) : nullptr;
-    if (before && before != shown_) before_->setGraph(before, method_);
-    else before_->clear();
-  }
+  refreshCompare(keepOpen);
 }
 
 void MainWindow::refreshConstantsAndPlan() {

@@ -19,6 +19,7 @@
 class QAction;
 class QCheckBox;
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QLockFile;
 class QPlainTextEdit;
@@ -31,6 +32,7 @@ class QTreeWidget;
 
 namespace lstudio::ui {
 
+class ChangesList;
 class ConfigEditor;
 class ConstantTable;
 class ExportDialog;
@@ -68,7 +70,13 @@ class MainWindow : public QMainWindow {
   GraphView* graphView() const { return graph_; }
   /// The earlier snapshot beside the graph when comparing (View > Compare with Previous Pass).
   GraphView* beforeView() const { return before_; }
+  /// Compare mode (Ctrl+D): the earlier snapshot beside the graph, each pane titled, their
+  /// navigation and open groups kept together, and the Changes dock listing what the pass did.
   void setCompare(bool on);
+  bool comparing() const;
+  /// Compare mode's list of added, modified and removed nodes (in the Changes dock).
+  ChangesList* changesList() const { return changes_; }
+  QDockWidget* changesDock() const { return changesDock_; }
   ConfigEditor* configEditor() const { return config_; }
   ConstantTable* constantTable() const { return constants_; }
   /// The Size tab: where the bytes of the opened .pte (and its .ptd files) go.
@@ -231,6 +239,16 @@ class MainWindow : public QMainWindow {
   /// A delegate's block clicked: the call node that runs the payload.
   void selectDelegateCall(const QString& method, int delegate);
 
+  // Compare mode (MainWindowCompare.cpp).
+  QDockWidget* buildChangesDock(QDockWidget* besideInspector);
+  void connectCompare();
+  /// The earlier pane, the titles and the changes list for the shown snapshot.
+  void refreshCompare(const QStringList& keepOpen);
+  /// "after ToOutVarPass (step 18)", "the input program": what timeline row `row` shows.
+  QString snapshotTitle(int row) const;
+  /// A row of the changes list: the node selected and centred in both panes.
+  void showChange(const QString& name, bool removed);
+
   // Find (MainWindowFind.cpp).
   void connectFindBar();
   /// Nodes of the shown method that match `text`, in order (kept until the text or program changes).
@@ -249,6 +267,10 @@ class MainWindow : public QMainWindow {
   GraphView* graph_ = nullptr;
   GraphView* before_ = nullptr;
   QAction* compare_ = nullptr;
+  ChangesList* changes_ = nullptr;
+  QDockWidget* changesDock_ = nullptr;
+  bool syncingPanes_ = false;  ///< one pane is following the other (no echo back)
+  std::shared_ptr<const Program> graphInput_;  ///< the input whose snapshots the panes show
   SizeView* sizeView_ = nullptr;
   QAction* compareSizes_ = nullptr;  ///< View > Compare Sizes With…
   std::shared_ptr<const Program> graphShown_;
