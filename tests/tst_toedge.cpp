@@ -124,6 +124,34 @@ class TestToEdge : public QObject {
     QCOMPARE(out.diagnostics[0].node, 0);
   }
 
+  // Arguments a file got wrong (a dimension out of range) fail the pass with a reason.
+  void badArgumentsFailTheRuleNotTheProcess() {
+    Program p = unary("aten.transpose.int");
+    Method& m = p.methods[0];
+    Node& n = m.nodes[0];
+    n.args.push_back(passes::addValue(m, Value{int64_t(5), {}}));
+    n.args.push_back(passes::addValue(m, Value{int64_t(0), {}}));
+    n.argNames = {"self", "dim0", "dim1"};
+    auto out = passes::runDecompositions()->run(p, {});
+    QVERIFY(out.failed);
+    QVERIFY2(out.diagnostics[0].message.find("out of range") != std::string::npos, out.diagnostics[0].message.c_str());
+  }
+
+  // A pass that throws (a case nobody foresaw) fails with the reason; the application stays.
+  void aThrowingPassFails() {
+    struct Throws : Pass {
+      std::string name() const override { return "Throws"; }
+      std::string description() const override { return "throws"; }
+      PassOutcome run(Program&, const ExecutorchBackendConfig&) const override { throw std::out_of_range("vector::at"); }
+    };
+    Pipeline pipe(std::make_shared<const Program>(unary("aten.relu.default")), ExecutorchBackendConfig{},
+                  {std::make_shared<Throws>()});
+    pipe.runToEnd();
+    QVERIFY(pipe.failed());
+    QCOMPARE(pipe.records()[0].state, PassRecord::State::Failed);
+    QVERIFY(pipe.records()[0].diagnostics[0].message.find("internal error in Throws: vector::at") != std::string::npos);
+  }
+
   // An operator that is neither core ATen nor decomposed stops to_edge at the
   // ATen check, naming node, operator and source line: lowering it on would
   // write a program the runtime refuses.

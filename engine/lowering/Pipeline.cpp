@@ -1,6 +1,7 @@
 #include "engine/lowering/Pipeline.h"
 
 #include <chrono>
+#include <exception>
 
 #include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/ir/OpRegistry.h"
@@ -98,7 +99,16 @@ bool Pipeline::step() {
   // mapped file, so only the graph is duplicated.
   auto next = std::make_shared<Program>(*before);
   auto t0 = std::chrono::steady_clock::now();
-  PassOutcome o = pass.run(*next, config_);
+  PassOutcome o;
+  try {
+    o = pass.run(*next, config_);
+  } catch (const std::exception& e) {
+    // A pass must report, not throw; if one does on a program nobody foresaw,
+    // it fails with the reason instead of taking the application down.
+    o = PassOutcome{};
+    o.failed = true;
+    o.diagnostics.push_back({Diagnostic::Severity::Error, -1, "internal error in " + r.name + ": " + e.what()});
+  }
   r.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.diagnostics = std::move(o.diagnostics);
   if (!o.failed) {

@@ -10,7 +10,9 @@ TensorRef argRef(Rewrite& r, const char* name) { return TensorRef{r.arg(name)}; 
 
 /// conv1d/2d/3d -> convolution(..., transposed=False, output_padding=0..., groups)
 void conv(Rewrite& r) {
-  size_t spatial = r.tensor("weight").sizes.size() - 2;
+  size_t rank = r.tensor("weight").sizes.size();
+  if (rank < 3) return r.fail("a convolution weight needs at least 3 dimensions");
+  size_t spatial = rank - 2;
   r.finish("aten.convolution.default",
            {argRef(r, "input"), argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"), argRef(r, "padding"),
             argRef(r, "dilation"), false, std::vector<int64_t>(spatial, 0), argRef(r, "groups")});

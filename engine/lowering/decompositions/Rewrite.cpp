@@ -135,10 +135,16 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
   auto wrap = [](int64_t d, int64_t r) { return d < 0 ? d + r : d; };
   if (op.name == "aten::permute") {
     std::vector<int64_t> out;
-    for (int64_t d : ints(1)) out.push_back(st.at(wrap(d, rank)));
+    for (int64_t d : ints(1)) {
+      d = wrap(d, rank);
+      if (d < 0 || d >= rank) return std::nullopt;  // not a permutation of this tensor's dimensions
+      out.push_back(st[d]);
+    }
+    if (out.size() != st.size()) return std::nullopt;
     return out;
   }
   if (op.name == "aten::expand") {
+    if (result.sizes.size() < in->sizes.size()) return std::nullopt;
     std::vector<int64_t> out(result.sizes.size(), 0);
     size_t lead = result.sizes.size() - in->sizes.size();
     for (size_t d = 0; d < in->sizes.size(); ++d)
@@ -147,6 +153,7 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
   }
   if (op.name == "aten::unsqueeze") {
     int64_t d = wrap(integer(1), rank + 1);
+    if (d < 0 || d > rank) return std::nullopt;
     std::vector<int64_t> out = st;
     int64_t s = d >= rank ? 1 : in->sizes[d] * st[d];
     out.insert(out.begin() + d, s);

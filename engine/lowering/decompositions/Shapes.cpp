@@ -22,6 +22,8 @@ BuildArg orDefault(Rewrite& r, const char* name, BuildArg fallback) {
   return BuildArg(TensorRef{r.arg(name)});
 }
 
+bool inRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>(rank); }
+
 bool hasSymbols(const TensorSpec& t) { return !t.symbols.empty(); }
 
 void reshapeRule(Rewrite& r) {
@@ -48,9 +50,10 @@ void transpose(Rewrite& r) {
   size_t rank = x.sizes.size();
   if (rank < 2) return r.finish("aten.alias.default", {argRef(r, "self")});
   int64_t a = wrapDim(r.integer("dim0").value_or(0), rank), b = wrapDim(r.integer("dim1").value_or(1), rank);
+  if (!inRange(a, rank) || !inRange(b, rank)) return r.fail("a dimension out of range");
   std::vector<int64_t> dims;
   for (size_t d = 0; d < rank; ++d) dims.push_back(static_cast<int64_t>(d));
-  std::swap(dims.at(a), dims.at(b));
+  std::swap(dims[a], dims[b]);
   r.finish("aten.permute.default", {argRef(r, "self"), dims});
 }
 
@@ -64,14 +67,16 @@ void narrow(Rewrite& r) {
   if (!start || !length) return r.fail("narrow with a symbolic start or length is not decomposed yet");
   const TensorSpec& x = r.tensor("self");
   int64_t dim = r.integer("dim").value_or(0);
-  int64_t s = *start < 0 ? *start + x.sizes.at(wrapDim(dim, x.sizes.size())) : *start;
+  if (!inRange(wrapDim(dim, x.sizes.size()), x.sizes.size())) return r.fail("a dimension out of range");
+  int64_t s = *start < 0 ? *start + x.sizes[wrapDim(dim, x.sizes.size())] : *start;
   r.finish("aten.slice.Tensor", {argRef(r, "self"), dim, s, s + *length});
 }
 
 void chunk(Rewrite& r) {
   const TensorSpec& x = r.tensor("self");
   int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
-  int64_t chunks = r.integer("chunks").value_or(1), size = x.sizes.at(dim);
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  int64_t chunks = r.integer("chunks").value_or(1), size = x.sizes[dim];
   if (chunks <= 0) return r.fail("chunk into no pieces");
   int64_t each = (size + chunks - 1) / chunks;
   std::vector<int64_t> sizes;
@@ -84,7 +89,8 @@ void chunk(Rewrite& r) {
 void unbind(Rewrite& r) {
   const TensorSpec& x = r.tensor("self");
   int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
-  if (static_cast<size_t>(x.sizes.at(dim)) != r.node().outputs.size()) return r.fail("unbind's results do not match the size");
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  if (static_cast<size_t>(x.sizes[dim]) != r.node().outputs.size()) return r.fail("unbind's results do not match the size");
   std::vector<TensorRef> slices;
   for (int64_t i = 0; i < x.sizes[dim]; ++i) slices.push_back(r.op("aten.slice.Tensor", {argRef(r, "self"), dim, i, i + 1}));
   for (size_t i = 0; i < slices.size(); ++i) r.into(i, "aten.squeeze.dims", {slices[i], std::vector<int64_t>{dim}});
@@ -139,6 +145,7 @@ void repeatInterleave(Rewrite& r) {
   auto repeats = r.integer("repeats");
   if (r.isNone("dim") || !repeats) return r.fail("repeat_interleave without a dimension is not decomposed yet");
   int64_t d = wrapDim(*r.integer("dim"), x.sizes.size());
+  if (!inRange(d, x.sizes.size())) return r.fail("a dimension out of range");
   TensorRef u = r.op("aten.unsqueeze.default", {argRef(r, "self"), d + 1});
   std::vector<int64_t> sizes = x.sizes;
   sizes.insert(sizes.begin() + d + 1, *repeats);
