@@ -56,11 +56,16 @@ and the dark box is the method's outputs. A <b>dashed</b> box is a view that sha
 bytes (no instruction makes it).</p>
 <p>After a pass, what it changed is marked: a <b style="color:#2E9D3A">green ring and +</b> for a node it
 added, an <b style="color:#E67E00">orange ring and ~</b> for one it modified; a folded group with a change
-inside is marked the same way. The Text view lists the nodes the pass removed.</p>
+inside is marked the same way (its tooltip names what changed in it). The Text view lists the nodes the
+pass removed.</p>
+<p><b>Compare</b> (Ctrl+D) puts the snapshot before the pass on the left, each pane titled with the pass and
+step it shows; the left pane rings in <b style="color:#D32F2F">red with −</b> the nodes the pass removed.
+Panning, zooming and opening or folding a group in one pane does the same in the other, and the groups
+stay open from pass to pass. The <b>Changes</b> dock lists the nodes added, modified and removed, by
+operator; click one to select and centre it in both panes.</p>
 <p><b>Groups</b> are the modules of <code>nn_module_stack</code> (and delegates). Big graphs start folded:
 double-click a group (or select it and press Return) to open it; Shift+Return folds the group of the
-selected node. Ctrl+D shows the previous pass's graph beside this one. Click a node to see it in the
-Inspector; the selection is shared with the memory plan and the text.</p>
+selected node. Click a node to see it in the Inspector; the selection is shared with the memory plan and the text.</p>
 <h3>The memory plan</h3>
 <p>One <b>arena</b> (<code>mem_id</code>) at a time. Across: the program's steps (instructions). Up: the byte
 offset in the arena. Each <b>rectangle</b> is a planned tensor, from the step that writes it to the last that

@@ -2,7 +2,8 @@
 // in its views. Its other jobs live beside it: menus and toolbar in
 // MainWindowActions.cpp, files, workspaces and export in MainWindowFiles.cpp,
 // the lowering and its timeline in MainWindowPipeline.cpp, the Summary
-// tab's content in SummaryView, and the Size tab in MainWindowSize.cpp.
+// tab's content in SummaryView, the Size tab in MainWindowSize.cpp, and
+// compare mode (Ctrl+D) in MainWindowCompare.cpp.
 #include "ui/MainWindow.h"
 
 #include <QAction>
