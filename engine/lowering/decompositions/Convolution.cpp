@@ -58,11 +58,18 @@ std::vector<int64_t> lifted(std::optional<std::vector<int64_t>> v, int64_t first
   return {first, v->front()};
 }
 
-/// max_pool1d -> unsqueeze(-2), max_pool2d_with_indices, squeeze(-2)
-void maxPool1d(Rewrite& r) {
+/// A 1-d pooling's window in 2-d form: kernel {1, k} and stride {1, s}
+/// (the stride is the kernel when none is given).
+std::pair<std::vector<int64_t>, std::vector<int64_t>> window2d(Rewrite& r) {
   auto kernel = lifted(r.ints("kernel_size"), 1);
   auto stride = lifted(r.ints("stride"), 1);
   if (stride.empty()) stride = kernel;
+  return {kernel, stride};
+}
+
+/// max_pool1d -> unsqueeze(-2), max_pool2d_with_indices, squeeze(-2)
+void maxPool1d(Rewrite& r) {
+  auto [kernel, stride] = window2d(r);
   TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
   auto specs = as2d(r.resultSpec(), true);
   auto pooled = r.call("aten.max_pool2d_with_indices.default",
@@ -74,9 +81,7 @@ void maxPool1d(Rewrite& r) {
 
 /// avg_pool1d -> unsqueeze(-2), avg_pool2d, squeeze(-2)
 void avgPool1d(Rewrite& r) {
-  auto kernel = lifted(r.ints("kernel_size"), 1);
-  auto stride = lifted(r.ints("stride"), 1);
-  if (stride.empty()) stride = kernel;
+  auto [kernel, stride] = window2d(r);
   TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
   auto specs = as2d(r.resultSpec(), false);
   TensorRef pooled = r.op("aten.avg_pool2d.default",
