@@ -4,11 +4,16 @@
 // keep PNGs of the mlp, mobilenet_v2 and llama views.
 #include <QGraphicsView>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <map>
 #include <set>
 
 #include "engine/formats/OpenProgram.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
@@ -26,6 +31,37 @@ std::shared_ptr<const Program> sample(const std::string& name, int layers = 0) {
   auto p = buildSample(name, o);
   if (!p.ok()) return nullptr;
   return std::make_shared<const Program>(std::move(p.value()));
+}
+
+/// A zoo sample as a user's .pte: written as .pt2, opened, lowered to the end,
+/// emitted and written into `dir`, read back (no module stack, no signature).
+std::shared_ptr<const Program> exportedPte(const QString& dir, const std::string& name, SampleOptions o,
+                                           const ExecutorchBackendConfig& c = {}) {
+  auto built = buildSample(name, o);
+  if (!built) return nullptr;
+  const std::string stem = (dir + "/" + QString::fromStdString(name)).toStdString() + std::to_string(o.layers) + o.attention;
+  if (!writePt2(built.value(), stem + ".pt2")) return nullptr;
+  auto opened = openProgramFile(stem + ".pt2");
+  if (!opened) return nullptr;
+  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
+  p.runToEnd();
+  if (p.failed()) return nullptr;
+  auto emitted = emitProgram(*p.current(), c);
+  if (!emitted || !writePte(emitted.value(), stem + ".pte", writeOptionsFor(c))) return nullptr;
+  auto read = readProgramFile(stem + ".pte");
+  return read ? std::make_shared<const Program>(std::move(read.value())) : nullptr;
+}
+
+/// Its weights named in the file: in a .ptd (ExecuTorch names only external tensors and mutable buffers).
+ExecutorchBackendConfig namedWeights() {
+  ExecutorchBackendConfig c;
+  c.externalConstants = true;
+  c.emitMutableBufferNames = true;
+  return c;
+}
+
+bool isWeightBox(const ui::GraphNode& n) {
+  return n.node < 0 && (n.kind == ui::VisualKind::Parameter || n.kind == ui::VisualKind::Constant);
 }
 
 /// Waits until the view has applied its newest layout.
@@ -107,9 +143,19 @@ class TestGraphView : public QObject {
     for (const auto& g : v.model()->groups) v.setGroupCollapsed(QString::fromStdString(g.path), false);
     QVERIFY(settle(v));
     QCOMPARE(v.visibleGroupBoxCount(), 0);
-    // One box per node, per input, and the outputs marker (zoo samples lift every weight to an input).
-    QCOMPARE(v.visibleItemCount(), int(m.nodes.size() + m.inputs.size() + 1));
-    QCOMPARE(v.visibleEdgeCount(), int(dataFlow(m).size()));
+    // One box per node, per input, and the outputs marker (zoo samples lift every weight to an
+    // input); but a weight is a line in each box reading it, not a box with edges of its own.
+    const auto& g = *v.model();
+    std::set<int> weightInputs;
+    for (size_t k = 0; k < m.inputs.size(); ++k)
+      if (g.nodes[g.nodeOfValue[m.inputs[k]]].host >= 0) weightInputs.insert(-1 - int(k));
+    QVERIFY(!weightInputs.empty());
+    QCOMPARE(v.visibleItemCount(), int(m.nodes.size() + m.inputs.size() - weightInputs.size() + 1));
+    int flows = 0, lines = 0;
+    for (const auto& [from, to] : dataFlow(m)) flows += !weightInputs.count(from);
+    for (const auto& n : g.nodes) lines += int(n.weights.size());
+    QCOMPARE(v.visibleEdgeCount(), flows);
+    QCOMPARE(lines, int(dataFlow(m).size()) - flows);
     if (name == "mobilenet_v2") {
       v.fitToView();
       shoot(v, name + "-open");
@@ -267,11 +313,17 @@ class TestGraphView : public QObject {
     v.show();
     v.setGraph(p, 0);
     QVERIFY(settle(v));
+    // The 32 identical layers are one box that fits on screen, and opens into the layers.
+    QVERIFY(v.isGroupCollapsed("layers.0-31"));
+    QVERIFY(v.visibleItemCount() < 30);
+    QVERIFY(v.canvas()->viewport()->rect().contains(v.viewportPosOfGroup("layers.0-31")));
+    shoot(v, "llama-collapsed");
+    QVERIFY(v.setGroupCollapsed("layers.0-31", false));
+    QVERIFY(settle(v));
     QVERIFY(v.isGroupCollapsed("layers.3"));
     QVERIFY(v.visibleGroupBoxCount() >= 32);
     QVERIFY(v.visibleItemCount() < 150);
     QVERIFY(!v.viewportPosOfGroup("layers.0").isNull());
-    shoot(v, "llama-collapsed");
     const int before = v.visibleItemCount();
 
     QVERIFY(v.setGroupCollapsed("layers.3", false));
@@ -298,12 +350,43 @@ class TestGraphView : public QObject {
     QVERIFY(!v.setGroupCollapsed("no.such.module", false));
   }
 
-  // A big program without module information (.pte files have none) is
+  // A big flat program with no names of modules in its constants: the
+  // longest run of one operator sequence repeated back to back (the decoder
+  // layers) becomes blocks, folded as one family.
+  void flatUnnamedProgramsFoldByRepetition() {
+    auto p = sample("llama", 4);
+    Program flat = *p;
+    for (Node& n : flat.methods[0].nodes) n.meta.moduleStack.clear();
+    for (InputSpec& in : flat.methods[0].signature.inputs) in.target.clear();
+    const auto g = ui::GraphModel::build(flat.methods[0]);
+    std::map<std::string, int> group;
+    for (size_t k = 0; k < g.groups.size(); ++k) group[g.groups[k].path] = int(k);
+    QVERIFY(group.count("block.0-3"));
+    QCOMPARE(g.groups[group["block.0-3"]].repeat, 4);
+    std::string ops[4];
+    int top = 0;
+    for (size_t i = 0; i < flat.methods[0].nodes.size(); ++i) {
+      const auto& n = g.nodes[g.nodeOfMethodNode[i]];
+      top += n.group < 0;
+      for (int k = 0; k < 4; ++k)
+        if (n.group == group["block." + std::to_string(k)]) ops[k] += n.title + ";";
+    }
+    QVERIFY(ops[0].size() > 100);
+    for (int k = 1; k < 4; ++k) QCOMPARE(ops[k], ops[0]);
+    QVERIFY(top < 100);  // the embedding before, the norm and output after
+  }
+
+  // A big program with neither module information, names, nor repetition is
   // folded into runs of consecutive nodes so that it still opens at once.
   void flatProgramsFoldByExecutionOrder() {
     auto p = sample("llama", 4);
     Program flat = *p;
     for (Node& n : flat.methods[0].nodes) n.meta.moduleStack.clear();
+    for (InputSpec& in : flat.methods[0].signature.inputs) in.target.clear();
+    for (size_t i = 0; i < flat.methods[0].nodes.size(); ++i) {  // every operator another: nothing repeats
+      flat.methods[0].nodes[i].op = -1;
+      flat.methods[0].nodes[i].target = "test::op" + std::to_string(i);
+    }
     const size_t count = flat.methods[0].nodes.size();
     QVERIFY(count > 300);
     auto shared = std::make_shared<const Program>(std::move(flat));
@@ -469,6 +552,8 @@ class TestGraphView : public QObject {
     QTest::keyClick(v.canvas(), Qt::Key_Minus);
     QVERIFY(qAbs(v.zoom() - z) < 1e-6);
     // Click a folded layer, Return opens it, Shift+Return on a node inside folds it again.
+    QVERIFY(v.setGroupCollapsed("layers.0-3", false));  // the family of identical layers
+    QVERIFY(settle(v));
     v.fitToView();
     QPoint box = v.viewportPosOfGroup("layers.2");
     QVERIFY(!box.isNull());
@@ -510,6 +595,172 @@ class TestGraphView : public QObject {
     QCOMPARE(v.markedItemCount(), 1);
   }
 
+  // A .pte's constants are lines inside the operators reading them, not
+  // boxes of their own; a line selects its constant, and the constant
+  // (from the Constants table) selects its line.
+  void pteConstantsAreLinesOfTheirReaders() {
+    QTemporaryDir dir;
+    auto p = exportedPte(dir.path(), "mobilenet_v2", {});
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    for (const Node& n : m.nodes) QVERIFY(n.meta.moduleStack.empty());
+    GraphView v;
+    v.resize(1366, 768);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    shoot(v, "mv2-pte");
+    const auto& g = *v.model();
+    int weights = 0, hosted = -1;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!isWeightBox(g.nodes[i])) continue;
+      ++weights;
+      QVERIFY2(g.nodes[i].host >= 0, g.nodes[i].title.c_str());  // every constant is read by an operator here
+      QVERIFY(!isWeightBox(g.nodes[g.nodes[i].host]));
+      const auto& lines = g.nodes[g.nodes[i].host].weights;
+      QVERIFY(std::find(lines.begin(), lines.end(), int(i)) != lines.end());
+      if (hosted < 0 && g.nodes[g.nodes[i].host].node >= 0) hosted = int(i);
+    }
+    QVERIFY(weights > 100);  // the convolutions' and batch norms' parameters
+    // Every box drawn is an operator, an input or the outputs marker: no constant of its own.
+    int drawn = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!v.viewportPosOfNode(int(i)).isNull() && v.model()->nodes[i].host < 0) {
+        QVERIFY2(!isWeightBox(g.nodes[i]), g.nodes[i].title.c_str());
+        ++drawn;
+      }
+    QVERIFY(drawn > 10);
+    // Its line, clicked, selects the constant; the constant, selected, its line.
+    QVERIFY(hosted >= 0);
+    v.selectValue(g.nodes[hosted].value);
+    QVERIFY(settle(v));
+    QCOMPARE(v.selectedNode(), -1);
+    const QPoint line = v.viewportPosOfNode(hosted);
+    QVERIFY(v.canvas()->viewport()->rect().contains(line));
+    QVERIFY(line != v.viewportPosOfNode(g.nodes[hosted].host));  // the line, not the box's centre
+    QSignalSpy values(&v, &GraphView::valueSelected), nodes(&v, &GraphView::nodeSelected);
+    QTest::mouseClick(v.canvas()->viewport(), Qt::LeftButton, {}, v.viewportPosOfNode(g.nodes[hosted].host) + QPoint(0, -10));
+    QCOMPARE(nodes.count(), 1);  // the title: the operator
+    QCOMPARE(nodes.first().at(0).toInt(), g.nodes[g.nodes[hosted].host].node);
+    QTest::mouseClick(v.canvas()->viewport(), Qt::LeftButton, {}, line);
+    QCOMPARE(values.count(), 1);
+    QCOMPARE(values.first().at(0).toInt(), g.nodes[hosted].value);
+    QCOMPARE(v.selectedNode(), -1);
+    shoot(v, "mv2-pte-constant");
+  }
+
+  // A flat program is grouped by the names of what its operators read: the
+  // reader of layers.3.attention.wq.weight belongs to layers.3.attention, and
+  // the operators between two readers of one module join it.
+  void pteGroupsByConstantNames() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 4;
+    auto p = exportedPte(dir.path(), "llama", o, namedWeights());
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    for (const Node& n : m.nodes) QVERIFY(n.meta.moduleStack.empty());
+    const auto g = ui::GraphModel::build(m);
+    int readers = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].title != "layers.3.attention.wq.weight") continue;
+      for (const auto& e : g.edges)
+        if (e.from == int(i)) {
+          ++readers;
+          const int grp = g.nodes[e.to].group;
+          QVERIFY(grp >= 0);
+          QCOMPARE(g.groups[grp].path, std::string("layers.3.attention"));
+          QCOMPARE(g.groups[g.groups[grp].parent].path, std::string("layers.3"));
+        }
+    }
+    QVERIFY(readers >= 1);
+    // From the first operator of layers.2 to the first of layers.3, every operator is inside
+    // layers.2 (the caches' write-backs at the end of the program go to their module too).
+    int layer2 = -1, layer3 = -1;
+    for (size_t k = 0; k < g.groups.size(); ++k) {
+      if (g.groups[k].path == "layers.2") layer2 = int(k);
+      if (g.groups[k].path == "layers.3") layer3 = int(k);
+    }
+    QVERIFY(layer2 >= 0 && layer3 >= 0);
+    int first = -1, next = -1;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      if (first < 0 && g.inGroup(g.nodeOfMethodNode[i], layer2)) first = int(i);
+      if (next < 0 && g.inGroup(g.nodeOfMethodNode[i], layer3)) next = int(i);
+    }
+    QVERIFY(first >= 0 && next - first > 20);
+    for (int i = first; i < next; ++i) {
+      const auto& n = g.nodes[g.nodeOfMethodNode[i]];
+      QVERIFY2(g.inGroup(g.nodeOfMethodNode[i], layer2),
+               qPrintable(QString("%1 %2 in %3").arg(i).arg(n.title.c_str()).arg(n.group >= 0 ? g.groups[n.group].path.c_str() : "top")));
+    }
+  }
+
+  // Identical layers fold into one family box, so that a 32-layer program
+  // opens onto a view that fits; the family opens into its layers.
+  void repeatedLayersFold() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 32;
+    auto p = exportedPte(dir.path(), "llama", o, namedWeights());
+    QVERIFY(p);
+    GraphView v;
+    v.resize(1366, 768);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    shoot(v, "llama32-pte");
+    const auto& g = *v.model();
+    int family = -1;
+    for (size_t k = 0; k < g.groups.size(); ++k)
+      if (g.groups[k].repeat) family = int(k);
+    QVERIFY(family >= 0);
+    // The last layer also selects the last token before the final norm: not one of the family.
+    QCOMPARE(g.groups[family].path, std::string("layers.0-30"));
+    QCOMPARE(g.groups[family].repeat, 31);
+    QVERIFY(v.isGroupCollapsed("layers.0-30") && v.isGroupCollapsed("layers.31"));
+    QVERIFY(v.visibleItemCount() < 30);
+    const QRect vp = v.canvas()->viewport()->rect();
+    QVERIFY(!v.viewportPosOfGroup("layers.0-30").isNull());
+    v.fitToView();  // the whole program, still readable
+    QVERIFY(v.zoom() > 0.3);
+    QVERIFY(vp.contains(v.viewportPosOfGroup("layers.0-30")));
+    QVERIFY(v.setGroupCollapsed("layers.0-30", false));
+    QVERIFY(settle(v));
+    for (int k = 0; k < 31; ++k) QVERIFY(v.isGroupCollapsed(QString("layers.%1").arg(k)));
+    QVERIFY(!v.viewportPosOfGroup("layers.30").isNull());
+    QVERIFY(v.visibleGroupBoxCount() >= 31);
+  }
+
+  // The first view starts at the inputs with boxes on screen, even for a very
+  // wide flat program (static attention: every head's caches are inputs).
+  void firstViewStartsAtTheInputs() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 32;
+    o.attention = "static";
+    auto p = exportedPte(dir.path(), "llama", o);
+    QVERIFY(p);
+    GraphView v;
+    v.resize(600, 430);  // the graph's pane in a 1366x768 window
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    shoot(v, "llama32-static-pte");
+    const auto& g = *v.model();
+    const QRect vp = v.canvas()->viewport()->rect();
+    std::set<std::pair<int, int>> onScreen;  // boxes (a folded group's nodes share one)
+    int inputs = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].host >= 0) continue;
+      const QPoint at = v.viewportPosOfNode(int(i));
+      if (at.isNull() || !vp.contains(at)) continue;
+      onScreen.insert({at.x(), at.y()});
+      inputs += g.nodes[i].kind == ui::VisualKind::Input;
+    }
+    QVERIFY2(onScreen.size() >= 5, qPrintable(QString::number(onScreen.size())));
+    QVERIFY(inputs >= 1);
+  }
+
   void staleLayoutsAreDropped() {
     auto big = sample("llama", 32), small = sample("mlp");
     GraphView v;
@@ -519,7 +770,9 @@ class TestGraphView : public QObject {
     v.setGraph(small, 0);
     QVERIFY(settle(v));
     QCOMPARE(done.count(), 1);
-    QCOMPARE(v.visibleItemCount(), int(small->methods[0].nodes.size() + small->methods[0].inputs.size() + 1));
+    int boxes = 0;
+    for (const auto& n : v.model()->nodes) boxes += n.host < 0;
+    QCOMPARE(v.visibleItemCount(), boxes);
     v.clear();
     QVERIFY(!v.layoutPending());
     QCOMPARE(v.visibleItemCount(), 0);

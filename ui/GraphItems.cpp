@@ -74,6 +74,62 @@ double labelWidth(LabelFont font, const std::string& text) {
   return c.emplace(text, metrics[font].horizontalAdvance(QString::fromStdString(text))).first->second;
 }
 
+std::vector<std::string> weightLines(const GraphModel& m, int graphNode, std::vector<int>* nodes) {
+  const std::vector<int>& w = m.nodes[graphNode].weights;
+  std::vector<std::string> lines;
+  const size_t shown = w.size() <= kMaxWeightLines ? w.size() : kMaxWeightLines - 1;
+  for (size_t k = 0; k < shown; ++k) {
+    lines.push_back(m.displayTitle(w[k]) + "  " + m.nodes[w[k]].subtitle);
+    if (nodes) nodes->push_back(w[k]);
+  }
+  if (shown < w.size()) {
+    lines.push_back("+" + std::to_string(w.size() - shown) + " more constants (Inspector)");
+    if (nodes) nodes->push_back(-1);
+  }
+  return lines;
+}
+
+QSizeF nodeBoxSize(const GraphModel& m, int graphNode) {
+  const GraphNode& gn = m.nodes[graphNode];
+  double w = std::max(labelWidth(kTitleFont, m.displayTitle(graphNode)), labelWidth(kSubtitleFont, gn.subtitle));
+  const std::vector<std::string> lines = weightLines(m, graphNode);
+  for (const std::string& l : lines) w = std::max(w, labelWidth(kSubtitleFont, l));
+  const double maxWidth = lines.empty() ? 230.0 : 280.0;
+  return {std::clamp(w + 20, 72.0, maxWidth), kNodeHeight + (lines.empty() ? 0 : lines.size() * kWeightLineHeight + 4)};
+}
+
+void GraphItem::setLines(QStringList lines, std::vector<int> lineNodes) {
+  lines_ = std::move(lines);
+  lineNodes_ = std::move(lineNodes);
+}
+
+QRectF GraphItem::line(int k) const {
+  return QRectF(rect_.left() + 3, rect_.top() + kNodeHeight + k * kWeightLineHeight, rect_.width() - 6, kWeightLineHeight);
+}
+
+int GraphItem::lineAt(QPointF scenePos) const {
+  const QPointF p = mapFromScene(scenePos);
+  for (size_t k = 0; k < lineNodes_.size(); ++k)
+    if (line(int(k)).contains(p)) return lineNodes_[k];
+  return -1;
+}
+
+QRectF GraphItem::lineRect(int graphNode) const {
+  for (size_t k = 0; k < lineNodes_.size(); ++k)
+    if (lineNodes_[k] == graphNode) return mapRectToScene(line(int(k)));
+  return {};
+}
+
+void GraphItem::setSelectedLine(int graphNode) {
+  int line = -1;
+  for (size_t k = 0; k < lineNodes_.size() && graphNode >= 0; ++k)
+    if (lineNodes_[k] == graphNode) line = int(k);
+  if (line != selectedLine_) {
+    selectedLine_ = line;
+    update();
+  }
+}
+
 GraphItem::GraphItem(int id, QRectF rect, Palette palette, QString title, QString subtitle, bool group, bool dashed)
     : id_(id), rect_(rect), palette_(palette), title_(std::move(title)), subtitle_(std::move(subtitle)),
       group_(group), dashed_(dashed) {
@@ -110,7 +166,12 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
   }
   if (lod < kTextScale) return;
   const bool dark = palette_.fill.lightness() < 128;
-  QRectF text = rect_.adjusted(8, 3, -8, -3);
+  QRectF head = rect_;  // the title and subtitle, above any constant lines
+  if (!lines_.isEmpty()) {
+    head.setHeight(kNodeHeight);
+    paintLines(p);
+  }
+  QRectF text = head.adjusted(8, 3, -8, -3);
   QFont tf = group_ ? groupFont() : titleFont(), sf = subtitleFont();
   QFontMetricsF tm(tf), sm(sf);
   const double total = tm.height() + (subtitle_.isEmpty() ? 0 : sm.height());
@@ -124,6 +185,26 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
     p->setPen(dark ? QColor(0xDD, 0xE3, 0xE8) : QColor(0x5A, 0x67, 0x73));
     p->drawText(QRectF(text.left(), y + tm.height(), text.width(), sm.height()), Qt::AlignCenter,
                 sm.elidedText(subtitle_, Qt::ElideRight, text.width()));
+  }
+}
+
+// The constants under the title: a rule, then one line each, the selected one marked.
+void GraphItem::paintLines(QPainter* p) {
+  const double top = rect_.top() + kNodeHeight;
+  p->setPen(QPen(palette_.border.lighter(140), 0.8));
+  p->drawLine(QPointF(rect_.left() + 4, top - 1), QPointF(rect_.right() - 4, top - 1));
+  QFont f = subtitleFont();
+  QFontMetricsF fm(f);
+  p->setFont(f);
+  for (int k = 0; k < lines_.size(); ++k) {
+    const QRectF r = line(k);
+    if (k == selectedLine_) {
+      p->setPen(Qt::NoPen);
+      p->setBrush(QColor(0xD8, 0x1B, 0x60, 40));
+      p->drawRoundedRect(r, 2, 2);
+    }
+    p->setPen(k == selectedLine_ ? kSelect : lineNodes_[k] < 0 ? QColor(0x80, 0x8A, 0x94) : QColor(0x4A, 0x55, 0x60));
+    p->drawText(r.adjusted(5, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(lines_[k], Qt::ElideMiddle, r.width() - 8));
   }
 }
 
@@ -205,7 +286,7 @@ T* GraphCanvas::itemUnder(const QPoint& pos) const {
 void GraphCanvas::mousePressEvent(QMouseEvent* e) {
   if (e->button() == Qt::LeftButton)
     if (auto* it = itemUnder<GraphItem>(e->position().toPoint())) {
-      owner_->clickedItem(it->id(), false);
+      owner_->clickedItem(it->id(), false, it->lineAt(mapToScene(e->position().toPoint())));
       e->accept();
       return;
     }

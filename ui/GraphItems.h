@@ -10,9 +10,12 @@
 #include <QPainterPath>
 #include <QPolygonF>
 #include <QRectF>
+#include <QSizeF>
+#include <QStringList>
 #include <QString>
 #include <QWidget>
 #include <string>
+#include <vector>
 
 #include "ui/GraphModel.h"
 #include "ui/GraphView.h"
@@ -20,6 +23,9 @@
 namespace lstudio::ui {
 
 constexpr double kNodeHeight = 36, kGroupHeight = 44;
+/// A constant drawn inside its reader's box: one line each, at most kMaxWeightLines.
+constexpr double kWeightLineHeight = 13;
+constexpr size_t kMaxWeightLines = 4;
 
 struct Palette {
   QColor fill, border;
@@ -30,6 +36,13 @@ Palette paletteFor(VisualKind k);
 enum LabelFont { kTitleFont, kGroupFont, kSubtitleFont };
 /// Width of `text` drawn in one of the three label fonts (cached: labels repeat a lot).
 double labelWidth(LabelFont font, const std::string& text);
+
+/// The lines a box draws for the constants its operator reads ("wq.weight  float32[256, 256]"):
+/// at most kMaxWeightLines, the last then counting the rest. `nodes` gets each line's
+/// constant (GraphNode index), -1 for that count.
+std::vector<std::string> weightLines(const GraphModel& m, int graphNode, std::vector<int>* nodes = nullptr);
+/// A node box's size for the layout: its title, subtitle and constant lines.
+QSizeF nodeBoxSize(const GraphModel& m, int graphNode);
 
 // One box: a node, a placeholder, the outputs marker, or a collapsed group.
 class GraphItem : public QGraphicsItem {
@@ -42,15 +55,29 @@ class GraphItem : public QGraphicsItem {
   }
   void setMark(NodeMark m) { mark_ = m; }
   NodeMark mark() const { return mark_; }
+  /// Lines for the constants the operator reads, each with its GraphNode (-1: not selectable).
+  void setLines(QStringList lines, std::vector<int> lineNodes);
+  /// The constant of the line at `scenePos`, or -1.
+  int lineAt(QPointF scenePos) const;
+  /// Highlights the line of this constant (GraphNode index; -1: none).
+  void setSelectedLine(int graphNode);
+  /// Where the line of this constant is drawn, in scene coordinates; null when the box has none.
+  QRectF lineRect(int graphNode) const;
   QRectF boundingRect() const override { return rect_.adjusted(-4, -4, group_ ? 8 : 4, group_ ? 8 : 4); }
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override;
 
  private:
+  void paintLines(QPainter* p);
+  QRectF line(int k) const;  ///< the k-th constant line, item coordinates
+
   int id_;
   QRectF rect_;
   Palette palette_;
   QString title_, subtitle_;
   bool group_, dashed_;
+  QStringList lines_;
+  std::vector<int> lineNodes_;
+  int selectedLine_ = -1;  ///< index into lines_
   bool selected_ = false;
   NodeMark mark_ = NodeMark::None;
 };

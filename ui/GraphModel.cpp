@@ -83,10 +83,17 @@ class BoxBuilder {
     g_.edges.push_back({from, to, v, side});
   }
   int removedView(ValueId v, int group);
-  bool isRemovedView(ValueId v) const {
+  /// The base of a view no instruction makes, or kNoValue. A .pte does not
+  /// record it: there, the tensor written last into the same planned slot.
+  ValueId viewBase(ValueId v) const {
     const TensorSpec* t = m_.values[v].tensorIf();
-    return t && t->viewOf != kNoValue && t->viewOf >= 0 && static_cast<size_t>(t->viewOf) < m_.values.size();
+    if (!t) return kNoValue;
+    if (t->viewOf != kNoValue && t->viewOf >= 0 && static_cast<size_t>(t->viewOf) < m_.values.size()) return t->viewOf;
+    if (!t->slot || t->storage() != TensorStorage::Planned) return kNoValue;
+    auto it = lastInSlot_.find({t->slot->memId, t->slot->offset});
+    return it == lastInSlot_.end() || it->second == v ? kNoValue : it->second;
   }
+  bool isRemovedView(ValueId v) const { return viewBase(v) != kNoValue; }
   void addNode(size_t i);
   void describeNode(const Node& node, const std::vector<ValueId>& written, GraphNode& n) const;
   int delegateGroup(const Node& node, const GraphNode& n);
@@ -98,6 +105,7 @@ class BoxBuilder {
   std::map<std::string, int> groupOfPath_;  ///< "/layers.3/layers.3.attention" -> group
   std::unordered_map<ValueId, const InputSpec*> specOf_;
   std::set<std::pair<int, int>> seen_;  ///< one edge per pair of boxes
+  std::map<std::pair<uint32_t, uint64_t>, ValueId> lastInSlot_;  ///< planned slot -> tensor written there last
 };
 
 // Groups from a node's module stack: one per module path, nested as the stack nests.
@@ -165,7 +173,7 @@ int BoxBuilder::placeholder(ValueId v, bool isInput) {
 // makes it) is still a use of that base: one dashed box, fed by the base.
 int BoxBuilder::removedView(ValueId v, int group) {
   const TensorSpec& t = m_.values[v].tensor();
-  ValueId base = t.viewOf;
+  ValueId base = viewBase(v);
   int from = g_.nodeOfValue[base] >= 0 ? g_.nodeOfValue[base] : placeholder(base, false);
   GraphNode n;
   n.kind = VisualKind::View;
@@ -327,7 +335,10 @@ void BoxBuilder::connectArguments(const Node& node, int me, const std::vector<Va
       addEdge(from, me, v);
     }
   }
-  for (ValueId v : writes) g_.nodeOfValue[v] = me;
+  for (ValueId v : writes) {
+    g_.nodeOfValue[v] = me;
+    if (const TensorSpec* t = m_.values[v].tensorIf(); t && t->slot) lastInSlot_[{t->slot->memId, t->slot->offset}] = v;
+  }
 }
 
 // One marker for the method's outputs; mutated buffers it returns besides the
@@ -379,36 +390,222 @@ void putParentsFirst(GraphModel& g) {
     if (n.group >= 0) n.group = newIndex[n.group];
 }
 
-// Flat programs (a .pte has no module stack) still need folding on big
-// graphs: runs of consecutive top-level nodes become synthetic groups.
-void foldIntoExecutionChunks(GraphModel& g, const Method& m) {
-  constexpr size_t kChunk = 150;
-  size_t topLevel = 0;
-  for (const GraphNode& n : g.nodes) topLevel += n.node >= 0 && n.group < 0;
-  if (topLevel <= 2 * kChunk) return;
-  int current = -1;
-  size_t inChunk = 0;
-  for (size_t i = 0; i < m.nodes.size(); ++i) {
-    GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
-    bool top = n.group < 0 || (g.groups[n.group].delegate && g.groups[n.group].parent < 0);
-    if (!top) continue;
-    if (current < 0 || inChunk == kChunk) {
-      GraphGroup c;
-      c.path = "nodes " + std::to_string(i);
-      c.type = "execution order";
-      g.groups.push_back(c);
-      current = int(g.groups.size()) - 1;
-      inChunk = 0;
+// A removed view is drawn where the operator reading it first is (the
+// flat programs' groups are made after the boxes).
+void placeRemovedViews(GraphModel& g) {
+  std::vector<char> placed(g.nodes.size(), 0);
+  for (const GraphEdge& e : g.edges)
+    if (g.nodes[e.from].kind == VisualKind::View && g.nodes[e.from].node < 0 && !placed[e.from]) {
+      g.nodes[e.from].group = g.nodes[e.to].group;
+      placed[e.from] = 1;
     }
-    if (n.group < 0) n.group = current;
-    else g.groups[n.group].parent = current;  // a delegate's group moves in whole
-    ++inChunk;
-  }
-  putParentsFirst(g);  // the chunks came last
 }
 
 bool isWeight(const GraphNode& n) {
   return n.node < 0 && (n.kind == VisualKind::Parameter || n.kind == VisualKind::Constant);
+}
+
+// A weight reads as part of the operator that takes it: a placeholder whose
+// every reader is an operator box becomes a line in each reader's box and is
+// hosted (for selection and layout) by the first. Method inputs, and
+// constants returned or unused, keep boxes of their own.
+void hostWeights(GraphModel& g) {
+  std::vector<char> readersOk(g.nodes.size(), 0), unread(g.nodes.size(), 1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) readersOk[i] = isWeight(g.nodes[i]);
+  for (const GraphEdge& e : g.edges) {
+    const VisualKind k = g.nodes[e.to].kind;
+    unread[e.from] = 0;
+    if (k == VisualKind::Input || k == VisualKind::Parameter || k == VisualKind::Constant || k == VisualKind::Output)
+      readersOk[e.from] = 0;
+  }
+  for (const GraphEdge& e : g.edges)  // edges are in argument order
+    if (readersOk[e.from] && !unread[e.from]) {
+      if (g.nodes[e.from].host < 0) g.nodes[e.from].host = e.to;
+      g.nodes[e.to].weights.push_back(e.from);
+    }
+}
+
+bool isIndex(std::string_view c) {
+  return !c.empty() && std::all_of(c.begin(), c.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+std::vector<std::string> splitPath(const std::string& s) {
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t dot = s.find('.', at);
+    parts.push_back(s.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
+    if (dot == std::string::npos) return parts;
+    at = dot + 1;
+  }
+}
+
+// How many leading components of `parts` make a module path: never a bare
+// container ("layers" of "layers.3"), whose items are the modules.
+size_t moduleDepth(const std::vector<std::string>& parts, size_t depth) {
+  while (depth > 0 && depth < parts.size() && !isIndex(parts[depth - 1]) && isIndex(parts[depth])) --depth;
+  return depth;
+}
+
+// Groups of a flat program from the names of what its operators read: the
+// reader of "layers.3.attention.wq.weight" belongs to "layers.3.attention"
+// (the parameter's owner, a Linear, is that one operator; its parent is the
+// module worth a box). Operators that read nothing named join their
+// neighbours: the group of the named readers before and after them when
+// that is one, else the group their arguments come from.
+void groupByConstantNames(GraphModel& g, const Method& m) {
+  for (const Node& n : m.nodes)
+    if (!n.meta.moduleStack.empty()) return;  // nn_module_stack says it better
+  // Per method node: the common prefix of the module paths of the weights it reads.
+  std::vector<std::optional<std::vector<std::string>>> module(m.nodes.size());
+  for (const GraphEdge& e : g.edges) {
+    const GraphNode& w = g.nodes[e.from];
+    const int node = g.nodes[e.to].node;
+    if (!isWeight(w) || node < 0 || g.nodes[e.to].delegateCall >= 0) continue;
+    if (w.title.find('.') == std::string::npos) continue;  // no name ("%12") or no module in it
+    std::vector<std::string> parts = splitPath(w.title);
+    if (parts.size() < 3) parts.clear();
+    else parts.resize(moduleDepth(parts, parts.size() - 2));
+    auto& mod = module[node];
+    if (!mod) {
+      mod = std::move(parts);
+    } else {
+      size_t k = 0;
+      while (k < mod->size() && k < parts.size() && (*mod)[k] == parts[k]) ++k;
+      mod->resize(moduleDepth(*mod, k));
+    }
+  }
+  // One group per module path, nested at each module boundary.
+  std::map<std::string, int> byPath;
+  auto groupOf = [&](const std::vector<std::string>& parts) {
+    int parent = -1;
+    std::string path;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      path += (k ? "." : "") + parts[k];
+      if (k + 1 < parts.size() && moduleDepth(parts, k + 1) != k + 1) continue;
+      auto [it, fresh] = byPath.emplace(path, int(g.groups.size()));
+      if (fresh) {
+        GraphGroup grp;
+        grp.path = path;
+        grp.parent = parent;
+        g.groups.push_back(grp);
+      }
+      parent = it->second;
+    }
+    return parent;
+  };
+  std::vector<int> group(m.nodes.size(), -1);
+  std::vector<int> named;  // method nodes placed by a name, in execution order
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (module[i]) {
+      group[i] = groupOf(*module[i]);
+      named.push_back(int(i));
+    }
+  if (g.groups.empty()) return;
+  auto common = [&](int a, int b) {
+    for (int x = a; x >= 0; x = g.groups[x].parent)
+      for (int y = b; y >= 0; y = g.groups[y].parent)
+        if (x == y) return x;
+    return -1;
+  };
+  auto inside = [&](int x, int grp) {
+    for (; x >= 0; x = g.groups[x].parent)
+      if (x == grp) return true;
+    return grp < 0;
+  };
+  std::vector<std::vector<int>> producers(g.nodes.size());
+  for (const GraphEdge& e : g.edges) producers[e.to].push_back(e.from);
+  // The others: between two named readers of one group, in it. Between two
+  // groups (a layer's end), where the producers of their arguments are, as
+  // far as those lie in the group holding both (through removed views).
+  for (size_t k = 0; k <= named.size(); ++k) {
+    const int from = k ? named[k - 1] + 1 : 0, to = k < named.size() ? named[k] : int(m.nodes.size());
+    const int before = k ? group[named[k - 1]] : -1, after = k < named.size() ? group[named[k]] : -1;
+    const int both = common(before, after);
+    for (int i = from; i < to; ++i) {
+      if (before == after) {
+        group[i] = before;
+        continue;
+      }
+      int joined = -2;  // no producer in a group yet
+      std::vector<int> in = producers[g.nodeOfMethodNode[i]];
+      for (size_t j = 0; j < in.size(); ++j) {
+        const GraphNode& p = g.nodes[in[j]];
+        if (p.kind == VisualKind::View && p.node < 0) in.insert(in.end(), producers[in[j]].begin(), producers[in[j]].end());
+        if (p.node < 0 || p.delegateCall >= 0 || group[p.node] < 0 || !inside(group[p.node], both)) continue;
+        joined = joined == -2 ? group[p.node] : common(joined, group[p.node]);
+      }
+      group[i] = joined == -2 ? both : joined;
+    }
+  }
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
+    if (n.group >= 0 && g.groups[n.group].delegate) g.groups[n.group].parent = group[i];  // a delegate's group moves in whole
+    else n.group = group[i];
+  }
+  putParentsFirst(g);
+}
+
+// Top-level method nodes in execution order, and how to move one into a group.
+std::vector<int> topLevelNodes(const GraphModel& g, const Method& m) {
+  std::vector<int> top;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[g.nodeOfMethodNode[i]];
+    if (n.group < 0 || (g.groups[n.group].delegate && g.groups[n.group].parent < 0)) top.push_back(int(i));
+  }
+  return top;
+}
+void moveInto(GraphModel& g, int methodNode, int group) {
+  GraphNode& n = g.nodes[g.nodeOfMethodNode[methodNode]];
+  if (n.group < 0) n.group = group;
+  else g.groups[n.group].parent = group;  // a delegate's group moves in whole
+}
+
+// A big flat program with nothing named (a .pte's constants carry no names)
+// still shows its layers: the longest run of one operator sequence repeated
+// back to back (a decoder layer, 32 times) becomes groups "block.0", "block.1", …
+void groupByRepetition(GraphModel& g, const Method& m, size_t bigGraph) {
+  const std::vector<int> top = topLevelNodes(g, m);
+  if (top.size() <= bigGraph) return;
+  std::map<std::string, int> ids;
+  std::vector<int> ops;
+  for (int i : top) ops.push_back(ids.emplace(g.nodes[g.nodeOfMethodNode[i]].title, int(ids.size())).first->second);
+  // For each period: the longest stretch where every operator equals the one a period later.
+  constexpr size_t kMinPeriod = 8, kMinRepeats = 3;
+  size_t bestStart = 0, bestPeriod = 0, bestRepeats = 0;
+  for (size_t period = kMinPeriod; period * kMinRepeats <= ops.size(); ++period) {
+    for (size_t i = 0, run = 0; i + period < ops.size(); ++i) {
+      run = ops[i] == ops[i + period] ? run + 1 : 0;
+      const size_t repeats = run / period + 1;
+      if (repeats >= kMinRepeats && repeats * period > bestRepeats * bestPeriod)
+        bestStart = i + 1 - run, bestPeriod = period, bestRepeats = repeats;
+    }
+  }
+  if (bestRepeats * bestPeriod * 2 < ops.size()) return;  // not what the program is made of
+  for (size_t k = 0; k < bestRepeats; ++k) {
+    GraphGroup b;
+    b.path = "block." + std::to_string(k);
+    b.type = "repeated operators";
+    g.groups.push_back(b);
+    for (size_t j = 0; j < bestPeriod; ++j) moveInto(g, top[bestStart + k * bestPeriod + j], int(g.groups.size()) - 1);
+  }
+}
+
+// Flat programs (a .pte has no module stack) still need folding on big
+// graphs: runs of consecutive top-level nodes become synthetic groups.
+void foldIntoExecutionChunks(GraphModel& g, const Method& m) {
+  constexpr size_t kChunk = 150;
+  const std::vector<int> top = topLevelNodes(g, m);
+  if (top.size() <= 2 * kChunk) return;
+  for (size_t k = 0; k < top.size(); ++k) {
+    if (k % kChunk == 0) {
+      GraphGroup c;
+      c.path = "nodes " + std::to_string(top[k]);
+      c.type = "execution order";
+      g.groups.push_back(c);
+    }
+    moveInto(g, top[k], int(g.groups.size()) - 1);
+  }
+  putParentsFirst(g);  // the chunks came last
 }
 
 // Weights and constants live with their users: the innermost group that
@@ -423,6 +620,10 @@ void placeWeightsWithUsers(GraphModel& g, const std::vector<std::vector<int>>& c
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     GraphNode& n = g.nodes[i];
     if (!isWeight(n) || consumers[i].empty()) continue;
+    if (n.host >= 0) {  // drawn in its host's box: selecting it opens the host's groups
+      n.group = g.nodes[n.host].group;
+      continue;
+    }
     std::vector<int> common = chain(g.nodes[consumers[i][0]].group);
     for (size_t k = 1; k < consumers[i].size() && !common.empty(); ++k) {
       std::vector<int> other = chain(g.nodes[consumers[i][k]].group);
@@ -458,9 +659,52 @@ void placeWeights(GraphModel& g) {
   placeUnusedWeightsByName(g, consumers);
 }
 
+// Sibling groups doing the same thing (layers.0 … layers.31) read as one
+// family: a run of at least three consecutive indices whose groups hold the
+// same operator sequence gets a parent group, "layers.0-31", shown as one box.
+void foldRepeatedSiblings(GraphModel& g) {
+  constexpr size_t kMinRun = 3;
+  std::vector<std::string> ops(g.groups.size());  // per group: the operators inside, in order
+  for (const GraphNode& n : g.nodes)
+    if (n.node >= 0 || n.delegateCall >= 0)
+      for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ops[grp] += n.title + ";";
+  // Siblings "<prefix>.<index>" by parent and prefix, ordered by index.
+  std::map<std::pair<int, std::string>, std::map<long, int>> families;
+  for (size_t i = 0; i < g.groups.size(); ++i) {
+    const std::string& p = g.groups[i].path;
+    size_t dot = p.rfind('.');
+    if (dot == std::string::npos || g.groups[i].delegate || !isIndex(std::string_view(p).substr(dot + 1)) || p.size() - dot > 9) continue;
+    families[{g.groups[i].parent, p.substr(0, dot)}][std::stol(p.substr(dot + 1))] = int(i);
+  }
+  const size_t before = g.groups.size();
+  for (const auto& [key, members] : families) {
+    std::vector<std::pair<long, int>> run;
+    auto close = [&] {
+      if (run.size() >= kMinRun) {
+        GraphGroup f;
+        f.path = key.second + "." + std::to_string(run.front().first) + "-" + std::to_string(run.back().first);
+        const std::string& type = g.groups[run.front().second].type;
+        f.type = "×" + std::to_string(run.size()) + (type.empty() ? "" : " " + type);
+        f.parent = key.first;
+        f.repeat = int(run.size());
+        g.groups.push_back(f);
+        for (const auto& r : run) g.groups[r.second].parent = int(g.groups.size()) - 1;
+      }
+      run.clear();
+    };
+    for (const auto& [index, grp] : members) {
+      if (!run.empty() && (index != run.back().first + 1 || ops[grp] != ops[run.back().second])) close();
+      run.push_back({index, grp});
+    }
+    close();
+  }
+  if (g.groups.size() > before) putParentsFirst(g);
+}
+
 void countNodesPerGroup(GraphModel& g) {
   for (const GraphNode& n : g.nodes)
-    for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ++g.groups[grp].nodeCount;
+    if (n.host < 0)
+      for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ++g.groups[grp].nodeCount;
 }
 
 }  // namespace
@@ -499,8 +743,13 @@ GraphModel GraphModel::build(const Method& m) {
   boxes.addInputs();
   boxes.addNodes();
   boxes.addOutputsMarker();
+  hostWeights(g);
+  groupByConstantNames(g, m);
+  groupByRepetition(g, m, 300);
   foldIntoExecutionChunks(g, m);
+  placeRemovedViews(g);
   placeWeights(g);
+  foldRepeatedSiblings(g);
   countNodesPerGroup(g);
   return g;
 }
@@ -541,6 +790,7 @@ VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapse
   std::vector<char> shown(m.nodes.size() + m.groups.size(), 0);
   std::vector<char> clusterUsed(m.groups.size(), 0);
   for (int i = 0; i < n; ++i) {
+    if (m.nodes[i].host >= 0) continue;  // a line in its host's box: placed below
     int grp = m.nodes[i].group;
     int item = grp >= 0 && fold[grp] >= 0 ? n + fold[grp] : i;
     v.itemOfNode[i] = item;
@@ -550,11 +800,14 @@ VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapse
       for (int c = v.itemGroup(m, item); c >= 0 && !clusterUsed[c]; c = m.groups[c].parent) clusterUsed[c] = 1;
     }
   }
+  for (int i = 0; i < n; ++i)
+    if (m.nodes[i].host >= 0) v.itemOfNode[i] = v.itemOfNode[m.nodes[i].host];
   for (size_t g = 0; g < m.groups.size(); ++g)
     if (clusterUsed[g]) v.clusters.push_back(int(g));
   std::map<std::pair<int, int>, size_t> merged;
   std::vector<char> side;
   for (const GraphEdge& e : m.edges) {
+    if (m.nodes[e.from].host >= 0) continue;  // drawn inside each reader instead
     int a = v.itemOfNode[e.from], b = v.itemOfNode[e.to];
     if (a == b) continue;
     auto [it, fresh] = merged.emplace(std::make_pair(a, b), v.edges.size());
@@ -572,14 +825,16 @@ VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapse
     ++out[v.edges[i].from];
     if (side[i]) ++sideIn[v.edges[i].to];
   }
+  // A folded group's results are the graph's main flow: never bundled.
   for (size_t i = 0; i < v.edges.size(); ++i)
-    v.edges[i].bundled = out[v.edges[i].from] > fanout || (side[i] && sideIn[v.edges[i].to] > fanout);
+    v.edges[i].bundled = (v.edges[i].from < n && out[v.edges[i].from] > fanout) || (side[i] && sideIn[v.edges[i].to] > fanout);
   return v;
 }
 
 std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph) {
   std::vector<char> c(m.groups.size(), 0);
-  if (m.nodes.size() <= bigGraph) {
+  const size_t boxes = std::count_if(m.nodes.begin(), m.nodes.end(), [](const GraphNode& n) { return n.host < 0; });
+  if (boxes <= bigGraph) {
     for (size_t g = 0; g < m.groups.size(); ++g) c[g] = m.groups[g].delegate && m.groups[g].nodeCount > 1;
     return c;
   }
@@ -591,7 +846,7 @@ std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph) {
     int best = -1;
     for (int item : v.items) {
       int g = item - int(m.nodes.size());
-      if (g >= 0 && (best < 0 || m.groups[g].nodeCount > m.groups[best].nodeCount)) best = g;
+      if (g >= 0 && !m.groups[g].repeat && (best < 0 || m.groups[g].nodeCount > m.groups[best].nodeCount)) best = g;
     }
     if (best < 0) break;
     c[best] = 0;

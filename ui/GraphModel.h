@@ -1,6 +1,10 @@
 // What the graph view draws, as plain data: one box per node of a method,
 // placeholders for its inputs and constants, an outputs marker, producer ->
-// consumer edges, and the module hierarchy (nn_module_stack) as groups.
+// consumer edges, and the module hierarchy as groups: from nn_module_stack,
+// or for a flat program (a .pte) from the names of the constants it reads.
+// Weights and constants are drawn as lines inside the box of the operator
+// reading them, not as boxes of their own; runs of identical sibling groups
+// (layers.0 … layers.31) fold into one family box.
 // Built once per setGraph; which groups are collapsed is the view's state,
 // and visibleGraph() folds the model down to what one layout has to place.
 #pragma once
@@ -28,6 +32,11 @@ struct GraphNode {
   /// A node of a delegate's decoded payload (an XNNPACK operator): the
   /// Method node that calls the delegate; -1 for every other node.
   int delegateCall = -1;
+  /// A weight, buffer or constant drawn as a line inside its first reader's
+  /// box (that GraphNode's index), not as a box of its own; -1 otherwise.
+  int host = -1;
+  /// The constants drawn as lines inside this box (GraphNode indices), in argument order.
+  std::vector<int> weights;
 };
 
 struct GraphEdge {
@@ -43,6 +52,8 @@ struct GraphGroup {
   std::string type;   ///< short class name ("TransformerBlock") or backend id
   int parent = -1;
   bool delegate = false;
+  /// A family: this many structurally identical sibling groups (its children), else 0.
+  int repeat = 0;
   int nodeCount = 0;  ///< graph nodes inside, nested groups included
   std::string label() const;  ///< "layers.3 (TransformerBlock, 112 nodes)"
   /// The path below the parent group's ("attention.wq" inside "layers.3").
@@ -85,7 +96,8 @@ struct VisibleGraph {
 VisibleGraph visibleGraph(const GraphModel& m, const std::vector<char>& collapsed, size_t fanout = 8);
 
 /// Which groups start collapsed: none on small graphs; on big ones all, then
-/// the largest are opened while the view stays small (a single wrapper module).
+/// the largest are opened while the view stays small (a single wrapper module,
+/// never a family of repeated layers: it is what keeps a deep model on one screen).
 /// A delegate whose payload was decoded starts closed on any graph: it opens
 /// into its operators on demand.
 std::vector<char> initialCollapsed(const GraphModel& m, size_t bigGraph = 300);

@@ -167,10 +167,9 @@ void GraphView::requestLayout() {
     LayoutRequest::Item it;
     it.id = item;
     if (item < n) {
-      const GraphNode& gn = model_->nodes[item];
-      double w = std::max(labelWidth(kTitleFont, model_->displayTitle(item)), labelWidth(kSubtitleFont, gn.subtitle));
-      it.width = std::clamp(w + 20, 72.0, 230.0);
-      it.height = kNodeHeight;
+      const QSizeF size = nodeBoxSize(*model_, item);
+      it.width = size.width();
+      it.height = size.height();
     } else {
       const GraphGroup& grp = model_->groups[item - n];
       double w = std::max(labelWidth(kGroupFont, grp.shortPath(*model_)), labelWidth(kSubtitleFont, grp.type + ", 0000 nodes"));
@@ -323,6 +322,16 @@ GraphItem* GraphView::nodeBox(int graphNode, const QRectF& rect) const {
   if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
   tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
   if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
+  if (!gn.weights.empty()) {
+    std::vector<int> lineNodes;
+    QStringList lines;
+    for (const std::string& l : weightLines(*model_, graphNode, &lineNodes)) lines << QString::fromStdString(l);
+    it->setLines(lines, std::move(lineNodes));
+    tip += tr("<br>reads %n constant(s) (click one to inspect it):", nullptr, int(gn.weights.size()));
+    for (int w : gn.weights)
+      tip += QString("<br>&nbsp;&nbsp;%1 %2").arg(QString::fromStdString(model_->nodes[w].title).toHtmlEscaped(),
+                                                  QString::fromStdString(model_->nodes[w].subtitle).toHtmlEscaped());
+  }
   it->setToolTip(tip);
   return it;
 }
@@ -337,6 +346,7 @@ GraphItem* GraphView::collapsedGroupBox(int item, const QRectF& rect) const {
                            true, false);
   if (groupMarks_[g]) it->setMark(groupMarks_[g] == 1 ? NodeMark::Added : groupMarks_[g] == 2 ? NodeMark::Modified : NodeMark::Removed);
   QString tip = tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label()).toHtmlEscaped());
+  if (grp.repeat) tip += tr("<br>%1 sibling groups running the same operators, folded as one").arg(grp.repeat);
   const QString changed = groupChangeSummary(QString::fromStdString(grp.path));
   if (!changed.isEmpty()) tip += "<br>" + changed;
   it->setToolTip(tip);
@@ -382,7 +392,7 @@ void GraphView::placeViewAfterLayout(QPointF oldCenter) {
     double fit = std::min(vp.width() / sr.width(), vp.height() / sr.height());
     double s = std::clamp(fit, 0.85, 1.0);
     view_->scale(s, s);
-    view_->centerOn(sr.center().x(), sr.top() + vp.height() / s / 2);
+    view_->centerOn(startColumn(vp.width() / s, vp.height() / s), sr.top() + vp.height() / s / 2);
   } else if (focusGroup_ >= 0 && focusGroup_ < int(clusters_.size()) && (clusters_[focusGroup_] || items_[n + focusGroup_])) {
     QGraphicsItem* f = clusters_[focusGroup_] ? static_cast<QGraphicsItem*>(clusters_[focusGroup_]) : items_[n + focusGroup_];
     QRectF b = f->sceneBoundingRect();
@@ -395,6 +405,24 @@ void GraphView::placeViewAfterLayout(QPointF oldCenter) {
   firstLayout_ = false;
   pendingCenter_ = -1;
   focusGroup_ = -1;
+}
+
+// Where the first view looks sideways: the widest screen's worth of the
+// boxes in its top band (the inputs), so that it starts filled even when the
+// middle of a wide graph is empty.
+double GraphView::startColumn(double width, double height) const {
+  const QRectF sr = scene_->sceneRect();
+  std::vector<double> xs;
+  for (GraphItem* it : items_)
+    if (it && it->sceneBoundingRect().top() < sr.top() + height) xs.push_back(it->sceneBoundingRect().center().x());
+  if (xs.empty()) return sr.center().x();
+  std::sort(xs.begin(), xs.end());
+  size_t best = 0, bestCount = 0;
+  for (size_t a = 0, b = 0; a < xs.size(); ++a) {
+    while (b < xs.size() && xs[b] - xs[a] <= width - 80) ++b;
+    if (b - a > bestCount) bestCount = b - a, best = a;
+  }
+  return (xs[best] + xs[best + bestCount - 1]) / 2;
 }
 
 // The overview renders the whole scene: in an event of its own, so that
@@ -412,7 +440,10 @@ void GraphView::queueMinimapRebuild() {
 
 void GraphView::updateHighlight() {
   for (GraphItem* it : items_)
-    if (it) it->setSelected(it->id() == selectedItem_);
+    if (it) {
+      it->setSelected(it->id() == selectedItem_);
+      it->setSelectedLine(selectedGraphNode_);  // a constant: its line in every box reading it
+    }
   for (GraphEdgeItem* e : edges_) e->setHighlighted(selectedItem_ >= 0 && (e->from() == selectedItem_ || e->to() == selectedItem_));
 }
 
@@ -424,9 +455,16 @@ void GraphView::setSelectedItem(int item, bool center) {
   if (center && item >= 0 && item < int(items_.size()) && items_[item]) view_->centerOn(items_[item]);
 }
 
-void GraphView::clickedItem(int item, bool doubleClick) {
+void GraphView::clickedItem(int item, bool doubleClick, int weight) {
   if (!model_) return;
   const int n = int(model_->nodes.size());
+  if (weight >= 0 && !doubleClick) {  // a constant's line inside its reader: the constant
+    selectedItem_ = item;
+    selectedGraphNode_ = weight;
+    updateHighlight();
+    emit valueSelected(model_->nodes[weight].value);
+    return;
+  }
   if (doubleClick && item >= n) {
     openedForFind_.clear();  // the user opens groups: they stay open
     focusGroup_ = item - n;
@@ -451,8 +489,12 @@ void GraphView::revealNode(int graphNode, bool findHit) {
   // Another selection keeps what a find hit opened: the user has chosen to look there.
   const bool closed = findHit && closeFindGroups(graphNode);
   if (!findHit) openedForFind_.clear();
-  if (!closed && shown_ && !pending_ && shown_->itemOfNode[graphNode] == graphNode && items_[graphNode]) {
-    setSelectedItem(graphNode, true);
+  // Drawn: as itself, or as a line of the box reading it (a constant).
+  const int item = shown_ ? shown_->itemOfNode[graphNode] : -1;
+  if (!closed && !pending_ && item >= 0 && item < int(model_->nodes.size()) && items_[item]) {
+    setSelectedItem(item, true);
+    selectedGraphNode_ = graphNode;
+    updateHighlight();
     return;
   }
   for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
@@ -556,8 +598,11 @@ bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
   const std::string p = path.toStdString();
   for (size_t g = 0; g < model_->groups.size(); ++g)
     if (model_->groups[g].path == p) {
-      if (bool(collapsed_[g]) == collapsed) return true;
+      bool hidden = false;  // an open group inside a folded one (a family of layers) is opened to be seen
+      for (int a = model_->groups[g].parent; a >= 0 && !collapsed; a = model_->groups[a].parent) hidden |= bool(collapsed_[a]);
+      if (bool(collapsed_[g]) == collapsed && !hidden) return true;
       collapsed_[g] = collapsed;
+      for (int a = model_->groups[g].parent; a >= 0 && !collapsed; a = model_->groups[a].parent) collapsed_[a] = 0;
       openedForFind_.clear();
       focusGroup_ = int(g);
       requestLayout();
@@ -787,7 +832,9 @@ int GraphView::itemForNode(int graphNode) const {
 QPoint GraphView::viewportPosOfNode(int graphNode) const {
   int item = itemForNode(graphNode);
   if (item < 0 || !items_[item]) return {};
-  return view_->mapFromScene(items_[item]->sceneBoundingRect().center());
+  // A constant drawn inside its reader: its line there.
+  const QRectF line = item != graphNode ? items_[item]->lineRect(graphNode) : QRectF();
+  return view_->mapFromScene(line.isNull() ? items_[item]->sceneBoundingRect().center() : line.center());
 }
 
 QPoint GraphView::viewportPosOfMethodNode(int nodeIndex) const {

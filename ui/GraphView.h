@@ -68,7 +68,8 @@ class GraphView : public QWidget {
   int visibleEdgeCount() const;
   int visibleGroupBoxCount() const;   ///< collapsed groups drawn as one box
   int markedItemCount() const;        ///< items drawn with an added/modified mark
-  /// Where graph node `n` (GraphModel index) or its group box is drawn, in viewport coordinates; null when not shown.
+  /// Where graph node `n` (GraphModel index) or its group box is drawn, in viewport coordinates
+  /// (a constant: its line inside its reader's box); null when not shown.
   QPoint viewportPosOfNode(int graphNode) const;
   QPoint viewportPosOfMethodNode(int nodeIndex) const;
   QPoint viewportPosOfGroup(const QString& path) const;
@@ -115,8 +116,10 @@ class GraphView : public QWidget {
   GraphItem* collapsedGroupBox(int item, const QRectF& rect) const;
   void addEdges(const LayoutResult& r);
   void placeViewAfterLayout(QPointF oldCenter);
+  double startColumn(double width, double height) const;
   void queueMinimapRebuild();
-  void clickedItem(int item, bool doubleClick);
+  /// `weight`: the constant whose line inside the item's box was clicked, or -1.
+  void clickedItem(int item, bool doubleClick, int weight = -1);
   void setSelectedItem(int item, bool center);
   void revealNode(int graphNode, bool findHit = false);  // expands groups above it
   /// Closes what the last find hit opened, but the groups above `graphNode`; true if any closed.
