@@ -53,7 +53,8 @@ over the <b>dtype and shape</b> of what it writes (<code>float32[4, 256]</code>)
 <span style="background:#EEF1F4">&nbsp;parameter or buffer&nbsp;</span>
 <span style="background:#F6F6F6">&nbsp;constant&nbsp;</span>
 and the dark box is the method's outputs. A <b>dashed</b> box is a view that shares its base's
-bytes (no instruction makes it).</p>
+bytes (no instruction makes it). The weights, buffers and constants an operator reads are lines inside its
+box (name, dtype and shape); click a line to inspect that constant.</p>
 <p>After a pass, what it changed is marked: a <b style="color:#2E9D3A">green ring and +</b> for a node it
 added, an <b style="color:#E67E00">orange ring and ~</b> for one it modified; a folded group with a change
 inside is marked the same way (its tooltip names what changed in it). The Text view lists the nodes the
@@ -63,7 +64,10 @@ step it shows; the left pane rings in <b style="color:#D32F2F">red with −</b> 
 Panning, zooming and opening or folding a group in one pane does the same in the other, and the groups
 stay open from pass to pass. The <b>Changes</b> dock lists the nodes added, modified and removed, by
 operator; click one to select and centre it in both panes.</p>
-<p><b>Groups</b> are the modules of <code>nn_module_stack</code> (and delegates). Big graphs start folded:
+<p><b>Groups</b> are the modules of <code>nn_module_stack</code> (and delegates); a <code>.pte</code>, which
+has none, is grouped by the names of the constants its operators read (the reader of
+<code>layers.3.attention.wq.weight</code> goes to <code>layers.3.attention</code>). Identical sibling groups
+fold into one box (<code>layers.0-31</code>, <code>×32</code>) that opens into them. Big graphs start folded:
 double-click a group (or select it and press Return) to open it; Shift+Return folds the group of the
 selected node. Click a node to see it in the Inspector; the selection is shared with the memory plan and the text.</p>
 <h3>The memory plan</h3>
