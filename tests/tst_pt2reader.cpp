@@ -176,6 +176,25 @@ class TestPt2Reader : public QObject {
     QCOMPARE(floatAt(b.data, 0), 5.0f);
     // The nested torch.save zip is read in place: the weights point into the outer file's mapping.
     QVERIFY(w.data.data >= p->backing->data() && w.data.data < p->backing->data() + p->backing->size());
+
+    // torch 2.1: no top-level folder, and the same torch.save archive in a record named .json.
+    auto old = importBytes(zipBytes({{"serialized_exported_program.json", programJson()},
+                                     {"serialized_state_dict.json", stateDict},
+                                     {"serialized_constants.json", ""},
+                                     {"version", "1"}}),
+                           "torch21.pt2");
+    QVERIFY2(old.ok(), old.ok() ? "" : old.error().message().c_str());
+    const Method& om = old->methods[0];
+    QCOMPARE(floatAt(om.value(inputFor(om, "b")->value).tensor().data, 3), 8.0f);
+    // A record of that name that is not a torch.save archive is named, not guessed at.
+    auto wrong = importBytes(zipBytes({{"serialized_exported_program.json", programJson()},
+                                       {"serialized_state_dict.json", "{\"w\": [1, 2, 3, 4]}"},
+                                       {"version", "1"}}),
+                             "wrong.pt2");
+    QVERIFY(!wrong.ok());
+    QVERIFY2(wrong.error().message().find("serialized_state_dict.json") != std::string::npos, wrong.error().message().c_str());
+    QVERIFY2(wrong.error().message().find("torch.save archive") != std::string::npos, wrong.error().message().c_str());
+    QVERIFY(wrong.error().offset.has_value());
   }
 
   void edgeDialect() {

@@ -123,9 +123,19 @@ class ExportImporter {
     Method m;
     if (auto s = parseProgram(json, "forward", m); !s) return s.error();
     std::unordered_map<std::string, pt2::WeightData> weights;
-    for (const char* rec : {"serialized_state_dict.pt", "serialized_constants.pt"})
-      if (const ZipEntry* e = zip_.find(prefix + rec); e && e->size > 0)
-        if (auto s = pt2::torchSave(zip_, *e, weights); !s) return s.error();
+    // torch 2.1 named these records .json though they hold torch.save archives
+    // like the later .pt ones: what a record is comes from its bytes, not its name.
+    for (const char* stem : {"serialized_state_dict", "serialized_constants"}) {
+      const ZipEntry* e = zip_.find(prefix + stem + ".pt");
+      if (!e) e = zip_.find(prefix + stem + ".json");
+      if (!e || e->size == 0) continue;
+      auto head = zip_.bytes(*e);
+      if (!head) return head.error();
+      if (head->size < 4 || std::memcmp(head->data, "PK\x03\x04", 4) != 0)
+        return Error{ErrorCode::Invalid, file_->path(), head->fileOffset, "record '" + e->name + "'",
+                     "a torch.save archive (zip)", "other bytes"};
+      if (auto s = pt2::torchSave(zip_, *e, weights); !s) return s.error();
+    }
     if (auto s = pt2::attachWeights(m, weights, file_->path() + ":" + json.name); !s) return s.error();
     program_.methods.push_back(std::move(m));
     return std::move(program_);
