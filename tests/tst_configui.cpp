@@ -70,6 +70,8 @@ class TestConfigUi : public QObject {
     // Each boolean field: flipping the box flips exactly that field and announces it.
     struct Flag { const char* key; bool (*get)(const ExecutorchBackendConfig&); };
     const Flag flags[] = {
+        {"edge_compile_config._check_ir_validity", [](const ExecutorchBackendConfig& c) { return c.edgeCompile.checkIrValidity; }},
+        {"edge_compile_config._skip_dim_order", [](const ExecutorchBackendConfig& c) { return c.edgeCompile.skipDimOrder; }},
         {"memory_planning_pass.alloc_graph_input", [](const ExecutorchBackendConfig& c) { return c.memoryPlanning.allocGraphInput; }},
         {"memory_planning_pass.alloc_graph_output", [](const ExecutorchBackendConfig& c) { return c.memoryPlanning.allocGraphOutput; }},
         {"memory_planning_pass.share_mutable_buffers", [](const ExecutorchBackendConfig& c) { return c.memoryPlanning.shareMutableBuffers; }},
@@ -189,6 +191,19 @@ class TestConfigUi : public QObject {
     auto* ops = qobject_cast<QLineEdit*>(e.fieldEditor("reinplace_extra_ops"));
     typeInto(ops, "aten::index_put, aten::scatter.src");
     QCOMPARE(e.config().reinplaceExtraOps, (std::vector<std::string>{"aten::index_put", "aten::scatter.src"}));
+
+    // EdgeCompileConfig's operator lists: a view cannot be preserved, and says so at the field.
+    auto* preserve = qobject_cast<QLineEdit*>(e.fieldEditor("edge_compile_config.preserve_ops"));
+    QVERIFY(preserve);
+    typeInto(preserve, "aten::linear, aten::layer_norm");
+    QCOMPARE(e.config().edgeCompile.preserveOps, (std::vector<std::string>{"aten::linear", "aten::layer_norm"}));
+    typeInto(preserve, "aten::view");
+    QVERIFY(e.fieldError("edge_compile_config.preserve_ops").contains("no view"));
+    QCOMPARE(e.config().edgeCompile.preserveOps, (std::vector<std::string>{"aten::linear", "aten::layer_norm"}));
+    auto* exceptions = qobject_cast<QLineEdit*>(e.fieldEditor("edge_compile_config._core_aten_ops_exception_list"));
+    QVERIFY(exceptions);
+    typeInto(exceptions, "aten::cosine_similarity");
+    QCOMPARE(e.config().edgeCompile.coreAtenOpsExceptionList, std::vector<std::string>{"aten::cosine_similarity"});
   }
 
   void undoRedo() {
@@ -278,6 +293,8 @@ class TestConfigUi : public QObject {
                                {.namePattern = "*.weight", .minBytes = 1 << 20, .file = "weights.ptd"},
                                {.modulePrefix = "layers.0", .op = "aten::mm", .file = "dir/first \"layer\".ptd"}};
     c.reinplaceExtraOps = {"aten::index_put", "aten::scatter.src"};
+    c.edgeCompile.skipDimOrder = true;
+    c.edgeCompile.preserveOps = {"aten::linear", "aten::upsample_bilinear2d.vec"};
     QVERIFY2(test::matchesGolden("config-rules.py", QByteArray::fromStdString(configToPython(c)), &why), qPrintable(why));
     // true without rules is ExecuTorch's own boolean.
     ExecutorchBackendConfig all;

@@ -61,6 +61,36 @@ class TestPipeline : public QObject {
     QVERIFY(!configFromJson("{\"memory_planning_pass\": {\"algorithms\": [\"magic\"]}}").ok());
   }
 
+  // EdgeCompileConfig rides in the same file under ExecuTorch's names; its
+  // operator lists hold operators the studio knows, preserve_ops no views.
+  void edgeCompileConfigJson() {
+    ExecutorchBackendConfig c;
+    QVERIFY(c.edgeCompile.checkIrValidity);
+    QVERIFY(!c.edgeCompile.skipDimOrder);
+    c.edgeCompile.skipDimOrder = true;
+    c.edgeCompile.checkIrValidity = false;
+    c.edgeCompile.preserveOps = {"aten::linear"};
+    c.edgeCompile.coreAtenOpsExceptionList = {"aten::cosine_similarity.default"};
+    auto back = configFromJson(configToJson(c));
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QVERIFY(back->edgeCompile.skipDimOrder);
+    QVERIFY(!back->edgeCompile.checkIrValidity);
+    QCOMPARE(back->edgeCompile.preserveOps, std::vector<std::string>{"aten::linear"});
+    QVERIFY(EdgeCompileConfig::lists(back->edgeCompile.preserveOps, "aten::linear", "default"));
+    QVERIFY(EdgeCompileConfig::lists(back->edgeCompile.coreAtenOpsExceptionList, "aten::cosine_similarity", ""));
+    QVERIFY(!EdgeCompileConfig::lists(back->edgeCompile.preserveOps, "aten::linear", "out"));
+    auto set = applySetting(ExecutorchBackendConfig{}, "edge_compile_config._skip_dim_order=true");
+    QVERIFY(set.ok() && set->edgeCompile.skipDimOrder);
+    auto view = configFromJson(R"({"edge_compile_config": {"preserve_ops": ["aten::view"]}})", "cfg.json");
+    QVERIFY(!view.ok());
+    QVERIFY2(view.error().message().find("edge_compile_config.preserve_ops") != std::string::npos, view.error().message().c_str());
+    QVERIFY2(view.error().message().find("no view") != std::string::npos, view.error().message().c_str());
+    QVERIFY(!configFromJson(R"({"edge_compile_config": {"preserve_ops": ["aten::no_such_op"]}})").ok());
+    QVERIFY(!configFromJson(R"({"edge_compile_config": {"preserve_ops": ["quantized_decomposed::quantize_per_tensor"]}})").ok());
+    QVERIFY(!configFromJson(R"({"edge_compile_config": {"_skip_dim_order": 1}})").ok());
+    QVERIFY(!configFromJson(R"({"edge_compile_config": {"skip_dim_order": true}})").ok());
+  }
+
   void steppingApi() {
     Pipeline p(sample("mlp"), ExecutorchBackendConfig{});
     QCOMPARE(p.position(), size_t(0));

@@ -194,6 +194,63 @@ class TestToEdge : public QObject {
     QCOMPARE(m.nodes[1].args[0], m.nodes[0].outputs[0]);
   }
 
+  // preserve_ops: the operator leaves the decomposition table and passes the
+  // check; it lowers to its own out variant (upstream keeps aten.linear the same way).
+  void preserveOpsKeepsTheOperatorWhole() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto imported = readExportFile(test::fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(imported.ok());
+    ExecutorchBackendConfig c;
+    c.edgeCompile.preserveOps = {"aten::linear"};
+    Pipeline p(std::make_shared<const Program>(std::move(imported.value())), c);
+    QVERIFY(p.runTo("run_decompositions"));
+    QCOMPARE(ops(p.current()->methods[0]), std::vector<std::string>{"aten::linear.default"});
+    p.runToEnd();
+    QVERIFY2(!p.failed(), p.records()[p.position() - 1].diagnostics.empty()
+                              ? "" : p.records()[p.position() - 1].diagnostics[0].message.c_str());
+    QCOMPARE(ops(p.current()->methods[0]), std::vector<std::string>{"aten::linear.out"});
+  }
+
+  // _core_aten_ops_exception_list lets a listed operator through the check;
+  // _check_ir_validity off skips the check altogether.
+  void edgeCompileConfigRelaxesTheAtenCheck() {
+    Program p = unary("aten.cosine_similarity.default");
+    ExecutorchBackendConfig listed;
+    listed.edgeCompile.coreAtenOpsExceptionList = {"aten::cosine_similarity"};
+    QVERIFY(!passes::atenDialectVerifier()->run(p, listed).failed);
+    QVERIFY(passes::atenDialectVerifier()->run(p, {}).failed);
+    ExecutorchBackendConfig unchecked;
+    unchecked.edgeCompile.checkIrValidity = false;
+    Pipeline pipe(std::make_shared<const Program>(p), unchecked);
+    QVERIFY(pipe.runTo("EXIRATenDialectVerifier"));
+    QCOMPARE(record(pipe, "EXIRATenDialectVerifier")->state, PassRecord::State::Skipped);
+  }
+
+  // _skip_dim_order: clone stays clone (no _clone_dim_order), and neither
+  // dim-order pass runs.
+  void skipDimOrderKeepsMemoryFormatOperators() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2, 3});
+    TensorRef y = b.op("aten.clone.default", {x});
+    b.output(b.op("aten.relu.default", {y}));
+    auto built = b.finish("clone");
+    QVERIFY(built.ok());
+    auto program = std::make_shared<const Program>(std::move(built.value()));
+    Pipeline dimOrder(program, ExecutorchBackendConfig{});
+    dimOrder.runToEnd();
+    QVERIFY(!dimOrder.failed());
+    QCOMPARE(ops(dimOrder.current()->methods[0]),
+             (std::vector<std::string>{"dim_order_ops::_clone_dim_order.out", "aten::relu.out"}));
+    ExecutorchBackendConfig skip;
+    skip.edgeCompile.skipDimOrder = true;
+    Pipeline kept(program, skip);
+    kept.runToEnd();
+    QVERIFY(!kept.failed());
+    QCOMPARE(ops(kept.current()->methods[0]), (std::vector<std::string>{"aten::clone.out", "aten::relu.out"}));
+    QCOMPARE(record(kept, "MemoryFormatOpsPass")->state, PassRecord::State::Skipped);
+    QCOMPARE(record(kept, "LegalizePortableDimOrderPass")->state, PassRecord::State::Skipped);
+  }
+
   // The ATen-only passes are not in the timeline of an edge program or a .pte.
   void edgeProgramsSkipTheAtenPasses() {
     Program p = unary("aten.relu.default");

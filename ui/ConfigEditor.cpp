@@ -78,6 +78,18 @@ bool sameConfig(const ExecutorchBackendConfig& a, const ExecutorchBackendConfig&
 // What each field does, in the studio's words (after exir/capture/_config.py and the passes).
 const char* tipFor(const QString& f) {
   static const QHash<QString, const char*> tips = {
+      {"edge_compile_config._check_ir_validity",
+       "to_edge checks that every operator left after the decompositions is core ATen (EXIRATenDialectVerifier). "
+       "Off: the check is skipped and any operator is lowered as it is."},
+      {"edge_compile_config._skip_dim_order",
+       "Keep memory_format operators (clone, _to_copy, empty) instead of their dim-order forms: MemoryFormatOpsPass "
+       "and LegalizePortableDimOrderPass do not run."},
+      {"edge_compile_config._core_aten_ops_exception_list",
+       "Non-core ATen operators the ATen dialect check lets through (they are still decomposed where a decomposition "
+       "exists), comma separated (\"aten::linear\")."},
+      {"edge_compile_config.preserve_ops",
+       "ATen operators kept whole: not decomposed, and let through the check, comma separated (\"aten::linear\"). "
+       "Views cannot be preserved. The runtime needs a kernel for each."},
       {"memory_planning_pass.algorithms",
        "Planning algorithms to run. Each one lays out the planned tensors in the arena; the smallest plan wins. "
        "et-greedy is ExecuTorch's greedy; best-fit and naive are the studio's."},
@@ -165,7 +177,9 @@ class ConfigEditor::Form {
   }
 
   /// Adds a row: ExecuTorch's (short) name, the editor, and an error line under both.
-  void addRow(const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show) {
+  /// `wide`: the editor gets a row of its own under the name (lists of operators need the width).
+  void addRow(const QString& key, QWidget* editor, std::function<void(const ExecutorchBackendConfig&)> show,
+              bool wide = false) {
     QString shortName = key.section('.', -1);
     auto* label = new QLabel(shortName, body_);
     label->setFont(mono_);
@@ -177,7 +191,13 @@ class ConfigEditor::Form {
     error->setWordWrap(true);
     error->setStyleSheet("color: #c62828;");
     error->hide();
-    form_->addRow(label, editor);
+    if (wide) {
+      label->setProperty("wideRow", true);  // not part of the label column alignLabels lines up
+      form_->addRow(label);
+      form_->addRow(editor);
+    } else {
+      form_->addRow(label, editor);
+    }
     // The whole width of the group, not the field's column: a message wraps instead of being cut.
     form_->addRow(error);
     editor_->fields_.insert(key, Field{editor, error, std::move(show)});
@@ -193,6 +213,34 @@ class ConfigEditor::Form {
     });
   }
 
+  void edgeBox(const QString& key, bool EdgeCompileConfig::*member) {
+    auto* box = new QCheckBox(body_);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.edgeCompile.*member); });
+    ConfigEditor* ed = editor_;
+    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
+      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.edgeCompile.*member = on, true; });
+    });
+  }
+
+  /// A list of operators typed comma separated; `member` ([](auto& c) -> auto& {...}) picks the list in the config.
+  template <class Member>
+  void operatorList(const QString& key, Member member) {
+    numberEdit(
+        key,
+        [member](ExecutorchBackendConfig& c, const QString& t, QString*) {
+          std::vector<std::string>& ops = member(c);
+          ops.clear();
+          for (const QString& op : splitOps(t)) ops.push_back(op.toStdString());
+          return true;
+        },
+        [member](const ExecutorchBackendConfig& c) {
+          QStringList ops;
+          for (const auto& op : member(c)) ops << QString::fromStdString(op);
+          return ops.join(", ");
+        },
+        QObject::tr("None"), /*wide=*/true);
+  }
+
   void planningBox(const QString& key, bool MemoryPlanningConfig::*member) {
     auto* box = new QCheckBox(body_);
     addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.memoryPlanning.*member); });
@@ -204,12 +252,15 @@ class ConfigEditor::Form {
 
   /// A number typed in a line edit: checked while typing, committed on Return or focus out.
   void numberEdit(const QString& key, std::function<bool(ExecutorchBackendConfig&, const QString&, QString*)> set,
-                  std::function<QString(const ExecutorchBackendConfig&)> get, const QString& placeholder) {
+                  std::function<QString(const ExecutorchBackendConfig&)> get, const QString& placeholder,
+                  bool wide = false) {
     auto* edit = new QLineEdit(body_);
     edit->setPlaceholderText(placeholder);
-    addRow(key, edit, [edit, get](const ExecutorchBackendConfig& c) {
-      if (edit->text() != get(c)) edit->setText(get(c));
-    });
+    addRow(
+        key, edit, [edit, get](const ExecutorchBackendConfig& c) {
+          if (edit->text() != get(c)) edit->setText(get(c));
+        },
+        wide);
     auto change = [edit, set](ExecutorchBackendConfig& c, QString* why) { return set(c, edit->text(), why); };
     ConfigEditor* ed = editor_;
     QObject::connect(edit, &QLineEdit::textEdited, ed, [ed, key, change] { ed->check(key, change); });
@@ -285,6 +336,7 @@ void ConfigEditor::buildUi() {
   outer->addWidget(scroll, 1);
 
   Form form(this, body, bodyLayout);
+  addEdgeFields(form);
   addPlanningFields(form);
   addOutVarFields(form);
   addShapeFields(form);
@@ -391,28 +443,27 @@ void ConfigEditor::addOptionalPassFields(Form& form) {
   form.group(tr("Optional passes"));
   form.checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
   form.checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
-  form.numberEdit(
-      "reinplace_extra_ops",
-      [](ExecutorchBackendConfig& c, const QString& t, QString*) {
-        c.reinplaceExtraOps.clear();
-        for (const QString& op : splitOps(t)) c.reinplaceExtraOps.push_back(op.toStdString());
-        return true;
-      },
-      [](const ExecutorchBackendConfig& c) {
-        QStringList ops;
-        for (const auto& op : c.reinplaceExtraOps) ops << QString::fromStdString(op);
-        return ops.join(", ");
-      },
-      tr("None"));
+  form.operatorList("reinplace_extra_ops", [](auto& c) -> auto& { return c.reinplaceExtraOps; });
+}
+
+void ConfigEditor::addEdgeFields(Form& form) {
+  form.group(tr("to_edge (EdgeCompileConfig)"));
+  form.edgeBox("edge_compile_config._check_ir_validity", &EdgeCompileConfig::checkIrValidity);
+  form.edgeBox("edge_compile_config._skip_dim_order", &EdgeCompileConfig::skipDimOrder);
+  form.operatorList("edge_compile_config._core_aten_ops_exception_list",
+                    [](auto& c) -> auto& { return c.edgeCompile.coreAtenOpsExceptionList; });
+  form.operatorList("edge_compile_config.preserve_ops",
+                    [](auto& c) -> auto& { return c.edgeCompile.preserveOps; });
 }
 
 void ConfigEditor::alignLabels(Form& form) {
   // One label width across the groups, so the editors line up in a single column.
   int widest = 0;
+  auto inColumn = [&](QLabel* label) { return label->font() == form.mono() && !label->property("wideRow").toBool(); };
   for (auto* label : form.body()->findChildren<QLabel*>())
-    if (label->font() == form.mono()) widest = std::max(widest, label->sizeHint().width());
+    if (inColumn(label)) widest = std::max(widest, label->sizeHint().width());
   for (auto* label : form.body()->findChildren<QLabel*>())
-    if (label->font() == form.mono()) label->setMinimumWidth(widest);
+    if (inColumn(label)) label->setMinimumWidth(widest);
 }
 
 void ConfigEditor::setConfig(const ExecutorchBackendConfig& c) {

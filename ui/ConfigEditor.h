@@ -1,4 +1,5 @@
-// The config editor (a dock): every field of ExecutorchBackendConfig under
+// The config editor (a dock): every field of EdgeCompileConfig (to_edge) and
+// ExecutorchBackendConfig under
 // ExecuTorch's name, with a tooltip saying what it does. An edit is checked
 // with validate() first: an invalid value shows its error next to the field
 // and changes nothing; a valid one becomes an undoable step and is announced.
@@ -60,6 +61,7 @@ class ConfigEditor : public QWidget {
   void buildUi();
   void buildToolBar(QVBoxLayout* outer);
   // One function per group of fields, in the order they are shown.
+  void addEdgeFields(Form& form);
   void addPlanningFields(Form& form);
   void addAlgorithmsField(Form& form);
   void addOutVarFields(Form& form);

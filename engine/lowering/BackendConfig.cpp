@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/ir/OpRegistry.h"
 #include "engine/support/MappedFile.h"
 
 namespace lstudio {
@@ -10,6 +11,16 @@ namespace {
 using nlohmann::json;
 
 bool powerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+/// "aten::add.Tensor" -> {"aten::add", "Tensor"}; "aten::linear" -> {"aten::linear", ""}.
+std::pair<std::string, std::string> splitOperator(const std::string& op) {
+  size_t colons = op.find("::");
+  size_t dot = op.find('.', colons == std::string::npos ? 0 : colons + 2);
+  if (dot == std::string::npos) return {op, ""};
+  return {op.substr(0, dot), op.substr(dot + 1)};
+}
+
+std::string normalOverload(const std::string& o) { return o.empty() ? "default" : o; }
 
 Error fieldError(const std::string& file, const std::string& field, std::string expected, std::string found) {
   return Error{ErrorCode::Invalid, file, std::nullopt, "config field '" + field + "'", std::move(expected), std::move(found)};
@@ -46,7 +57,7 @@ class FieldReader {
 
 /// Every top-level field must be one of ExecutorchBackendConfig's.
 Status checkKnownFields(const json& j, const std::string& file) {
-  static const char* known[] = {"memory_planning_pass", "to_out_var_pass", "dynamic_memory_planning_mode",
+  static const char* known[] = {"edge_compile_config", "memory_planning_pass", "to_out_var_pass", "dynamic_memory_planning_mode",
                                 "emit_stacktrace", "extract_delegate_segments", "segment_alignment",
                                 "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
                                 "remove_view_copy", "external_constants", "external_mutable_weights",
@@ -112,12 +123,61 @@ Status readExternalConstants(const json& e, const FieldReader& read, const std::
   return Ok{};
 }
 
-Status readReinplaceExtraOps(const json& r, const std::string& file, std::vector<std::string>& ops) {
+/// A list of operator names (null: none).
+Status readOperators(const json& r, const std::string& file, const std::string& path, std::vector<std::string>& ops) {
+  ops.clear();
   if (r.is_null()) return Ok{};
-  if (!r.is_array()) return fieldError(file, "reinplace_extra_ops", "a list of operator names", r.dump());
+  if (!r.is_array()) return fieldError(file, path, "a list of operator names", r.dump());
   for (const auto& op : r) {
-    if (!op.is_string()) return fieldError(file, "reinplace_extra_ops", "operator names", op.dump());
+    if (!op.is_string()) return fieldError(file, path, "operator names", op.dump());
     ops.push_back(op.get<std::string>());
+  }
+  return Ok{};
+}
+
+/// edge_compile_config: EdgeCompileConfig's fields by their ExecuTorch names.
+Status readEdgeCompileConfig(const json& e, const FieldReader& read, const std::string& file, EdgeCompileConfig& c) {
+  if (!e.is_object()) return fieldError(file, "edge_compile_config", "an object", e.dump());
+  for (const auto& [key, value] : e.items())
+    if (key != "_check_ir_validity" && key != "_skip_dim_order" && key != "_core_aten_ops_exception_list" &&
+        key != "preserve_ops")
+      return fieldError(file, "edge_compile_config." + key, "a field of EdgeCompileConfig", "an unknown field");
+  if (auto s = read.boolean(e, "_check_ir_validity", c.checkIrValidity, "edge_compile_config._check_ir_validity"); !s) return s;
+  if (auto s = read.boolean(e, "_skip_dim_order", c.skipDimOrder, "edge_compile_config._skip_dim_order"); !s) return s;
+  if (e.contains("_core_aten_ops_exception_list"))
+    if (auto s = readOperators(e["_core_aten_ops_exception_list"], file, "edge_compile_config._core_aten_ops_exception_list",
+                               c.coreAtenOpsExceptionList);
+        !s)
+      return s;
+  if (e.contains("preserve_ops"))
+    if (auto s = readOperators(e["preserve_ops"], file, "edge_compile_config.preserve_ops", c.preserveOps); !s) return s;
+  return Ok{};
+}
+
+}  // namespace
+
+bool EdgeCompileConfig::lists(const std::vector<std::string>& ops, const std::string& name, const std::string& overload) {
+  for (const std::string& op : ops) {
+    auto [n, o] = splitOperator(op);
+    if (n == name && normalOverload(o) == normalOverload(overload)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+/// An operator list of EdgeCompileConfig: known operators; preserve_ops ATen and no views (as to_edge requires).
+Status validateOperators(const std::vector<std::string>& ops, const char* field, bool preserve) {
+  const OpRegistry& reg = OpRegistry::builtin();
+  for (const std::string& op : ops) {
+    auto [name, overload] = splitOperator(op);
+    const OpSchema* s = name.find("::") != std::string::npos ? reg.find(name, overload) : nullptr;
+    if (!s) return fieldError("config", field, "operators the studio knows, as \"aten::name\" or \"aten::name.overload\"", op);
+    if (preserve && s->ns != "aten") return fieldError("config", field, "ATen operators only", op);
+    // As to_edge: a view would change what memory planning sees. (An in-place
+    // operator may be listed; functionalization removes it before it matters.)
+    if (preserve && !s->returns.empty() && !s->returns[0].aliasSet.empty() && !s->returns[0].isWrite)
+      return fieldError("config", field, "no view operator", op);
   }
   return Ok{};
 }
@@ -125,6 +185,9 @@ Status readReinplaceExtraOps(const json& r, const std::string& file, std::vector
 }  // namespace
 
 Status ExecutorchBackendConfig::validate() const {
+  if (auto s = validateOperators(edgeCompile.coreAtenOpsExceptionList, "edge_compile_config._core_aten_ops_exception_list", false); !s)
+    return s;
+  if (auto s = validateOperators(edgeCompile.preserveOps, "edge_compile_config.preserve_ops", true); !s) return s;
   auto align = [&](const char* field, uint64_t v) -> Status {
     if (!powerOfTwo(v)) return fieldError("config", field, "a power of two", std::to_string(v));
     return Ok{};
@@ -159,6 +222,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
   // Each reader checks the type and reports the field by its ExecuTorch name.
   FieldReader read(file);
   Status s = Ok{};
+  if (j.contains("edge_compile_config"))
+    if (!(s = readEdgeCompileConfig(j["edge_compile_config"], read, file, c.edgeCompile))) return s.error();
   if (j.contains("memory_planning_pass"))
     if (!(s = readMemoryPlanning(j["memory_planning_pass"], read, file, c.memoryPlanning))) return s.error();
   if (j.contains("to_out_var_pass")) {
@@ -187,7 +252,7 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
   if (j.contains("external_constants"))
     if (!(s = readExternalConstants(j["external_constants"], read, file, c))) return s.error();
   if (j.contains("reinplace_extra_ops"))
-    if (!(s = readReinplaceExtraOps(j["reinplace_extra_ops"], file, c.reinplaceExtraOps))) return s.error();
+    if (!(s = readOperators(j["reinplace_extra_ops"], file, "reinplace_extra_ops", c.reinplaceExtraOps))) return s.error();
   if (auto v = c.validate(); !v) {
     Error e = v.error();
     e.file = file;
@@ -201,7 +266,12 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
   for (const auto& r : c.externalConstantRules)
     rules.push_back({{"name", r.namePattern}, {"module", r.modulePrefix}, {"op", r.op}, {"min_bytes", r.minBytes},
                      {"file", r.file.empty() ? json(nullptr) : json(r.file)}});
-  json j = {{"memory_planning_pass",
+  json j = {{"edge_compile_config",
+             {{"_check_ir_validity", c.edgeCompile.checkIrValidity},
+              {"_skip_dim_order", c.edgeCompile.skipDimOrder},
+              {"_core_aten_ops_exception_list", c.edgeCompile.coreAtenOpsExceptionList},
+              {"preserve_ops", c.edgeCompile.preserveOps}}},
+            {"memory_planning_pass",
              {{"algorithms", c.memoryPlanning.algorithms},
               {"alloc_graph_input", c.memoryPlanning.allocGraphInput},
               {"alloc_graph_output", c.memoryPlanning.allocGraphOutput},

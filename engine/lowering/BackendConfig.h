@@ -32,7 +32,25 @@ struct MemoryPlanningConfig {
   uint64_t alignment = 16;
 };
 
+/// EdgeCompileConfig: how to_edge runs (exir/capture/_config.py), by
+/// ExecuTorch's names. Operators are spelled "aten::linear" (the default
+/// overload) or "aten::add.Tensor".
+struct EdgeCompileConfig {
+  bool checkIrValidity = true;  ///< _check_ir_validity: the ATen dialect check after the decompositions
+  bool skipDimOrder = false;    ///< _skip_dim_order: keep memory_format ops (no MemoryFormatOpsPass, no LegalizePortableDimOrderPass)
+  /// _core_aten_ops_exception_list: non-core ATen operators the ATen dialect check lets through.
+  std::vector<std::string> coreAtenOpsExceptionList;
+  /// preserve_ops: ATen operators kept whole (out of the decomposition table; the check lets them through).
+  std::vector<std::string> preserveOps;
+
+  /// Whether `ops` (one of the lists above) names the operator `name` with overload `overload`.
+  static bool lists(const std::vector<std::string>& ops, const std::string& name, const std::string& overload);
+};
+
+/// The studio's config: ExecutorchBackendConfig's fields (to_executorch), and
+/// to_edge's EdgeCompileConfig, written as "edge_compile_config" in the JSON.
 struct ExecutorchBackendConfig {
+  EdgeCompileConfig edgeCompile;
   MemoryPlanningConfig memoryPlanning;
   bool ignoreToOutVarFailure = false;       ///< to_out_var_pass(ignore_to_out_var_failure)
   std::string dynamicMemoryPlanningMode = "upper_bound";  ///< "upper_bound" | "hint"
@@ -52,7 +70,8 @@ struct ExecutorchBackendConfig {
   bool runReinplacePass = false;
   std::vector<std::string> reinplaceExtraOps;
 
-  /// Every field with ExecuTorch's name; power-of-two alignments, known modes.
+  /// Every field with ExecuTorch's name; power-of-two alignments, known modes,
+  /// operator lists of known operators (preserve_ops: ATen, not views).
   Status validate() const;
 };
 

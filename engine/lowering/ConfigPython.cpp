@@ -45,8 +45,9 @@ bool usesRules(const ExecutorchBackendConfig& c) { return c.externalConstants &&
 std::string pythonImports(const ExecutorchBackendConfig& c, bool rules, bool hintShapes) {
   std::string out;
   if (rules) out += "import fnmatch\n\n";
-  if (!c.reinplaceExtraOps.empty()) out += "import torch\n";
-  out += "from executorch.exir import ExecutorchBackendConfig\n";
+  if (!c.reinplaceExtraOps.empty() || !c.edgeCompile.preserveOps.empty() || !c.edgeCompile.coreAtenOpsExceptionList.empty())
+    out += "import torch\n";
+  out += "from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig\n";
   out += "from executorch.exir.dynamic_shape import DynamicMemoryPlanningMode\n";
   out += "from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy\n";
   out += "from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass\n";
@@ -121,6 +122,25 @@ std::string memoryPlanningPass(const MemoryPlanningConfig& mp) {
   return out;
 }
 
+/// [torch.ops.aten.linear.default, ...]
+std::string pyOpList(const std::vector<std::string>& ops) {
+  std::string out = "[";
+  for (size_t i = 0; i < ops.size(); ++i) out += (i ? ", " : "") + pyOp(ops[i]);
+  return out + "]";
+}
+
+/// edge_compile_config = EdgeCompileConfig(...), what to_edge takes.
+std::string edgeCompileConfig(const EdgeCompileConfig& e) {
+  std::string out = "# programs: the torch.export programs; edge = to_edge(programs, compile_config=edge_compile_config)\n";
+  out += "edge_compile_config = EdgeCompileConfig(\n";
+  out += std::string("    _check_ir_validity=") + pyBool(e.checkIrValidity) + ",\n";
+  out += std::string("    _skip_dim_order=") + pyBool(e.skipDimOrder) + ",\n";
+  out += "    _core_aten_ops_exception_list=" + pyOpList(e.coreAtenOpsExceptionList) + ",\n";
+  out += "    preserve_ops=" + pyOpList(e.preserveOps) + ",\n";
+  out += ")\n\n";
+  return out;
+}
+
 }  // namespace
 
 std::string configToPython(const ExecutorchBackendConfig& c) {
@@ -131,7 +151,8 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
   if (rules) out += constantTagFunction(c);
 
   out += "\n";
-  if (rules) out += "# edge: the EdgeProgramManager from to_edge(); then edge.to_executorch(config)\n";
+  out += edgeCompileConfig(c.edgeCompile);
+  out += "# then edge.to_executorch(config)\n";
   out += "config = ExecutorchBackendConfig(\n";
   out += memoryPlanningPass(c.memoryPlanning);
   out += std::string("    to_out_var_pass=ToOutVarPass(ignore_to_out_var_failure=") + pyBool(c.ignoreToOutVarFailure) + "),\n";
@@ -156,9 +177,8 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
   if (c.reinplaceExtraOps.empty()) {
     out += "    reinplace_extra_ops=None,\n";
   } else {
-    out += "    reinplace_extra_ops=frozenset({";
-    for (size_t i = 0; i < c.reinplaceExtraOps.size(); ++i) out += (i ? ", " : "") + pyOp(c.reinplaceExtraOps[i]);
-    out += "}),\n";
+    std::string list = pyOpList(c.reinplaceExtraOps);
+    out += "    reinplace_extra_ops=frozenset({" + list.substr(1, list.size() - 2) + "}),\n";
   }
   out += ")\n";
   return out;

@@ -87,15 +87,16 @@ def _single(name: str, what: str, make_model: Callable[[], nn.Module],
                  edge_config=dict(edge_config or {}), tags=tags)
 
 
-def to_edge_program(entry: Entry):
-    """ExecuTorch's EdgeProgramManager for the entry (to_edge or to_edge_transform_and_lower)."""
+def to_edge_program(entry: Entry, compile_config=None):
+    """ExecuTorch's EdgeProgramManager for the entry (to_edge or to_edge_transform_and_lower),
+    under compile_config (an EdgeCompileConfig) when given, else the entry's own."""
     from executorch.exir import EdgeCompileConfig, to_edge, to_edge_transform_and_lower
     # registers the quantized_decomposed::*.out kernels that to_executorch() needs when
     # q/dq ops stay in the (non-delegated) graph
     import executorch.kernels.quantized  # noqa: F401
 
     programs = entry.export()
-    cfg = EdgeCompileConfig(**entry.edge_config)
+    cfg = compile_config if compile_config is not None else EdgeCompileConfig(**entry.edge_config)
     if entry.lower == "edge":
         return to_edge(programs, compile_config=cfg)
     if entry.lower == "xnnpack":

@@ -337,12 +337,13 @@ class StudioError(Exception):
     pass
 
 
-def upstream_config(config_json: Path, edge):
-    """ExecuTorch's config from the studio's Copy as Python of the JSON."""
+def upstream_config(config_json: Path, edge, name: str = "config"):
+    """ExecuTorch's config from the studio's Copy as Python of the JSON: `config` (the
+    ExecutorchBackendConfig for edge.to_executorch) or `edge_compile_config` (to_edge's)."""
     text = cli("config", "--config", str(config_json), "--python").stdout
     scope = {"edge": edge}
     exec(compile(text, f"<lowering-cli config --python {config_json.name}>", "exec"), scope)
-    return scope["config"]
+    return scope[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,19 +452,32 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
             save_aten_program(entry.export(), aten)
         except Exception as e:
             aten_error = f"torch.export.save cannot write this program: {str(e).strip().splitlines()[0][:200]}"
-    # The studio's input: the edge program as upstream's ETRecord holds it.
-    etrecord, etrecord_error = pdir / "etrecord.bin", None
-    try:
-        generate_etrecord(str(etrecord), copy.deepcopy(base_edge), copy.deepcopy(base_edge).to_executorch())
-    except Exception as e:
-        etrecord_error = f"ExecuTorch cannot write this edge program as an ETRecord: {str(e).strip().splitlines()[0][:200]}"
+    def write_etrecord(edge, path: Path):
+        """The studio's input: the edge program as upstream's ETRecord holds it (None, or why not)."""
+        try:
+            generate_etrecord(str(path), copy.deepcopy(edge), copy.deepcopy(edge).to_executorch())
+            return None
+        except Exception as e:
+            return f"ExecuTorch cannot write this edge program as an ETRecord: {str(e).strip().splitlines()[0][:200]}"
+
+    base_etrecord = pdir / "etrecord.bin"
+    base_etrecord_error = write_etrecord(base_edge, base_etrecord)
+    from executorch.exir import EdgeCompileConfig
     for cfg in configs:
         cdir = pdir / cfg.stem
         (cdir / "upstream").mkdir(parents=True)
         t0 = time.time()
         # Upstream. to_executorch edits its EdgeProgramManager in place: each config gets a copy.
         try:
-            edge = copy.deepcopy(base_edge)
+            # A config with its own EdgeCompileConfig gets its own to_edge (and ETRecord).
+            edge_compile_config = upstream_config(cfg, None, "edge_compile_config")
+            etrecord, etrecord_error = base_etrecord, base_etrecord_error
+            if edge_compile_config != EdgeCompileConfig():
+                edge = corpus.to_edge_program(entry, edge_compile_config)
+                etrecord = cdir / "etrecord.bin"
+                etrecord_error = write_etrecord(edge, etrecord)
+            else:
+                edge = copy.deepcopy(base_edge)
             config = upstream_config(cfg, edge)
             et = edge.to_executorch(config)
             up_pte = cdir / "upstream" / "model.pte"

@@ -2,7 +2,9 @@
 // operator of the graph is core ATen; operators of other namespaces
 // (quantized_decomposed, dim_order_ops, custom ones) pass as they are. An operator that is
 // neither fails the pass, naming the node, the operator and its source line:
-// lowering it on would write a program the runtime refuses.
+// lowering it on would write a program the runtime refuses. EdgeCompileConfig
+// turns it off (_check_ir_validity) or lets listed operators through
+// (_core_aten_ops_exception_list, preserve_ops).
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
@@ -15,7 +17,9 @@ class AtenDialectVerifier : public Pass {
  public:
   std::string name() const override { return "EXIRATenDialectVerifier"; }
   std::string description() const override { return "to_edge: every operator is core ATen (or decomposed into it)"; }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+  bool enabled(const ExecutorchBackendConfig& c) const override { return c.edgeCompile.checkIrValidity; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig& config) const override {
+    const EdgeCompileConfig& edge = config.edgeCompile;
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
     for (Method& m : p.methods)
@@ -32,8 +36,12 @@ class AtenDialectVerifier : public Pass {
           why = "the higher-order operator " + n.target + " (control flow or a wrapped subgraph) is not lowered by the studio yet";
         else if (aten && !s)
           why = "operator " + op->fullName() + " is not an ATen operator the studio knows";
-        else if (s && s->ns == "aten" && !reg.isCoreAten(*s))
-          why = "operator " + s->qualifiedName() + " is not core ATen and the studio has no decomposition for it";
+        else if (s && s->ns == "aten" && !reg.isCoreAten(*s) &&
+                 !EdgeCompileConfig::lists(edge.coreAtenOpsExceptionList, op->name, op->overload) &&
+                 !EdgeCompileConfig::lists(edge.preserveOps, op->name, op->overload))
+          why = "operator " + s->qualifiedName() +
+                " is not core ATen and the studio has no decomposition for it (list it in "
+                "edge_compile_config._core_aten_ops_exception_list to lower it as it is)";
         if (why.empty()) continue;
         out.failed = true;
         out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i), why + ": " + nodeLocation(n)});

@@ -16,6 +16,8 @@ class LegalizePortableDimOrder : public Pass {
   std::string description() const override {
     return "contiguous copies in front of portable kernels that need the default dim order";
   }
+  // to_executorch inserts it unless the edge program was made with _skip_dim_order.
+  bool enabled(const ExecutorchBackendConfig& c) const override { return !c.edgeCompile.skipDimOrder; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
     const OpSchema* copy = OpRegistry::builtin().find("dim_order_ops::_to_dim_order_copy", "");

@@ -89,6 +89,7 @@ class MemoryFormatOps : public Pass {
  public:
   std::string name() const override { return "MemoryFormatOpsPass"; }
   std::string description() const override { return "memory_format arguments become dim orders (_to_dim_order_copy, ...)"; }
+  bool enabled(const ExecutorchBackendConfig& c) const override { return !c.edgeCompile.skipDimOrder; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override { return rewriteNodes(p, toDimOrderOp); }
 };
 

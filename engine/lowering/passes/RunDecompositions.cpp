@@ -52,7 +52,8 @@ bool isView(const OpSchema* s) {
 /// One method made functional and decomposed, node by node, into a new node list.
 class MethodDecomposition {
  public:
-  MethodDecomposition(Method& m, PassOutcome& out) : m_(m), out_(out), fresh_(m), inputs_(m.inputs.begin(), m.inputs.end()) {
+  MethodDecomposition(Method& m, const EdgeCompileConfig& config, PassOutcome& out)
+      : m_(m), config_(config), out_(out), fresh_(m), inputs_(m.inputs.begin(), m.inputs.end()) {
     nodes_.reserve(m.nodes.size() * 2);
   }
 
@@ -95,7 +96,10 @@ class MethodDecomposition {
       if (!functionalize(i, n)) return;
       op = *operatorOf(m_, n);
     }
-    decompositions::Rule rule = decompositions::ruleFor(op);
+    // preserve_ops: out of the table, so the operator stays whole.
+    decompositions::Rule rule = EdgeCompileConfig::lists(config_.preserveOps, op.name, op.overload)
+                                    ? nullptr
+                                    : decompositions::ruleFor(op);
     if (!rule) return nodes_.push_back(std::move(n));
     decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); });
     rule(rewrite);
@@ -201,6 +205,7 @@ class MethodDecomposition {
   }
 
   Method& m_;
+  const EdgeCompileConfig& config_;
   PassOutcome& out_;
   FreshNames fresh_;
   Renames renames_;
@@ -216,9 +221,9 @@ class RunDecompositions : public Pass {
   std::string description() const override {
     return "to_edge: in-place operators made functional, then non-core ATen operators decomposed into core ATen";
   }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+  PassOutcome run(Program& p, const ExecutorchBackendConfig& config) const override {
     PassOutcome out;
-    for (Method& m : p.methods) MethodDecomposition(m, out).run();
+    for (Method& m : p.methods) MethodDecomposition(m, config.edgeCompile, out).run();
     return out;
   }
 };

@@ -1,9 +1,18 @@
-from executorch.exir import ExecutorchBackendConfig
+from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig
 from executorch.exir.dynamic_shape import DynamicMemoryPlanningMode
 from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy
 from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass
 from executorch.exir.passes.sym_shape_eval_pass import ConstraintBasedSymShapeEvalPass
 
+# programs: the torch.export programs; edge = to_edge(programs, compile_config=edge_compile_config)
+edge_compile_config = EdgeCompileConfig(
+    _check_ir_validity=True,
+    _skip_dim_order=False,
+    _core_aten_ops_exception_list=[],
+    preserve_ops=[],
+)
+
+# then edge.to_executorch(config)
 config = ExecutorchBackendConfig(
     memory_planning_pass=MemoryPlanningPass(
         # The studio also ran best-fit (no ExecuTorch equivalent) and kept the smallest plan.

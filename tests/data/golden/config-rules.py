@@ -1,7 +1,7 @@
 import fnmatch
 
 import torch
-from executorch.exir import ExecutorchBackendConfig
+from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig
 from executorch.exir.dynamic_shape import DynamicMemoryPlanningMode
 from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy
 from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass
@@ -46,7 +46,15 @@ def constant_tag_fn(edge):
     return tag
 
 
-# edge: the EdgeProgramManager from to_edge(); then edge.to_executorch(config)
+# programs: the torch.export programs; edge = to_edge(programs, compile_config=edge_compile_config)
+edge_compile_config = EdgeCompileConfig(
+    _check_ir_validity=True,
+    _skip_dim_order=True,
+    _core_aten_ops_exception_list=[],
+    preserve_ops=[torch.ops.aten.linear.default, torch.ops.aten.upsample_bilinear2d.vec],
+)
+
+# then edge.to_executorch(config)
 config = ExecutorchBackendConfig(
     memory_planning_pass=MemoryPlanningPass(
         # The studio also ran best-fit (no ExecuTorch equivalent) and kept the smallest plan.
