@@ -26,6 +26,7 @@
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/formats/PtdReader.h"
+#include "engine/formats/EtRecordLink.h"
 #include "engine/formats/OpenProgram.h"
 
 #ifndef LSTUDIO_VERSION
@@ -45,11 +46,13 @@ const char* kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  inspect FILE [--ptd DATA.ptd]... [--size [--against OTHER] [--full]] [--json]\n"
+    "  inspect FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--size [--against OTHER] [--full]] [--json]\n"
     "      Verify a program and print what is inside. For an ExecuTorch program\n"
     "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
     "      delegates, constants, and per mem_id the arena size, lower bound and\n"
-    "      overlap check; --ptd resolves external tensors against data files.\n"
+    "      overlap check; --ptd resolves external tensors against data files;\n"
+    "      --etrecord links each instruction to its module and source line\n"
+    "      through the ETRecord written with the .pte (its debug handles).\n"
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
     "      nodes, operators, the graph signature with shapes and bytes, module\n"
     "      depth and weight bytes. For a tensor data file (.ptd): its entries.\n"
@@ -80,8 +83,8 @@ const char* kUsageText =
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
     "\n"
-    "  export FILE [--ptd DATA.ptd]... [--config CFG.json] [--set KEY=VALUE]...\n"
-    "         -o OUT.pte [--ptd-dir DIR]\n"
+    "  export FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--config CFG.json]\n"
+    "         [--set KEY=VALUE]... -o OUT.pte [--ptd-dir DIR]\n"
     "      Write an ExecuTorch program (.pte) under a config. The program is\n"
     "      lowered through the whole pipeline and emitted; an ExecuTorch program\n"
     "      (.pte, with --ptd data files) is de-lowered first, and without\n"
@@ -103,7 +106,7 @@ const char* kUsageText =
     "  sample --list\n"
     "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
-    "  lower FILE [--config CFG.json] [--stop-after PASS] [--print-after-all |\n"
+    "  lower FILE [--etrecord ETRECORD] [--config CFG.json] [--stop-after PASS] [--print-after-all |\n"
     "        --print-after-change | --print-diff] [--timings] [--json]\n"
     "  lower --list-passes\n"
     "      Run ExecuTorch's to_executorch lowering one pass at a time on a\n"
@@ -157,9 +160,21 @@ bool isDataFile(const std::string& path) {
   return f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0;
 }
 
-/// FILE [--ptd DATA.ptd]... [--json] [--full] [--size]: what inspect and delegates take.
+/// Links a .pte's instructions to the ETRecord written with it (modules, source lines); kOk or an exit code.
+int linkEtRecordArg(Program& program, const std::string& etrecord, std::ostream& err, EtRecordLink* link = nullptr) {
+  if (etrecord.empty()) return kOk;
+  if (program.format != SourceFormat::Pte) return err << "lowering-cli: --etrecord applies to .pte inputs only\n", kUsage;
+  auto linked = linkEtRecord(program, etrecord);
+  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
+  for (const auto& n : linked->notes) err << "note: " << etrecord << ": " << n << "\n";
+  if (link) *link = linked.value();
+  return kOk;
+}
+
+/// FILE [--ptd DATA.ptd]... [--etrecord E] [--json] [--full] [--size]: what inspect and delegates take.
 struct FileArgs {
   std::string file;
+  std::string etrecord;
   std::vector<std::string> ptds;
   bool json = false, full = false, size = false;
   std::string against;  ///< inspect --size --against OTHER: the two breakdowns side by side
@@ -188,6 +203,12 @@ int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, 
         return kUsage;
       }
       r.ptds.push_back(args[++i]);
+    } else if (a == "--etrecord") {
+      if (i + 1 >= args.size()) {
+        err << "lowering-cli " << cmd << ": --etrecord needs a file\n";
+        return kUsage;
+      }
+      r.etrecord = args[++i];
     } else if (a.rfind("--ptd=", 0) == 0) {
       r.ptds.push_back(a.substr(6));
     } else if (!a.empty() && a[0] == '-') {
@@ -281,6 +302,8 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
+  EtRecordLink link;
+  if (int rc = linkEtRecordArg(*program, a.etrecord, err, &link); rc != kOk) return rc;
   ProgramSummary summary = summarize(*program, data);
   std::optional<SizeBreakdown> sizes;
   if (a.size && program->format == SourceFormat::Pte) sizes = sizeBreakdown(*program);
@@ -288,9 +311,31 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (a.json) {
     nlohmann::json j = toJson(summary);
     if (sizes) j["size"] = sizeJson(*sizes);
+    if (!a.etrecord.empty()) {
+      // Per instruction of chain 0 (the ids debug_handle_map uses): handle, innermost module, source line.
+      nlohmann::json linked = nlohmann::json::array();
+      for (const Method& m : program->methods) {
+        size_t id = 0;
+        for (const Node& n : m.nodes) {
+          if (n.chain != 0) continue;
+          if (n.meta.debugHandle) {
+            const StackFrame* f = n.meta.stackTrace.empty() ? nullptr : &n.meta.stackTrace.back();
+            linked.push_back({{"method", m.name}, {"instruction", id}, {"debug_handle", *n.meta.debugHandle},
+                              {"module", n.meta.moduleStack.empty() ? "" : n.meta.moduleStack.back().path},
+                              {"source", f ? f->file + ":" + std::to_string(f->line) : ""}});
+          }
+          ++id;
+        }
+      }
+      j["etrecord"] = {{"file", a.etrecord}, {"instructions", link.instructions}, {"linked", link.linked},
+                       {"by_instruction", linked}};
+    }
     out << jsonText(j) << "\n";
   } else {
     out << toText(summary);
+    if (!a.etrecord.empty())
+      out << "etrecord " << a.etrecord << ": " << link.linked << " of " << link.instructions
+          << " instructions linked to their modules and source lines\n";
     if (sizes) out << "\n" << sizeText(*sizes, a.full ? SIZE_MAX : 5);
   }
   return kOk;
@@ -587,7 +632,7 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
 }
 
 int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath, stopAfter;
+  std::string file, configPath, stopAfter, etrecord;
   bool all = false, changed = false, diff = false, timings = false, json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -598,6 +643,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     bool ok = true;
     if (a == "--config") ok = i + 1 < args.size() && !(configPath = args[++i]).empty();
     else if (a == "--stop-after") ok = i + 1 < args.size() && !(stopAfter = args[++i]).empty();
+    else if (a == "--etrecord") ok = i + 1 < args.size() && !(etrecord = args[++i]).empty();
     else if (a == "--print-after-all") all = true;
     else if (a == "--print-after-change") changed = true;
     else if (a == "--print-diff") diff = true;
@@ -617,6 +663,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
   }
   auto program = openProgramFile(file);
   if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
+  if (int rc = linkEtRecordArg(program.value(), etrecord, err); rc != kOk) return rc;
   auto loaded = configFor(program.value(), configPath);
   if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
   const ExecutorchBackendConfig& config = loaded.value();
@@ -677,7 +724,7 @@ int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream&
 }
 
 int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, output, configPath, ptdDir;
+  std::string file, output, configPath, ptdDir, etrecord;
   std::vector<std::string> ptds, settings;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -687,6 +734,7 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
     if (a == "-o" || a == "--output") ok = next(output);
     else if (a == "--config") ok = next(configPath);
     else if (a == "--ptd-dir") ok = next(ptdDir);
+    else if (a == "--etrecord") ok = next(etrecord);
     else if (a == "--ptd") ok = next(v), ptds.push_back(v);
     else if (a == "--set") ok = next(v), settings.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
@@ -713,6 +761,7 @@ int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!data.empty())
     if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
+  if (int rc = linkEtRecordArg(program.value(), etrecord, err); rc != kOk) return rc;
   auto loaded = configFor(program.value(), configPath, settings);
   if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
   const ExecutorchBackendConfig& config = loaded.value();

@@ -5,11 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/inspect/Inspect.h"
+#include "engine/formats/EtRecordLink.h"
 #include "engine/formats/OpenProgram.h"
+#include "engine/formats/ZipArchive.h"
 #include "engine/formats/PtdReader.h"
 #include "engine/formats/PteReader.h"
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
+#include "tests/support/ZipWriter.h"
+#include "ui/ProgramLoader.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -193,6 +197,64 @@ class TestPteReader : public QObject {
     auto p = readProgram(MappedFile::fromBytes("big.pte", bytes.data(), bytes.size()));
     QVERIFY(p.ok());
     QCOMPARE(p->methods[0].value(0).tensor().slot->offset, big);
+  }
+
+  // An ETRecord links instructions to the edge nodes of the same debug handle;
+  // one that names instructions the .pte lacks was written with another program
+  // and is refused whole, naming the file. (The conformance script
+  // etrecord_link.py checks real pairs against upstream's maps.)
+  void etRecordLinksInstructionsByDebugHandle() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    // The fixture ETRecord's edge program: one mul node, debug handle 2.
+    auto file = MappedFile::open(fixture("other/etrecord.bin").toStdString());
+    QVERIFY(file.ok());
+    auto zip = ZipArchive::open(file.value());
+    QVERIFY(zip.ok());
+    QTemporaryDir dir;
+    auto writeEtRecord = [&](const std::string& map) {
+      std::vector<ZipRecord> records;
+      for (const ZipEntry& e : zip->entries())
+        if (e.name != "debug_handle_map") records.push_back({e.name, zip->read(e, 1 << 20).value()});
+      if (!map.empty()) records.push_back({"debug_handle_map", map});
+      std::string path = dir.filePath("etrecord.bin").toStdString();
+      writeZip(path, records);
+      return path;
+    };
+    auto withMap = [&](const std::string& map) {
+      std::string path = writeEtRecord(map);
+      auto pte = readProgramFile(fixture("pte/add.pte").toStdString());
+      auto link = linkEtRecord(pte.value(), path);
+      return std::make_pair(std::move(pte.value()), std::move(link));
+    };
+    auto [linked, ok] = withMap(R"({"forward": {"0": 2}})");
+    QVERIFY2(ok.ok(), ok.ok() ? "" : ok.error().message().c_str());
+    QCOMPARE(ok->linked, size_t(1));
+    QCOMPARE(linked.methods[0].nodes[0].meta.debugHandle.value_or(-1), int64_t(2));
+    auto [other, wrong] = withMap(R"({"forward": {"99": 2}})");
+    QVERIFY(!wrong.ok());
+    QVERIFY2(wrong.error().message().find("etrecord.bin") != std::string::npos, wrong.error().message().c_str());
+    QVERIFY2(wrong.error().message().find("another program") != std::string::npos, wrong.error().message().c_str());
+    QVERIFY(!other.methods[0].nodes[0].meta.debugHandle);
+    auto [none, missing] = withMap("");
+    QVERIFY(!missing.ok());
+    QVERIFY2(missing.error().message().find("debug_handle_map") != std::string::npos, missing.error().message().c_str());
+
+    // The studio links an ETRecord beside the .pte on its own; one that does
+    // not fit is reported and the .pte opens as it is.
+    QVERIFY(QFile::copy(fixture("pte/add.pte"), dir.filePath("add.pte")));
+    const std::string pte = dir.filePath("add.pte").toStdString();
+    writeEtRecord(R"({"forward": {"0": 2}})");
+    QCOMPARE(ui::etRecordBeside(pte), dir.filePath("etrecord.bin").toStdString());
+    ui::LoadedProgram loaded = ui::loadProgram(pte, {});
+    QVERIFY(loaded.ok);
+    QVERIFY2(loaded.etRecordNote.find("1 of ") != std::string::npos, loaded.etRecordNote.c_str());
+    QCOMPARE(loaded.program->methods[0].nodes[0].meta.debugHandle.value_or(-1), int64_t(2));
+    QVERIFY(loaded.report.find(loaded.etRecordNote) != std::string::npos);
+    writeEtRecord(R"({"forward": {"99": 2}})");
+    loaded = ui::loadProgram(pte, {});
+    QVERIFY(loaded.ok);
+    QVERIFY2(loaded.etRecordNote.find("not linked") != std::string::npos, loaded.etRecordNote.c_str());
+    QVERIFY(!loaded.program->methods[0].nodes[0].meta.debugHandle);
   }
 };
 

@@ -72,6 +72,8 @@ conformance() {  # conformance [harness options...]
   # The fixtures' torch.export files through the studio's to_edge, run by ExecuTorch's runtime.
   LSTUDIO_CLI="$root/build/app/lowering-cli" \
     "$venv/bin/python" "$root/tests/conformance/exported.py" ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pt2
+  # ETRecords upstream writes with its .pte: the studio's instruction -> module links against its maps.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/etrecord_link.py"
 }
 
 build() {  # build DIR [cmake options...]

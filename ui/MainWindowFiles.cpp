@@ -185,6 +185,7 @@ void MainWindow::finishLoad(LoadedProgram r) {
   inspector_->showNothing();  // nothing of the program shown before is selected in this one
   showSummary(current_);
   log(tr("Loaded %1").arg(q(current_.path)));
+  if (!current_.etRecordNote.empty()) log(q(current_.etRecordNote));
   rememberRecent();
 
   method_ = 0;

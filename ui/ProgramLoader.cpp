@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/formats/EtRecordLink.h"
 #include "engine/formats/PtdReader.h"
 #include "engine/formats/OpenProgram.h"
 
@@ -24,6 +25,16 @@ std::vector<std::string> dataFilesBeside(const std::string& ptePath) {
     if (fs::is_regular_file(c, ec) && std::find(out.begin(), out.end(), c.string()) == out.end())
       out.push_back(c.string());
   return out;
+}
+
+std::string etRecordBeside(const std::string& ptePath) {
+  namespace fs = std::filesystem;
+  fs::path p(ptePath);
+  std::error_code ec;
+  for (fs::path c : {fs::path(p).replace_extension(".etrecord"), p.parent_path() / (p.stem().string() + "_etrecord.bin"),
+                     p.parent_path() / "etrecord.bin"})
+    if (fs::is_regular_file(c, ec)) return c.string();
+  return {};
 }
 
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
@@ -60,13 +71,21 @@ LoadedProgram loadProgram(const std::string& path, std::vector<std::string> data
       r.error = s.error().message();
       return r;
     }
+  // An ETRecord is help, not a requirement: one that does not fit is reported and the .pte opens as it is.
+  if (program->format == SourceFormat::Pte)
+    if (std::string e = etRecordBeside(path); !e.empty()) {
+      auto link = linkEtRecord(program.value(), e);
+      r.etRecordNote = link ? "etrecord " + e + ": " + std::to_string(link->linked) + " of " +
+                                  std::to_string(link->instructions) + " instructions linked to their modules and source lines"
+                            : "etrecord " + e + " not linked: " + link.error().message();
+    }
   r.summary = summarize(program.value(), data);
   // Offsets only (no constant byte is read): cheap even for a file of gigabytes.
   if (program->format == SourceFormat::Pte) {
     r.sizes.push_back(sizeBreakdown(program.value()));
     for (const DataFile& d : data) r.sizes.push_back(sizeBreakdown(d));
   }
-  r.report = toText(r.summary);
+  r.report = toText(r.summary) + (r.etRecordNote.empty() ? "" : r.etRecordNote + "\n");
   r.dataFiles = std::move(dataFiles);
   r.program = std::make_shared<const Program>(std::move(program.value()));
   r.ok = true;

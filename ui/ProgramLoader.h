@@ -20,6 +20,9 @@ struct LoadedProgram {
   ProgramSummary summary;
   std::string report;  ///< the text `lowering-cli inspect` prints
   std::vector<std::string> dataFiles;
+  /// What became of an ETRecord found beside a .pte: how many instructions it
+  /// linked, or why it did not fit (empty when there is none).
+  std::string etRecordNote;
   /// Set when the file opened is a .ptd on its own (then `program` is null).
   std::shared_ptr<const DataFile> dataFile;
   /// Where the bytes go: the .pte (or the .ptd opened alone) first, then each
@@ -40,7 +43,13 @@ struct LoadedSizes {
 /// when they exist beside it.
 std::vector<std::string> dataFilesBeside(const std::string& ptePath);
 
-/// Reads, verifies, resolves and summarizes. Safe to call from any thread.
+/// The ETRecord the studio links with `ptePath` without asking, when one is
+/// beside it: "<stem>.etrecord", "<stem>_etrecord.bin" or ExecuTorch's usual
+/// "etrecord.bin"; empty when there is none.
+std::string etRecordBeside(const std::string& ptePath);
+
+/// Reads, verifies, resolves and summarizes; a .pte gets its instructions'
+/// modules and source lines from an ETRecord beside it. Safe to call from any thread.
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles);
 
 /// Reads and verifies `path` for its size breakdown alone. Safe to call from any thread.
