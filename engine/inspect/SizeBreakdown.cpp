@@ -33,17 +33,17 @@ class Partition {
   /// Every byte in one part: the ranges clipped against each other in the
   /// order they were added, gaps as padding.
   std::vector<SizePart> parts() const {
-    std::vector<std::pair<uint64_t, uint64_t>> taken;  // sorted, disjoint
+    Taken taken;
     std::map<std::string, SizePart> byName;
     std::map<std::string, std::map<std::string, uint64_t>> items;
+    uint64_t claimed = 0;
     for (const Range& r : ranges_)
       for (auto [s, e] : freeIn(taken, r.start, r.end)) {
         byName[r.part].bytes += e - s;
         if (!r.item.empty()) items[r.part][r.item] += e - s;
-        taken.insert(std::upper_bound(taken.begin(), taken.end(), std::make_pair(s, e)), {s, e});
+        claim(taken, s, e);
+        claimed += e - s;
       }
-    uint64_t claimed = 0;
-    for (auto [s, e] : taken) claimed += e - s;
     if (fileBytes_ > claimed) byName["padding and alignment"].bytes += fileBytes_ - claimed;
     std::vector<SizePart> out;
     for (auto& [name, p] : byName) {
@@ -57,12 +57,31 @@ class Partition {
   }
 
  private:
+  /// Bytes already given to a part: disjoint [start, end) by start, touching
+  /// ones merged (a .pte's tables lie back to back: the map stays small, and
+  /// each range costs a logarithmic step, not a shift of everything after it).
+  using Taken = std::map<uint64_t, uint64_t>;
+
+  /// [s, e) is free in `taken` (freeIn's output): recorded, merged with its neighbours.
+  static void claim(Taken& taken, uint64_t s, uint64_t e) {
+    auto next = taken.lower_bound(s);
+    if (next != taken.end() && next->first == e) {
+      e = next->second;
+      next = taken.erase(next);
+    }
+    if (next != taken.begin())
+      if (auto prev = std::prev(next); prev->second == s) {
+        prev->second = e;
+        return;
+      }
+    taken.emplace_hint(next, s, e);
+  }
+
   /// The parts of [s, e) not in `taken`.
-  static std::vector<std::pair<uint64_t, uint64_t>> freeIn(const std::vector<std::pair<uint64_t, uint64_t>>& taken,
-                                                           uint64_t s, uint64_t e) {
+  static std::vector<std::pair<uint64_t, uint64_t>> freeIn(const Taken& taken, uint64_t s, uint64_t e) {
     std::vector<std::pair<uint64_t, uint64_t>> out;
     uint64_t at = s;
-    auto it = std::lower_bound(taken.begin(), taken.end(), std::make_pair(s, uint64_t{0}));
+    auto it = taken.lower_bound(s);
     if (it != taken.begin()) --it;
     for (; it != taken.end() && it->first < e; ++it) {
       if (it->second <= at) continue;
