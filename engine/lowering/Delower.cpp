@@ -4,6 +4,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
@@ -232,9 +234,14 @@ class MethodDelowerer {
     return static_cast<ValueId>(m_.values.size() - 1);
   }
 
+  /// The first of base, base_1, base_2, ... not taken. Each base remembers how
+  /// far it got (names are never released), so thousands of view_copy nodes
+  /// cost one probe each instead of one per earlier view_copy.
   std::string uniqueNodeName(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; !nodeNames_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    int& k = nextSuffix_[base];
+    std::string name = k == 0 ? base : base + "_" + std::to_string(k);
+    while (!nodeNames_.insert(name).second) name = base + "_" + std::to_string(++k);
+    ++k;
     return name;
   }
 
@@ -437,7 +444,8 @@ class MethodDelowerer {
   const Method& in_;
   Method m_;
   DelowerReport& r_;
-  std::set<std::string> nodeNames_;  ///< names taken
+  std::unordered_set<std::string> nodeNames_;  ///< names taken
+  std::unordered_map<std::string, int> nextSuffix_;  ///< per base: the suffix to try next
 };
 
 }  // namespace
