@@ -2,6 +2,7 @@
 // module groups folding and unfolding, find, selection by click and API,
 // diff marks, and stale layouts being dropped. Set LSTUDIO_SCREENSHOT_DIR to
 // keep PNGs of the mlp, mobilenet_v2 and llama views.
+#include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -780,6 +781,30 @@ class TestGraphView : public QObject {
     QVERIFY(!v.layoutPending());
     QCOMPARE(v.selectedNode(), -1);
     QVERIFY(!v.find("addmm"));
+  }
+
+  // Issue #23 item 9: between two graphs the canvas keeps the previous picture
+  // (dimmed, inert) until the new layout replaces it, never a blank one.
+  void previousGraphStaysUntilTheNewLayout() {
+    auto first = sample("mlp"), second = sample("llama", 2);
+    GraphView v;
+    v.resize(800, 600);
+    v.show();
+    v.setGraph(first, 0);
+    QVERIFY(settle(v));
+    const int drawn = int(v.canvas()->scene()->items().size());
+    QVERIFY(drawn > 0);
+    v.setGraph(second, 0);
+    QVERIFY(v.layoutPending());
+    QCOMPARE(int(v.canvas()->scene()->items().size()), drawn);
+    QVERIFY(v.showsPreviousGraph());
+    shoot(v, "previous-while-laying-out");
+    QCOMPARE(v.visibleItemCount(), 0);  // nothing of the old graph answers as the new one
+    QVERIFY(settle(v));
+    QVERIFY(!v.showsPreviousGraph());
+    QVERIFY(v.visibleItemCount() > 0);
+    v.clear();  // no program: the canvas does empty
+    QCOMPARE(int(v.canvas()->scene()->items().size()), 0);
   }
 };
 

@@ -452,6 +452,65 @@ class TestMainWindow : public QObject {
     if (!shots.isEmpty()) QVERIFY(w.grab().save(shots + "/studio-config-1366.png"));
   }
 
+  // Issue #23 item 9: switching a centre tab or a dock's tab leaves every dock its size.
+  void tabsKeepTheDocksSizes() {
+    QSettings().remove("window");  // a first start: the docks take their default sizes
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1024, 768);  // a small screen: the centre is as narrow as it may be
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openProgram(sample("llama", {.layers = 2}), "llama");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QTest::qWait(50);  // the first-start dock sizes are applied from the event loop
+    auto sizes = [&w] {
+      QStringList s;
+      for (const char* d : {"passesDock", "inspectorDock", "configDock", "logDock", "constantsDock"}) {
+        auto* dock = w.findChild<QDockWidget*>(d);
+        s << QString("%1 %2x%3").arg(d).arg(dock->width()).arg(dock->height());
+      }
+      return s;
+    };
+    auto settleLayout = [&w] {
+      QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+      QTest::qWait(30);
+    };
+    settleLayout();
+    // Sizes of the raised docks only: the one behind another tab has none of its own.
+    auto shown = [&] {
+      QStringList s;
+      for (const QString& line : sizes())
+        if (w.findChild<QDockWidget*>(line.section(' ', 0, 0))->isVisible() &&
+            !w.findChild<QDockWidget*>(line.section(' ', 0, 0))->visibleRegion().isEmpty())
+          s << line;
+      return s;
+    };
+    const QStringList before = shown();
+    QVERIFY(before.size() >= 3);
+    for (int round = 0; round < 2; ++round)
+      for (int i = 0; i < w.views()->count(); ++i) {
+        w.views()->setCurrentIndex(i);
+        settleLayout();
+        QVERIFY2(shown() == before, qPrintable(w.views()->tabText(i) + ": " + shown().join(", ") + " / " + before.join(", ")));
+      }
+    w.views()->setCurrentIndex(0);
+    const QStringList all = sizes();
+    for (const char* d : {"configDock", "constantsDock", "inspectorDock", "logDock"}) {
+      w.findChild<QDockWidget*>(d)->raise();
+      settleLayout();
+      // A dock and the one it is tabbed with share one place: its width and height stay.
+      QCOMPARE(sizes().filter("passesDock"), all.filter("passesDock"));
+      auto* dock = w.findChild<QDockWidget*>(d);
+      const bool right = QString(d) == "configDock" || QString(d) == "inspectorDock";
+      const QString firstOfPlace = right ? "inspectorDock" : "logDock";
+      const QString was = all.filter(firstOfPlace).first().section(' ', 1);
+      QVERIFY2(QString("%1x%2").arg(dock->width()).arg(dock->height()) == was,
+               qPrintable(QString(d) + " " + QString("%1x%2").arg(dock->width()).arg(dock->height()) + " was " + was));
+    }
+  }
+
   void passesPanelReadsWhole() {
     QSettings().remove("window");  // a first start: the docks take their default sizes
     ui::MainWindow w;

@@ -263,6 +263,10 @@ GraphCanvas::GraphCanvas(GraphView* owner, QGraphicsScene* scene) : QGraphicsVie
   setFrameShape(QFrame::NoFrame);
 }
 
+void GraphCanvas::drawForeground(QPainter* p, const QRectF& rect) {
+  if (owner_->stale_) p->fillRect(rect, QColor(255, 255, 255, 140));  // the previous graph, dimmed
+}
+
 void GraphCanvas::zoomBy(double factor) {
   double s = transform().m11() * factor;
   if (s < 0.02 || s > 4) factor = std::clamp(s, 0.02, 4.0) / transform().m11();
@@ -284,7 +288,7 @@ T* GraphCanvas::itemUnder(const QPoint& pos) const {
 }
 
 void GraphCanvas::mousePressEvent(QMouseEvent* e) {
-  if (e->button() == Qt::LeftButton)
+  if (e->button() == Qt::LeftButton && !owner_->stale_)
     if (auto* it = itemUnder<GraphItem>(e->position().toPoint())) {
       owner_->clickedItem(it->id(), false, it->lineAt(mapToScene(e->position().toPoint())));
       e->accept();
@@ -295,7 +299,8 @@ void GraphCanvas::mousePressEvent(QMouseEvent* e) {
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
   QPoint pos = e->position().toPoint();
-  if (auto* it = itemUnder<GraphItem>(pos)) {
+  if (owner_->stale_) {  // the previous graph's items name another model's nodes
+  } else if (auto* it = itemUnder<GraphItem>(pos)) {
     owner_->clickedItem(it->id(), true);
   } else if (auto* c = itemUnder<GraphClusterItem>(pos)) {
     owner_->setGroupCollapsed(QString::fromStdString(owner_->model()->groups[c->group()].path), true);

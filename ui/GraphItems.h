@@ -141,6 +141,7 @@ class GraphCanvas : public QGraphicsView {
   void mouseDoubleClickEvent(QMouseEvent* e) override;
   void keyPressEvent(QKeyEvent* e) override;
   void scrollContentsBy(int dx, int dy) override;
+  void drawForeground(QPainter* p, const QRectF& rect) override;
 
  private:
   template <typename T>

@@ -60,12 +60,19 @@ GraphView::~GraphView() {
 
 void GraphView::clear() {
   quietView_ = true;  // the scene empties before items_ does: no pane may follow this one meanwhile
+  forgetGraph();
+  stale_ = false;
+  scene_->clear();
+  scene_->setSceneRect(QRectF());
+  minimap_->hide();
+  quietView_ = false;
+}
+
+void GraphView::forgetGraph() {
   ++serial_;
   *latest_ = serial_;
   pending_ = false;
   busy_->hide();
-  scene_->clear();
-  scene_->setSceneRect(QRectF());
   items_.clear();
   clusters_.clear();
   edges_.clear();
@@ -80,13 +87,15 @@ void GraphView::clear() {
   groupChanged_.clear();
   groupChangedCount_.clear();
   selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
-  minimap_->hide();
-  quietView_ = false;
 }
 
 void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
-  clear();
-  if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return;
+  if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return clear();
+  // The previous picture stays up, dimmed and inert, until the new layout replaces it:
+  // a blank canvas between two passes loses the reader's place.
+  forgetGraph();
+  stale_ = !scene_->items().isEmpty();
+  view_->viewport()->update();
   clock_.start();
   program_ = std::move(program);
   methodIndex_ = methodIndex;
@@ -262,6 +271,7 @@ void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
   busy_->hide();
   const QPointF oldCenter = view_->mapToScene(view_->viewport()->rect().center());
   quietView_ = true;  // the other pane follows once this one is placed
+  stale_ = false;
   scene_->clear();
   items_.assign(model_->nodes.size() + model_->groups.size(), nullptr);
   clusters_.assign(model_->groups.size(), nullptr);

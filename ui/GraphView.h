@@ -55,6 +55,7 @@ class GraphView : public QWidget {
   void fitToView();
   void zoomBy(double factor);
   bool layoutPending() const;                     // tests wait on this
+  bool showsPreviousGraph() const { return stale_; }  ///< the old picture, dimmed, until the layout arrives
 
   // Groups, by module path ("layers.3") or delegate ("delegate 0").
   bool setGroupCollapsed(const QString& path, bool collapsed);
@@ -108,6 +109,8 @@ class GraphView : public QWidget {
  private:
   friend class GraphCanvas;
   friend class GraphMinimap;
+  /// Drops the model and everything drawn from it but the scene's items (see stale_).
+  void forgetGraph();
   void requestLayout();
   void applyLayout(uint64_t serial, const LayoutResult& result, qint64 elapsedMs);
   void addClusterFrames(const LayoutResult& r);
@@ -164,6 +167,9 @@ class GraphView : public QWidget {
   std::vector<GraphClusterItem*> clusters_;  ///< by group
   std::vector<GraphEdgeItem*> edges_;
   bool firstLayout_ = true;
+  /// The scene still holds the previous graph's items (drawn dimmed, not clickable)
+  /// while the new one is read and laid out; items_ and the rest no longer point to them.
+  bool stale_ = false;
   int focusGroup_ = -1;  ///< group just opened: keep it in view
 
   uint64_t serial_ = 0;

@@ -29,7 +29,10 @@ MemoryPlanView::MemoryPlanView(QWidget* parent) : QWidget(parent) {
   top->setContentsMargins(6, 4, 6, 0);
   laneCombo_ = new QComboBox(this);
   laneCombo_->setObjectName("arenaCombo");
-  laneCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // Wide enough for "mem_id 1 — 999.99 MiB" from the start: a width that grew with the
+  // arenas filled in when the tab is first shown widened the centre and squeezed the docks.
+  laneCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  laneCombo_->setMinimumContentsLength(22);
   laneCombo_->setToolTip(tr("Memory arena (mem_id) to show"));
   colorCombo_ = new QComboBox(this);
   colorCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -190,7 +193,6 @@ void MemoryPlanView::showLayout(std::shared_ptr<const PlanLayout> layout) {
     laneCombo_->addItem(tr("mem_id %1 \u2014 %2").arg(l.memId).arg(bytesText(l.arena.size)));
   laneCombo_->setCurrentIndex(0);
   laneCombo_->blockSignals(false);
-  laneCombo_->setMinimumWidth(laneCombo_->sizeHint().width());  // the arena's size stays readable
   for (QWidget* w : {static_cast<QWidget*>(laneCombo_), static_cast<QWidget*>(colorCombo_), static_cast<QWidget*>(fitButton_)})
     w->setEnabled(true);
   stack_->setCurrentIndex(1);
