@@ -806,6 +806,43 @@ class TestGraphView : public QObject {
     v.clear();  // no program: the canvas does empty
     QCOMPARE(int(v.canvas()->scene()->items().size()), 0);
   }
+
+  // Issue #23 item 12: a method that only returns constants shows them, with their values.
+  void constantGettersShowTheirValues() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto opened = openProgramFile(fixture("pte/numpyrt_const_methods.pte").toStdString());
+    QVERIFY(opened.ok());
+    auto p = std::make_shared<const Program>(std::move(opened.value()));
+    int getters = 0;
+    for (size_t mi = 0; mi < p->methods.size(); ++mi) {
+      const Method& m = p->methods[mi];
+      if (!m.isConstantGetter()) continue;
+      ++getters;
+      GraphView v;
+      v.resize(800, 600);
+      v.show();
+      v.setGraph(p, int(mi));
+      QVERIFY(settle(v));
+      QStringList titles;
+      for (const auto& n : v.model()->nodes) titles << QString::fromStdString(n.title);
+      const QString prefix = QString::fromStdString(m.name) + (m.outputs.size() > 1 ? "[0]" : "") + " \u2192 ";
+      QVERIFY2(!titles.filter(prefix).isEmpty(), qPrintable(titles.join(" | ")));
+      QCOMPARE(v.visibleItemCount(), int(m.outputs.size()) + 1);  // the values and the outputs marker
+      QCOMPARE(v.visibleEdgeCount(), int(m.outputs.size()));
+      shoot(v, QString::fromStdString(m.name));
+    }
+    QCOMPARE(getters, 4);
+    // A returned int is shown with its value ("get_scalar → int 3").
+    int ints = 0;
+    for (const Method& m : p->methods)
+      if (m.isConstantGetter() && m.outputs.size() == 1 && m.values[m.outputs[0]].kind() == ValueKind::Int) {
+        ++ints;
+        const std::string title = ui::GraphModel::build(m).nodes[0].title;
+        const std::string value = "int " + std::to_string(std::get<int64_t>(m.values[m.outputs[0]].payload));
+        QVERIFY2(title.find(value) != std::string::npos, title.c_str());
+      }
+    QVERIFY(ints > 0);
+  }
 };
 
 QTEST_MAIN(TestGraphView)

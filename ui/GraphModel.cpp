@@ -1,8 +1,12 @@
 #include "ui/GraphModel.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <sstream>
 
 #include "engine/formats/delegates/XnnpackPayload.h"
+#include "engine/inspect/Inspect.h"
 #include <map>
 #include <optional>
 #include <set>
@@ -75,6 +79,7 @@ class BoxBuilder {
   void addOutputsMarker();
 
  private:
+  std::vector<int> addReturnedConstants();
   int groupFor(const std::vector<ModuleFrame>& stack);
   int placeholder(ValueId v, bool isInput);
   void placeholderKind(ValueId v, bool isInput, GraphNode& n) const;
@@ -341,9 +346,72 @@ void BoxBuilder::connectArguments(const Node& node, int me, const std::vector<Va
   }
 }
 
+namespace {
+
+// A small tensor's values ("[1, 2.5, 3]"), or empty when it is large, unresolved or of an odd dtype.
+std::string smallTensorValues(const TensorSpec& t) {
+  constexpr uint64_t kMaxShown = 16;
+  const auto n = t.numel();
+  const uint32_t size = elementSize(t.dtype);
+  if (!n || *n > kMaxShown || size == 0 || !t.data.data || t.data.size < *n * size) return {};
+  std::ostringstream o;
+  o << "[";
+  for (uint64_t i = 0; i < *n; ++i) {
+    const uint8_t* p = t.data.data + i * size;
+    auto read = [p]<typename T>(T) { T x; std::memcpy(&x, p, sizeof x); return x; };
+    o << (i ? ", " : "");
+    switch (t.dtype) {
+      case ScalarType::Float: o << read(float{}); break;
+      case ScalarType::Double: o << read(double{}); break;
+      case ScalarType::Long: o << read(int64_t{}); break;
+      case ScalarType::Int: o << read(int32_t{}); break;
+      case ScalarType::Short: o << read(int16_t{}); break;
+      case ScalarType::Char: o << int(read(int8_t{})); break;
+      case ScalarType::Byte: o << int(read(uint8_t{})); break;
+      case ScalarType::Bool: o << (*p ? "true" : "false"); break;
+      default: return {};
+    }
+  }
+  return o.str() + "]";
+}
+
+}  // namespace
+
+// A method with no nodes and no inputs (ExecuTorch's constant methods such as
+// get_max_seq_len) returns constants: one box per returned value showing it,
+// as the Text view prints it, instead of a lone outputs marker.
+std::vector<int> BoxBuilder::addReturnedConstants() {
+  std::vector<int> boxes;
+  if (!m_.isConstantGetter()) return boxes;
+  for (size_t i = 0; i < m_.outputs.size(); ++i) {
+    const ValueId v = m_.outputs[i];
+    if (v < 0 || static_cast<size_t>(v) >= m_.values.size()) continue;
+    const Value& x = m_.values[v];
+    GraphNode n;
+    n.kind = VisualKind::Constant;
+    n.value = v;
+    n.name = x.name.empty() ? "%" + std::to_string(v) : x.name;
+    std::string shown;
+    if (const TensorSpec* t = x.tensorIf()) {
+      shown = t->shapeString();
+      if (std::string values = smallTensorValues(*t); !values.empty()) shown += " " + values;
+      n.subtitle = n.name;
+    } else {
+      shown = describeValue(m_, v);  // "Int 128"
+      if (!shown.empty()) shown[0] = char(std::tolower(static_cast<unsigned char>(shown[0])));
+      n.subtitle = "returned constant";
+    }
+    n.title = m_.name + (m_.outputs.size() > 1 ? "[" + std::to_string(i) + "]" : "") + " \u2192 " + shown;
+    g_.nodes.push_back(std::move(n));
+    boxes.push_back(int(g_.nodes.size()) - 1);
+  }
+  return boxes;
+}
+
 // One marker for the method's outputs; mutated buffers it returns besides the
 // user outputs come in on side-effect edges.
 void BoxBuilder::addOutputsMarker() {
+  const std::vector<int> returned = addReturnedConstants();
   GraphNode out;
   out.kind = VisualKind::Output;
   out.title = "output";
@@ -364,6 +432,7 @@ void BoxBuilder::addOutputsMarker() {
       addEdge(from, outIdx, t, side);
     }
   }
+  for (int box : returned) addEdge(box, outIdx, g_.nodes[box].value);
 }
 
 // Groups reordered so that parents precede children, node groups renumbered.
