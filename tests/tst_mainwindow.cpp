@@ -43,6 +43,7 @@
 #include "ui/ExportDialog.h"
 #include "ui/FindBar.h"
 #include "ui/GraphView.h"
+#include "ui/HelpPages.h"
 #include "ui/MainWindow.h"
 #include "ui/MemoryPlanView.h"
 #include "ui/StartPage.h"
@@ -421,6 +422,30 @@ class TestMainWindow : public QObject {
   // ("UnsafeRemoveAutoFuncti…") and times (13.38 read "13"); its dots had no legend.
   // A first start at 1366x768: the Constants dock, raised from behind the log, shows rows (not
   // just its header) with each row's destination in view; the Config dock shows its fields whole.
+  // Issue #23 item 14: Help opens the README's sections, offline, inside the studio.
+  void helpOpensTheReadmeSections() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    QVERIFY2(!ui::findReadme().isEmpty(), "README.md two folders above the test");
+    for (const QString& heading : ui::readmeSections()) {
+      QAction* a = menuAction(w, heading);
+      QVERIFY2(a, qPrintable(heading));
+      a->trigger();
+      QCOMPARE(w.findChildren<QDialog*>("readmeDialog").size(), 1);  // the page asked for, alone
+      auto* text = w.findChild<QDialog*>("readmeDialog")->findChild<QTextBrowser*>("readmeText");
+      QVERIFY(text);
+      const QString shown = text->toPlainText();
+      QVERIFY2(shown.startsWith(heading), qPrintable(heading + ": " + shown.left(80)));
+      for (const QString& other : ui::readmeSections())
+        if (other != heading) QVERIFY2(!shown.contains("\n" + other + "\n"), qPrintable(heading + " shows " + other));
+    }
+    const QString studio = ui::readmeSection("intro\n## The studio\nA\n### Sub\nB\n## Layout\nC\n", "The studio");
+    QCOMPARE(studio, QString("## The studio\nA\n### Sub\nB"));
+    QVERIFY(ui::readmeSection("## Layout\nC", "Nothing").isEmpty());
+    const QString shots = qEnvironmentVariable("LSTUDIO_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QVERIFY(w.findChild<QDialog*>("readmeDialog")->grab().save(shots + "/studio-help-readme.png"));
+  }
+
   void docksReadableAt1366() {
     QSettings().remove("window");  // a first start: the docks take their default sizes
     ui::MainWindow w;

@@ -2,6 +2,9 @@
 
 #include <QAction>
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -156,6 +159,54 @@ QDialog* readingGuideDialog(QWidget* parent) {
   text->setOpenExternalLinks(true);
   text->setHtml(QCoreApplication::translate("HelpPages", kReadingGuide));
   return pageDialog(parent, QObject::tr("How to Read the Graph and the Plan"), "readingGuideDialog", text, QSize(640, 600));
+}
+
+QStringList readmeSections() {
+  return {"The studio", "The command line", "Conformance", "Measured", "Layout"};
+}
+
+QString findReadme() {
+  // The build tree has it two folders above the executable; a package may carry it in its docs.
+  const QString app = QCoreApplication::applicationDirPath();
+  for (const QString& rel : {"../README.md", "../../README.md", "../share/doc/lowering-studio/README.md"}) {
+    const QFileInfo f(QDir(app).filePath(rel));
+    if (f.isFile()) return f.canonicalFilePath();
+  }
+  return {};
+}
+
+QString readmeSection(const QString& readme, const QString& heading) {
+  const QStringList lines = readme.split('\n');
+  QStringList out;
+  for (const QString& line : lines) {
+    if (line.startsWith("## ")) {
+      if (!out.isEmpty()) break;
+      if (line.mid(3).startsWith(heading, Qt::CaseInsensitive)) out << line;
+    } else if (!out.isEmpty()) {
+      out << line;
+    }
+  }
+  return out.join('\n');
+}
+
+QDialog* readmeDialog(QWidget* parent, const QString& path, const QString& heading) {
+  auto* text = new QTextBrowser;
+  text->setObjectName("readmeText");
+  text->setOpenExternalLinks(true);
+  QString section;
+  if (QFile f(path); !path.isEmpty() && f.open(QIODevice::ReadOnly)) {
+    section = readmeSection(QString::fromUtf8(f.readAll()), heading);
+    // The screenshots it shows are paths relative to the README.
+    text->setSearchPaths({QFileInfo(path).absolutePath()});
+  }
+  if (section.isEmpty())
+    text->setHtml(QObject::tr("<p>The README (section \"%1\") was not found beside the program "
+                              "(<code>../README.md</code>, <code>../../README.md</code> or "
+                              "<code>../share/doc/lowering-studio/README.md</code> from its folder).</p>")
+                      .arg(heading.toHtmlEscaped()));
+  else
+    text->setMarkdown(section);
+  return pageDialog(parent, QObject::tr("README: %1").arg(heading), "readmeDialog", text, QSize(760, 640));
 }
 
 }  // namespace lstudio::ui

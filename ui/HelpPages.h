@@ -5,6 +5,7 @@
 #include <QList>
 #include <QPair>
 #include <QString>
+#include <QStringList>
 
 class QAction;
 class QDialog;
@@ -24,5 +25,15 @@ QList<QPair<QString, QString>> canvasShortcuts();
 QDialog* shortcutsDialog(QWidget* parent, const QList<QPair<QString, QString>>& rows);
 /// "How to read the graph and the plan": one short page.
 QDialog* readingGuideDialog(QWidget* parent);
+
+/// The README's sections the Help menu opens, by the start of their "## " heading.
+QStringList readmeSections();
+/// The README beside the executable (build tree) or in the installed docs; empty when none.
+QString findReadme();
+/// The Markdown of the section of `readme` whose "## " heading starts with `heading`, heading included.
+QString readmeSection(const QString& readme, const QString& heading);
+/// That section of the README at `path` rendered in a page (offline: no browser needed),
+/// with its images; a page saying where the README was looked for when `path` is empty.
+QDialog* readmeDialog(QWidget* parent, const QString& path, const QString& heading);
 
 }  // namespace lstudio::ui

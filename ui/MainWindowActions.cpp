@@ -149,6 +149,15 @@ QAction* MainWindow::buildHelpMenu() {
     showPage("readingGuideDialog", [this] { return readingGuideDialog(this); });
   });
   guide->setShortcut(QKeySequence::HelpContents);
+  // The README's sections, read from the file when asked and shown here: no browser or network needed.
+  auto* readme = help->addMenu(tr("README"));
+  for (const QString& heading : readmeSections())
+    readme->addAction(heading, this, [this, heading] {
+      delete findChild<QDialog*>("readmeDialog");  // one README page at a time, the one asked for
+      QDialog* d = readmeDialog(this, findReadme(), heading);
+      d->show();
+      d->raise();
+    });
   help->addSeparator();
   help->addAction(tr("&About"), this, [this] {
     QMessageBox::about(this, tr("About Lowering Studio"),
