@@ -66,7 +66,7 @@ const char* kUsageText =
     "      OTHER puts the breakdowns of FILE and OTHER side by side, with the\n"
     "      difference per part and per item, largest change first.\n"
     "\n"
-    "  delegates FILE [--ptd DATA.ptd]... [--full] [--json]\n"
+    "  delegates FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--full] [--json]\n"
     "      Every delegate of a program: backend, compile specs, the values its\n"
     "      call reads and writes, and its payload decoded where the format is\n"
     "      known (XNNPACK XN00/XN01, with or without the XH00 header): node and\n"
@@ -347,6 +347,7 @@ int delegates(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(a, program, data, err); rc != kOk) return rc;
+  if (int rc = linkEtRecordArg(*program, a.etrecord, err); rc != kOk) return rc;
   nlohmann::json methods = nlohmann::json::array();
   size_t total = 0;
   for (const Method& m : program->methods) {

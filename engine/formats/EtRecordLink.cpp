@@ -60,6 +60,7 @@ Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath)
     int64_t handle;
   };
   std::vector<Link> links;
+  std::vector<std::pair<Delegate*, const Delegate*>> delegates;  // a .pte delegate, the ETRecord's of the same call
   EtRecordLink out;
   for (Method& m : pte.methods) {
     if (!map.contains(m.name)) {
@@ -76,6 +77,11 @@ Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath)
       out.notes.push_back("the ETRecord has no edge program for method " + m.name);
       continue;
     }
+    // Delegates in call order: the n-th call of a backend in the .pte is the n-th in the edge program.
+    if (em->delegates.size() == m.delegates.size())
+      for (size_t d = 0; d < m.delegates.size(); ++d)
+        if (m.delegates[d].backendId == em->delegates[d].backendId && m.delegates[d].origins.empty())
+          delegates.emplace_back(&m.delegates[d], &em->delegates[d]);
     std::unordered_map<int64_t, std::vector<const Node*>> byHandle;
     for (const Node& n : em->nodes)
       if (n.meta.debugHandle) byHandle[*n.meta.debugHandle].push_back(&n);
@@ -107,6 +113,8 @@ Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath)
       if (origin) links.push_back({chain[id], origin, handle});
     }
   }
+  // The operators inside a delegate: which edge node each came from (the ETRecord's lowered modules keep it).
+  for (auto [to, from] : delegates) to->origins = from->origins;
   for (const Link& l : links) {
     l.node->meta.debugHandle = l.handle;
     l.node->meta.moduleStack = l.origin->meta.moduleStack;

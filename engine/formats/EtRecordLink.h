@@ -22,7 +22,8 @@ struct EtRecordLink {
 
 /// Links the instructions of `pte` (a program read from a .pte) to the nodes
 /// of the ETRecord at `etrecordPath`: each linked node gets the debug handle,
-/// module stack and (where the .pte has none) stack trace of its edge node.
+/// module stack and (where the .pte has none) stack trace of its edge node,
+/// and each delegate the origins of its operators (Delegate::origins).
 /// An ETRecord that does not belong to the program (instructions it names
 /// that the method lacks) is an error naming the file, and `pte` is unchanged.
 Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath);

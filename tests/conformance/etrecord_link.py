@@ -6,7 +6,10 @@ write the .pte and, from the same ExecutorchProgramManager, the ETRecord (genera
 that upstream's debug_handle_map ties to edge-program nodes:
   - a debug handle that the map lists for that instruction id, and
   - the innermost nn_module_stack entry of one of the edge nodes carrying that handle,
-and link no instruction the map leaves without such nodes. One line per program; the last line is
+and link no instruction the map leaves without such nodes. For programs lowered to XNNPACK,
+`lowering-cli delegates model.pte --etrecord etrecord.bin --json` must name, for every payload
+operator whose debug handle upstream's lowered module carries, the module of that node (the
+innermost nn_module_stack entry of the original program's node). One line per program; the last line is
   etrecord: N agree, M differ of T
 and the exit status is non-zero when one differs.
 """
@@ -28,7 +31,8 @@ sys.path.insert(0, str(HERE))
 CLI = os.environ.get("LSTUDIO_CLI", str(HERE.parents[1] / "build" / "app" / "lowering-cli"))
 
 # Programs with module structure and no partitioner: layers, attention, convolutions, buffers.
-DEFAULT = ["mlp", "mobilenet_v2", "resnet_block", "transformer_encoder", "llama_kv", "conv1d_pool", "views"]
+DEFAULT = ["mlp", "mobilenet_v2", "resnet_block", "transformer_encoder", "llama_kv", "conv1d_pool", "views",
+           "conv_xnnpack", "mlp_xnnpack"]
 
 
 def innermost(meta) -> str:
@@ -59,6 +63,46 @@ def expected(edge, et) -> dict:
     return out
 
 
+def delegate_modules(edge, method: str) -> list:
+    """Per delegate call, in order: {debug handle: innermost module} of its original program."""
+    out = []
+    gm = edge.exported_program(method).graph_module
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and "executorch_call_delegate" in str(n.target):
+            lowered = getattr(gm, n.args[0].target)
+            handles = {}
+            for m in lowered.original_module.graph.nodes:
+                if m.meta.get("debug_handle") is not None:
+                    handles[int(m.meta["debug_handle"])] = innermost(m.meta)
+            out.append(handles)
+    return out
+
+
+def check_delegates(entry, edge, pte: Path, etr: Path) -> tuple[str, str | None]:
+    r = subprocess.run([CLI, "delegates", str(pte), "--etrecord", str(etr), "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "", f"lowering-cli delegates --etrecord exit {r.returncode}: {r.stderr.strip()[-300:]}"
+    studio = json.loads(r.stdout)
+    checked = 0
+    for sm in studio["methods"]:
+        want = delegate_modules(edge, sm["name"])
+        if len(want) != len(sm["delegates"]):
+            return "", f"{sm['name']}: {len(sm['delegates'])} delegates, upstream {len(want)}"
+        for i, (d, handles) in enumerate(zip(sm["delegates"], want)):
+            for n in d.get("xnnpack", {}).get("nodes", []):
+                h = n["debug_handle"]
+                if h not in handles:
+                    continue
+                checked += 1
+                made = n.get("made_from", "")
+                module = handles[h]
+                if not made or (module and not made.endswith(f", in {module})")):
+                    return "", f"{sm['name']} delegate {i} {n['type']} handle {h}: '{made}', upstream module '{module}'"
+    if checked == 0:
+        return "", "no delegated operator with a debug handle to check"
+    return f"{checked} delegated operators named with their modules", None
+
+
 def check(entry, work: Path) -> tuple[str, str | None]:
     import corpus
     from executorch.devtools import generate_etrecord
@@ -68,6 +112,8 @@ def check(entry, work: Path) -> tuple[str, str | None]:
     pte, etr = work / f"{entry.name}.pte", work / f"{entry.name}.etrecord"
     pte.write_bytes(et.buffer)
     generate_etrecord(str(etr), copy.deepcopy(edge), et)
+    if entry.lower == "xnnpack":
+        return check_delegates(entry, edge, pte, etr)
     r = subprocess.run([CLI, "inspect", str(pte), "--etrecord", str(etr), "--json"], capture_output=True, text=True)
     if r.returncode != 0:
         return "", f"lowering-cli inspect --etrecord exit {r.returncode}: {r.stderr.strip()[-300:]}"
@@ -102,7 +148,7 @@ def main() -> int:
     args = ap.parse_args()
     import corpus
 
-    entries = [e for e in corpus.CORPUS if e.lower == "edge" and any(fnmatch.fnmatchcase(e.name, g) for g in args.only)]
+    entries = [e for e in corpus.CORPUS if any(fnmatch.fnmatchcase(e.name, g) for g in args.only)]
     agree = differ = 0
     with tempfile.TemporaryDirectory() as tmp:
         for entry in entries:
