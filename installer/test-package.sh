@@ -88,7 +88,8 @@ if ! dpkg-deb -x "$deb" "$pkgroot"; then
   abort "dpkg-deb -x $(basename "$deb") failed"
 fi
 usr="$pkgroot/usr"
-expected=(bin/lowering-cli share/man/man1/lowering-cli.1.gz)
+expected=(bin/lowering-cli share/man/man1/lowering-cli.1.gz share/doc/lowering-studio/README.md
+          share/doc/lowering-studio/resources/screenshots/studio-llama-diff.png)
 if [ "$gui" = gui ]; then
   expected+=(bin/lowering-studio share/applications/lowering-studio.desktop
              share/mime/packages/lowering-studio.xml share/icons/hicolor/scalable/apps/lowering-studio.svg)
