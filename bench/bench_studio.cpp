@@ -9,7 +9,10 @@
 // pan/zoom frames. Slow numbers are reported, not failed: the exit code is
 // non-zero only when something goes wrong (load error, failed pass, timeout).
 //
-//   QT_QPA_PLATFORM=offscreen bench_studio [--layers N] [--attention mha|static] [--frames F] [--timeout S]
+// With --pte the sample is lowered and exported first and the window opens the
+// .pte, the file users have most (its first pass de-lowers it).
+//
+//   QT_QPA_PLATFORM=offscreen bench_studio [--layers N] [--attention mha|static] [--pte] [--frames F] [--timeout S]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -30,6 +33,8 @@
 #include <vector>
 
 #include "engine/formats/Pt2Writer.h"
+#include "engine/lowering/Export.h"
+#include "engine/lowering/Pipeline.h"
 #include "engine/samples/SampleZoo.h"
 #include "ui/GraphView.h"
 #include "ui/MainWindow.h"
@@ -155,8 +160,11 @@ int main(int argc, char** argv) {
   QStandardPaths::setTestModeEnabled(true);  // recent files etc. go to a test location, not the user's settings
   int layers = 32, frameCount = 120;
   std::string attention;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[++i]);
+  bool pte = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--pte")) pte = true;
+    else if (i + 1 >= argc) break;
+    else if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--attention")) attention = argv[++i];
     else if (!std::strcmp(argv[i], "--frames")) frameCount = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--timeout")) timeoutMs = std::atoi(argv[++i]) * 1000;
@@ -176,13 +184,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot create a temporary directory\n");
     return 1;
   }
-  const QString path = dir.filePath(QString("llama%1.pt2").arg(layers));
+  QString path = dir.filePath(QString("llama%1.pt2").arg(layers));
   if (Status s = writePt2(built.value(), path.toStdString()); !s) {
     std::fprintf(stderr, "writing %s: %s\n", qPrintable(path), s.error().message().c_str());
     return 1;
   }
   std::printf("llama --layers %d: %zu nodes, written to a .pt2 of %lld bytes\n", layers,
               built.value().methods[0].nodes.size(), static_cast<long long>(QFileInfo(path).size()));
+  if (pte) {
+    Pipeline lowering(std::make_shared<const Program>(std::move(built.value())), ExecutorchBackendConfig{});
+    lowering.runToEnd();
+    if (lowering.failed()) return std::fprintf(stderr, "lowering the sample failed\n"), 1;
+    path = dir.filePath(QString("llama%1.pte").arg(layers));
+    auto written = exportToFiles(*lowering.current(), ExecutorchBackendConfig{}, path.toStdString());
+    if (!written) return std::fprintf(stderr, "exporting: %s\n", written.error().message().c_str()), 1;
+    std::printf("exported to a .pte of %lld bytes, %zu instructions\n", static_cast<long long>(QFileInfo(path).size()),
+                lowering.current()->methods[0].nodes.size());
+  }
 
   MainWindow w;
   w.setQuietErrors(true);
@@ -215,7 +233,7 @@ int main(int argc, char** argv) {
   QElapsedTimer t;
   t.start();
   w.openFile(path);
-  if (!waitFor([&] { return loaded; })) return fail("loading the .pt2");
+  if (!waitFor([&] { return loaded; })) return fail("loading the file");
   if (!loadOk) {
     std::fprintf(stderr, "error: %s: %s\n", qPrintable(path), qPrintable(loadError));
     return 1;
