@@ -470,7 +470,8 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
         # Upstream. to_executorch edits its EdgeProgramManager in place: each config gets a copy.
         try:
             # A config with its own EdgeCompileConfig gets its own to_edge (and ETRecord).
-            edge_compile_config = upstream_config(cfg, None, "edge_compile_config")
+            # (The script builds both configs; a tagging rule reads the edge program's signatures.)
+            edge_compile_config = upstream_config(cfg, base_edge, "edge_compile_config")
             etrecord, etrecord_error = base_etrecord, base_etrecord_error
             if edge_compile_config != EdgeCompileConfig():
                 edge = corpus.to_edge_program(entry, edge_compile_config)
