@@ -457,6 +457,51 @@ class TestGraphView : public QObject {
     QVERIFY(w.canvas()->viewport()->rect().contains(w.viewportPosOfMethodNode(target)));
   }
 
+  // Issue #23: each selection opened the groups of its node and none closed
+  // again, so that selecting around a big program made its layout grow until
+  // it took minutes. A selection that has to open groups closes what the
+  // previous one opened; groups the user opened stay open.
+  void selectionClosesWhatThePreviousOneOpened() {
+    auto p = sample("llama", 8);
+    const Method& m = p->methods[0];
+    GraphView v;
+    v.resize(900, 700);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    QVERIFY(v.setGroupCollapsed("layers.4", false));  // by hand
+    QVERIFY(settle(v));
+    const QStringList byHand = v.expandedGroups();
+    const int a = nodeInModule(m, "layers.2.feed_forward"), b = nodeInModule(m, "layers.6.attention", "mm");
+    QVERIFY(a >= 0 && b >= 0);
+    v.selectNode(a);
+    QVERIFY(settle(v));
+    QVERIFY(!v.isGroupCollapsed("layers.2"));
+    v.selectNode(b);
+    QVERIFY(settle(v));
+    QCOMPARE(v.selectedNode(), b);
+    // Open now: what was open before the selections, and the groups above b.
+    QStringList expected = byHand;
+    for (int g = v.model()->nodes[v.model()->nodeOfMethodNode[b]].group; g >= 0; g = v.model()->groups[g].parent)
+      expected << QString::fromStdString(v.model()->groups[g].path);
+    expected.removeDuplicates();
+    QStringList open = v.expandedGroups();
+    open.sort();
+    expected.sort();
+    QCOMPARE(open, expected);
+    QVERIFY(v.isGroupCollapsed("layers.2") && !v.isGroupCollapsed("layers.4"));
+    QVERIFY(v.canvas()->viewport()->rect().contains(v.viewportPosOfMethodNode(b)));
+    // A value (the Memory Plan's selection) behaves the same: b's groups close, a's open.
+    v.selectValue(m.nodes[a].outputs.at(0));
+    QVERIFY(settle(v));
+    QVERIFY(v.isGroupCollapsed("layers.6") && !v.isGroupCollapsed("layers.2") && !v.isGroupCollapsed("layers.4"));
+    // A node already on screen opens nothing and closes nothing.
+    const QStringList before = v.expandedGroups();
+    v.selectNode(a);
+    QVERIFY(!v.layoutPending());
+    QCOMPARE(v.expandedGroups(), before);
+  }
+
   void findNextAndPrevious() {
     auto p = sample("mlp");
     const Method& m = p->methods[0];

@@ -82,7 +82,7 @@ void GraphView::forgetGraph() {
   methodIndex_ = -1;
   marks_.clear();
   collapsed_.clear();
-  openedForFind_.clear();
+  openedByReveal_.clear();
   expandOnModel_.clear();
   groupChanged_.clear();
   groupChangedCount_.clear();
@@ -135,7 +135,11 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
     }
     if (pendingSelect_ >= 0) {
       int graphNode = model_->nodeOfMethodNode[pendingSelect_];
-      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) collapsed_[g] = 0;
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
+        if (collapsed_[g]) {
+          collapsed_[g] = 0;
+          openedByReveal_.push_back(g);  // the next selection closes them again
+        }
       selectedGraphNode_ = findPos_ = pendingCenter_ = graphNode;
       pendingSelect_ = -1;
     }
@@ -476,7 +480,7 @@ void GraphView::clickedItem(int item, bool doubleClick, int weight) {
     return;
   }
   if (doubleClick && item >= n) {
-    openedForFind_.clear();  // the user opens groups: they stay open
+    openedByReveal_.clear();  // the user opens groups: they stay open
     focusGroup_ = item - n;
     collapsed_[item - n] = 0;
     requestLayout();
@@ -496,12 +500,14 @@ void GraphView::revealNode(int graphNode, bool findHit) {
   if (!model_ || graphNode < 0 || graphNode >= int(model_->nodes.size())) return;
   selectedGraphNode_ = graphNode;
   findPos_ = graphNode;
-  // Another selection keeps what a find hit opened: the user has chosen to look there.
-  const bool closed = findHit && closeFindGroups(graphNode);
-  if (!findHit) openedForFind_.clear();
   // Drawn: as itself, or as a line of the box reading it (a constant).
   const int item = shown_ ? shown_->itemOfNode[graphNode] : -1;
-  if (!closed && !pending_ && item >= 0 && item < int(model_->nodes.size()) && items_[item]) {
+  const bool drawn = !pending_ && item >= 0 && item < int(model_->nodes.size()) && items_[item];
+  // What the previous reveal opened closes again (but the groups above this node): a find
+  // hit always, another selection when it has to open groups itself. Else each selection
+  // leaves more open and the layout grows until it takes minutes.
+  const bool closed = (findHit || !drawn) && closeRevealedGroups(graphNode);
+  if (!closed && drawn) {
     setSelectedItem(item, true);
     selectedGraphNode_ = graphNode;
     updateHighlight();
@@ -510,17 +516,17 @@ void GraphView::revealNode(int graphNode, bool findHit) {
   for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
     if (collapsed_[g]) {
       collapsed_[g] = 0;
-      if (findHit) openedForFind_.push_back(g);
+      openedByReveal_.push_back(g);
     }
   pendingCenter_ = graphNode;
   requestLayout();
 }
 
-bool GraphView::closeFindGroups(int graphNode) {
-  // Groups above the new hit stay open (and stay the find's to close later).
+bool GraphView::closeRevealedGroups(int graphNode) {
+  // Groups above the new node stay open (and stay the reveal's to close later).
   bool any = false;
   std::vector<int> kept;
-  for (int g : openedForFind_) {
+  for (int g : openedByReveal_) {
     bool above = false;
     for (int a = model_->nodes[graphNode].group; a >= 0 && !above; a = model_->groups[a].parent) above = a == g;
     if (above) {
@@ -530,7 +536,7 @@ bool GraphView::closeFindGroups(int graphNode) {
       any = true;
     }
   }
-  openedForFind_ = std::move(kept);
+  openedByReveal_ = std::move(kept);
   return any;
 }
 
@@ -613,7 +619,7 @@ bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
       if (bool(collapsed_[g]) == collapsed && !hidden) return true;
       collapsed_[g] = collapsed;
       for (int a = model_->groups[g].parent; a >= 0 && !collapsed; a = model_->groups[a].parent) collapsed_[a] = 0;
-      openedForFind_.clear();
+      openedByReveal_.clear();
       focusGroup_ = int(g);
       requestLayout();
       emit groupToggled(path, collapsed);

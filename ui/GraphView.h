@@ -43,7 +43,8 @@ class GraphView : public QWidget {
   /// Shows method `methodIndex` of `program`; `marks` is empty or one entry per node (diff of the last pass).
   void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {});
   void clear();
-  void selectNode(int nodeIndex);                 // expands its group if collapsed, centers it, emits nothing
+  /// Expands its groups if collapsed (closing those the previous selection opened), centers it; emits nothing.
+  void selectNode(int nodeIndex);
   /// Like selectNode, for a find hit: the groups opened to show it close again
   /// when the next find hit lies elsewhere (each F3 must not leave more open).
   void revealFindHit(int nodeIndex);
@@ -125,8 +126,9 @@ class GraphView : public QWidget {
   void clickedItem(int item, bool doubleClick, int weight = -1);
   void setSelectedItem(int item, bool center);
   void revealNode(int graphNode, bool findHit = false);  // expands groups above it
-  /// Closes what the last find hit opened, but the groups above `graphNode`; true if any closed.
-  bool closeFindGroups(int graphNode);
+  /// Closes what the last reveal (find hit or selection) opened, but the groups above
+  /// `graphNode`; true if any closed.
+  bool closeRevealedGroups(int graphNode);
   void updateHighlight();
   void placeMinimap();
   void showBusy(const QString& text);
@@ -158,7 +160,9 @@ class GraphView : public QWidget {
   std::shared_ptr<const GraphModel> model_;
   std::vector<NodeMark> marks_;
   std::vector<char> collapsed_;
-  std::vector<int> openedForFind_;  ///< groups the last find hit opened (closed at the next one)
+  /// Groups the last selection or find hit opened to reveal its node (closed by the next one
+  /// that has to open groups); groups the user opens are not in it.
+  std::vector<int> openedByReveal_;
   std::vector<int> groupMarks_;  ///< per group: 1 added, 2 modified inside
 
   // The layout on screen.
