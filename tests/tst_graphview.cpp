@@ -807,6 +807,38 @@ class TestGraphView : public QObject {
     QVERIFY(inputs >= 1);
   }
 
+  // Issue #23: the exported 32-layer llama (MHA) opened onto the end of the
+  // program: its layers fold into one box, so the last operators and the row
+  // of cache write-backs share the top band with the inputs, and the view
+  // went to that band's densest stretch. It starts at the inputs.
+  void firstViewShowsTheInputsOfAShallowProgram() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 32;
+    auto p = exportedPte(dir.path(), "llama", o);
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    QCOMPARE(m.inputs.size(), size_t(2));  // tokens, input_pos
+    for (QSize size : {QSize(600, 430), QSize(780, 560), QSize(1140, 740)}) {  // the graph's pane at 1366x768, 1600x1000, 1920x1080
+      GraphView v;
+      v.resize(size);
+      v.show();
+      v.setGraph(p, 0);
+      QVERIFY(settle(v));
+      shoot(v, QString("llama32-pte-%1").arg(size.width()));
+      const QRect vp = v.canvas()->viewport()->rect();
+      for (ValueId in : m.inputs) {
+        const QPoint at = v.viewportPosOfNode(v.model()->nodeOfValue[in]);
+        QVERIFY2(!at.isNull() && vp.contains(at), qPrintable(QString("input %1 at %2,%3 in a %4x%5 view").arg(in).arg(at.x()).arg(at.y()).arg(size.width()).arg(size.height())));
+      }
+      // Filled: more than the inputs on screen.
+      int onScreen = 0;
+      for (size_t i = 0; i < v.model()->nodes.size(); ++i)
+        if (v.model()->nodes[i].host < 0 && vp.contains(v.viewportPosOfNode(int(i))) && !v.viewportPosOfNode(int(i)).isNull()) ++onScreen;
+      QVERIFY(onScreen >= 5);
+    }
+  }
+
   void staleLayoutsAreDropped() {
     auto big = sample("llama", 32), small = sample("mlp");
     GraphView v;

@@ -421,22 +421,32 @@ void GraphView::placeViewAfterLayout(QPointF oldCenter) {
   focusGroup_ = -1;
 }
 
-// Where the first view looks sideways: the widest screen's worth of the
-// boxes in its top band (the inputs), so that it starts filled even when the
-// middle of a wide graph is empty.
+// Where the first view looks sideways: at the program's inputs, with as many
+// of the boxes in its top band as a screen's width holds, so that it starts
+// filled even when the middle of a wide graph is empty. Inputs first: a
+// shallow program (a .pte whose layers fold into one box) has its last
+// operators and a long row of cache write-backs in the same band, and the
+// densest stretch of that band is its end.
 double GraphView::startColumn(double width, double height) const {
   const QRectF sr = scene_->sceneRect();
-  std::vector<double> xs;
+  const int n = int(model_->nodes.size());
+  constexpr int kInput = 1000;  // one input outweighs any number of other boxes
+  std::vector<std::pair<double, int>> xs;  // centre, weight
   for (GraphItem* it : items_)
-    if (it && it->sceneBoundingRect().top() < sr.top() + height) xs.push_back(it->sceneBoundingRect().center().x());
+    if (it && it->sceneBoundingRect().top() < sr.top() + height) {
+      const bool input = it->id() < n && model_->nodes[it->id()].kind == VisualKind::Input;
+      xs.push_back({it->sceneBoundingRect().center().x(), input ? kInput : 1});
+    }
   if (xs.empty()) return sr.center().x();
   std::sort(xs.begin(), xs.end());
-  size_t best = 0, bestCount = 0;
+  size_t best = 0, bestEnd = 1;
+  long bestWeight = -1, weight = 0;
   for (size_t a = 0, b = 0; a < xs.size(); ++a) {
-    while (b < xs.size() && xs[b] - xs[a] <= width - 80) ++b;
-    if (b - a > bestCount) bestCount = b - a, best = a;
+    while (b < xs.size() && xs[b].first - xs[a].first <= width - 80) weight += xs[b++].second;
+    if (weight > bestWeight) bestWeight = weight, best = a, bestEnd = b;
+    weight -= xs[a].second;
   }
-  return (xs[best] + xs[best + bestCount - 1]) / 2;
+  return (xs[best].first + xs[bestEnd - 1].first) / 2;
 }
 
 // The overview renders the whole scene: in an event of its own, so that
