@@ -805,6 +805,53 @@ class TestGraphView : public QObject {
     }
     QVERIFY2(onScreen.size() >= 5, qPrintable(QString::number(onScreen.size())));
     QVERIFY(inputs >= 1);
+    // Issue #23: its 128 caches, each read by one layer, opened as one row of 128 boxes
+    // above the folded layers. Each goes with its layer (and folds with it).
+    QVERIFY(p->methods[0].inputs.size() > 128);
+    int topInputs = 0, inLayers = 0;
+    for (const auto& n : g.nodes) {
+      if (n.kind != ui::VisualKind::Input) continue;
+      bool folded = false;
+      for (int k = n.group; k >= 0; k = g.groups[k].parent) folded |= g.groups[k].repeat > 0;
+      topInputs += n.group < 0;
+      inLayers += folded;
+    }
+    QVERIFY2(topInputs <= 4, qPrintable(QString::number(topInputs)));
+    QVERIFY2(inLayers >= 128, qPrintable(QString::number(inLayers)));
+    QVERIFY2(v.visibleItemCount() < 40, qPrintable(QString::number(v.visibleItemCount())));
+  }
+
+  // Issue #23: the KV caches' write-backs at the end of an exported llama
+  // (a copy_ into each layer's two buffers) were one wide row of boxes under
+  // the folded layers, each with a long edge from it. Each goes with the
+  // layer that computes what it writes, and folds with it.
+  void cacheWriteBacksFoldWithTheirLayers() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 16;
+    auto p = exportedPte(dir.path(), "llama", o);
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    const auto g = ui::GraphModel::build(m);
+    int copies = 0, folded = 0;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      const auto& n = g.nodes[g.nodeOfMethodNode[i]];
+      if (!n.title.starts_with("copy_")) continue;
+      ++copies;
+      for (int k = n.group; k >= 0; k = g.groups[k].parent)
+        if (g.groups[k].repeat == 16) {
+          ++folded;
+          break;
+        }
+    }
+    QCOMPARE(copies, 32);
+    QCOMPARE(folded, 32);
+    GraphView v;
+    v.resize(1140, 740);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    QVERIFY2(v.visibleItemCount() < 30, qPrintable(QString::number(v.visibleItemCount())));
   }
 
   // Issue #23: the exported 32-layer llama (MHA) opened onto the end of the

@@ -728,6 +728,88 @@ void placeWeights(GraphModel& g) {
   placeUnusedWeightsByName(g, consumers);
 }
 
+// A program with many inputs (static attention: every layer's caches come in
+// as inputs, 128 of them) would open onto one wide row of them above its
+// folded layers. An input read only inside one group goes into that group
+// (the innermost holding all its readers), so it folds with it and shows
+// beside its readers when the group is opened; inputs read at the top level
+// or by several groups stay where they were.
+void placeInputsWithUsers(GraphModel& g) {
+  constexpr size_t kManyInputs = 16;
+  std::vector<int> inputs;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == VisualKind::Input && g.nodes[i].node < 0 && g.nodes[i].group < 0) inputs.push_back(int(i));
+  if (inputs.size() <= kManyInputs) return;
+  std::vector<int> common(g.nodes.size(), -2);  // -2: no reader yet
+  auto meet = [&](int a, int b) {
+    for (int x = a; x >= 0; x = g.groups[x].parent)
+      for (int y = b; y >= 0; y = g.groups[y].parent)
+        if (x == y) return x;
+    return -1;
+  };
+  for (const GraphEdge& e : g.edges) {
+    int& c = common[e.from];
+    const int reader = g.nodes[e.to].group;
+    c = c == -2 ? reader : c < 0 ? -1 : meet(c, reader);
+  }
+  for (int i : inputs) {
+    int c = common[i];
+    while (c >= 0 && g.groups[c].delegate) c = g.groups[c].parent;  // never inside a delegate's payload
+    if (c >= 0) g.nodes[i].group = c;
+  }
+}
+
+// The same for the caches' write-backs at a program's end (a copy_ into each
+// layer's buffers, 64 for 32 layers), drawn as one wide row below the folded
+// layers with a long edge each: an operator at the top level that nothing
+// but the outputs reads, and whose arguments come from one group (its
+// constants aside), goes into that group.
+void placeWriteBacksWithProducers(GraphModel& g) {
+  constexpr size_t kMany = 16;
+  auto meet = [&](int a, int b) {
+    for (int x = a; x >= 0; x = g.groups[x].parent)
+      for (int y = b; y >= 0; y = g.groups[y].parent)
+        if (x == y) return x;
+    return -1;
+  };
+  std::vector<std::vector<int>> producers(g.nodes.size());
+  std::vector<char> read(g.nodes.size(), 0);
+  for (const GraphEdge& e : g.edges) {
+    producers[e.to].push_back(e.from);
+    if (g.nodes[e.to].kind != VisualKind::Output) read[e.from] = 1;
+  }
+  std::vector<std::pair<int, int>> moves;  // node, group
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    if (n.node < 0 || n.group >= 0 || read[i] || n.kind == VisualKind::Delegate) continue;
+    int common = -2;
+    std::vector<int> in = producers[i];
+    for (size_t k = 0; k < in.size() && common != -1; ++k) {
+      const GraphNode& p = g.nodes[in[k]];
+      if (p.node < 0 && p.kind == VisualKind::View && p.group < 0) {  // a removed view: where its base comes from
+        in.insert(in.end(), producers[in[k]].begin(), producers[in[k]].end());
+        continue;
+      }
+      if (isWeight(p) || p.kind == VisualKind::Input) continue;
+      common = common == -2 ? p.group : p.group < 0 ? -1 : meet(common, p.group);
+    }
+    while (common >= 0 && g.groups[common].delegate) common = g.groups[common].parent;
+    if (common >= 0) moves.push_back({int(i), common});
+  }
+  if (moves.size() <= kMany) return;
+  std::vector<int> moved(g.nodes.size(), -1);
+  for (auto [i, grp] : moves) g.nodes[i].group = moved[i] = grp;
+  for (GraphNode& n : g.nodes)  // its constants, and the removed views only it reads, go with it
+    if (n.host >= 0 && moved[n.host] >= 0) n.group = moved[n.host];
+  std::vector<int> to(g.nodes.size(), -2);
+  for (const GraphEdge& e : g.edges)
+    to[e.from] = to[e.from] == -2 && moved[e.to] >= 0 ? moved[e.to] : -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    GraphNode& v = g.nodes[i];
+    if (v.node < 0 && v.kind == VisualKind::View && v.group < 0 && to[i] >= 0) v.group = to[i];
+  }
+}
+
 // Sibling groups doing the same thing (layers.0 … layers.31) read as one
 // family: a run of at least three consecutive indices whose groups hold the
 // same operator sequence gets a parent group, "layers.0-31", shown as one box.
@@ -818,6 +900,8 @@ GraphModel GraphModel::build(const Method& m) {
   foldIntoExecutionChunks(g, m);
   placeRemovedViews(g);
   placeWeights(g);
+  placeInputsWithUsers(g);
+  placeWriteBacksWithProducers(g);
   foldRepeatedSiblings(g);
   countNodesPerGroup(g);
   return g;
