@@ -810,15 +810,48 @@ void placeWriteBacksWithProducers(GraphModel& g) {
   }
 }
 
+// The last of a run of identical layers often runs more than the others:
+// what comes after it (the final norm, the last token's selection) is pulled
+// into it when a .pte is grouped by the names of its constants, where each
+// other layer's tail is the next layer's start. When it runs the same
+// operators as its siblings up to where its own differ, only the rest goes
+// out of it (to its parent), and it joins the family. False (nothing moved)
+// when it differs early, or the rest holds a delegate.
+bool trimLastMember(GraphModel& g, const std::vector<std::vector<int>>& inside, int member, int like) {
+  const std::vector<int>& mine = inside[member];
+  const std::vector<int>& theirs = inside[like];
+  size_t same = 0;
+  while (same < mine.size() && same < theirs.size() && g.nodes[mine[same]].title == g.nodes[theirs[same]].title) ++same;
+  if (same == mine.size() || same * 10 < theirs.size() * 9 || mine.size() - same > theirs.size() / 4) return false;
+  for (size_t k = same; k < mine.size(); ++k)
+    if (g.nodes[mine[k]].delegateCall >= 0 || (g.nodes[mine[k]].group >= 0 && g.groups[g.nodes[mine[k]].group].delegate)) return false;
+  const int parent = g.groups[member].parent;
+  std::vector<char> moved(g.nodes.size(), 0);
+  for (size_t k = same; k < mine.size(); ++k) {
+    moved[mine[k]] = 1;
+    g.nodes[mine[k]].group = parent;
+  }
+  // What is drawn with a moved operator moves with it: its constants, the removed views it reads.
+  for (GraphNode& n : g.nodes)
+    if (n.host >= 0 && moved[n.host]) n.group = parent;
+  for (const GraphEdge& e : g.edges)
+    if (moved[e.to] && g.nodes[e.from].kind == VisualKind::View && g.nodes[e.from].node < 0 && g.inGroup(e.from, member))
+      g.nodes[e.from].group = parent;
+  return true;
+}
+
 // Sibling groups doing the same thing (layers.0 … layers.31) read as one
 // family: a run of at least three consecutive indices whose groups hold the
 // same operator sequence gets a parent group, "layers.0-31", shown as one box.
 void foldRepeatedSiblings(GraphModel& g) {
   constexpr size_t kMinRun = 3;
-  std::vector<std::string> ops(g.groups.size());  // per group: the operators inside, in order
-  for (const GraphNode& n : g.nodes)
-    if (n.node >= 0 || n.delegateCall >= 0)
-      for (int grp = n.group; grp >= 0; grp = g.groups[grp].parent) ops[grp] += n.title + ";";
+  std::vector<std::vector<int>> inside(g.groups.size());  // per group: the operators inside (graph nodes), in order
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].node >= 0 || g.nodes[i].delegateCall >= 0)
+      for (int grp = g.nodes[i].group; grp >= 0; grp = g.groups[grp].parent) inside[grp].push_back(int(i));
+  std::vector<std::string> ops(g.groups.size());  // per group: the operators inside, as one string
+  for (size_t grp = 0; grp < g.groups.size(); ++grp)
+    for (int i : inside[grp]) ops[grp] += g.nodes[i].title + ";";
   // Siblings "<prefix>.<index>" by parent and prefix, ordered by index.
   std::map<std::pair<int, std::string>, std::map<long, int>> families;
   for (size_t i = 0; i < g.groups.size(); ++i) {
@@ -844,7 +877,11 @@ void foldRepeatedSiblings(GraphModel& g) {
       run.clear();
     };
     for (const auto& [index, grp] : members) {
-      if (!run.empty() && (index != run.back().first + 1 || ops[grp] != ops[run.back().second])) close();
+      const bool next = !run.empty() && index == run.back().first + 1;
+      if (!run.empty() && (!next || ops[grp] != ops[run.back().second])) {
+        const bool last = index == members.rbegin()->first;
+        if (!(next && last && run.size() + 1 >= kMinRun && trimLastMember(g, inside, grp, run.back().second))) close();
+      }
       run.push_back({index, grp});
     }
     close();
