@@ -502,6 +502,35 @@ class TestGraphView : public QObject {
     QCOMPARE(v.expandedGroups(), before);
   }
 
+  // Compare mode carries the open groups to the next pass's graph
+  // (setExpandedGroups): those a selection opened came back as if opened by
+  // hand, so that selecting around while stepping left more and more layers
+  // open in both panes (seconds per layout on the static-attention .pte).
+  // They stay the next selection's to close.
+  void revealedGroupsCarryToTheNextGraph() {
+    auto p = sample("llama", 8);
+    const Method& m = p->methods[0];
+    GraphView v;
+    v.resize(900, 700);
+    v.show();
+    v.setGraph(p, 0);
+    QVERIFY(settle(v));
+    QVERIFY(v.setGroupCollapsed("layers.4", false));  // by hand
+    QVERIFY(settle(v));
+    v.selectNode(nodeInModule(m, "layers.2.feed_forward"));
+    QVERIFY(settle(v));
+    const QStringList open = v.expandedGroups();
+    QVERIFY(open.contains("layers.2") && open.contains("layers.4"));
+    v.setGraph(p, 0);  // the next pass's snapshot, with the same groups open
+    v.setExpandedGroups(open);
+    QVERIFY(settle(v));
+    QVERIFY(!v.isGroupCollapsed("layers.2") && !v.isGroupCollapsed("layers.4"));
+    v.selectNode(nodeInModule(m, "layers.6.attention", "mm"));
+    QVERIFY(settle(v));
+    QVERIFY(v.isGroupCollapsed("layers.2"));
+    QVERIFY(!v.isGroupCollapsed("layers.4") && !v.isGroupCollapsed("layers.6"));
+  }
+
   void findNextAndPrevious() {
     auto p = sample("mlp");
     const Method& m = p->methods[0];

@@ -83,6 +83,7 @@ void GraphView::forgetGraph() {
   marks_.clear();
   collapsed_.clear();
   openedByReveal_.clear();
+  revealedBefore_.clear();
   expandOnModel_.clear();
   groupChanged_.clear();
   groupChangedCount_.clear();
@@ -93,7 +94,13 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
   if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return clear();
   // The previous picture stays up, dimmed and inert, until the new layout replaces it:
   // a blank canvas between two passes loses the reader's place.
+  // What the last selection opened stays the next selection's to close if the new graph
+  // opens it again (setExpandedGroups, compare mode keeping its groups from pass to pass).
+  QStringList revealed;
+  if (model_)
+    for (int g : openedByReveal_) revealed << QString::fromStdString(model_->groups[g].path);
   forgetGraph();
+  revealedBefore_ = std::move(revealed);
   stale_ = !scene_->items().isEmpty();
   view_->viewport()->update();
   clock_.start();
@@ -131,8 +138,12 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
     for (const QString& path : std::exchange(expandOnModel_, {})) {
       const std::string p = path.toStdString();
       for (size_t g = 0; g < model_->groups.size(); ++g)
-        if (model_->groups[g].path == p) collapsed_[g] = 0;
+        if (model_->groups[g].path == p && collapsed_[g]) {
+          collapsed_[g] = 0;
+          if (revealedBefore_.contains(path)) openedByReveal_.push_back(int(g));
+        }
     }
+    revealedBefore_.clear();
     if (pendingSelect_ >= 0) {
       int graphNode = model_->nodeOfMethodNode[pendingSelect_];
       for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)

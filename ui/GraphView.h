@@ -163,6 +163,7 @@ class GraphView : public QWidget {
   /// Groups the last selection or find hit opened to reveal its node (closed by the next one
   /// that has to open groups); groups the user opens are not in it.
   std::vector<int> openedByReveal_;
+  QStringList revealedBefore_;  ///< paths openedByReveal_ held in the previous graph (see setGraph)
   std::vector<int> groupMarks_;  ///< per group: 1 added, 2 modified inside
 
   // The layout on screen.
