@@ -49,8 +49,10 @@ const char* kUsageText =
     "  inspect FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--size [--against OTHER] [--full]] [--json]\n"
     "      Verify a program and print what is inside. For an ExecuTorch program\n"
     "      (.pte, bundled .bpte): header, methods, inputs and outputs, operators,\n"
-    "      delegates, constants, and per mem_id the arena size, lower bound and\n"
-    "      overlap check; --ptd resolves external tensors against data files;\n"
+    "      delegates, constants, and per mem_id the arena size, lower bound (as\n"
+    "      ordered, and in a memory-aware order with in-place reuse: the\n"
+    "      studio_memory_aware_order extension) and overlap check; --ptd\n"
+    "      resolves external tensors against data files;\n"
     "      --etrecord links each instruction to its module and source line\n"
     "      through the ETRecord written with the .pte (its debug handles).\n"
     "      For a torch.export archive (.pt2, either generation) or an ETRecord:\n"
@@ -77,8 +79,9 @@ const char* kUsageText =
     "            [--json] [--trace OUT.json] [--csv OUT.csv]\n"
     "      Re-plan the memory of an ExecuTorch program (.pte; a .pt2 is lowered\n"
     "      with the default config first): per method and mem_id the arena\n"
-    "      stored in the file, the new arena, the lower bound\n"
-    "      and the ratios, and the tensors alive where memory peaks. --trace\n"
+    "      stored in the file, the new arena, the lower bound (and the bound\n"
+    "      in a memory-aware order, studio_memory_aware_order) and the ratios,\n"
+    "      and the tensors alive where memory peaks. --trace\n"
     "      writes a Chrome/Perfetto trace (1 us = 1 step), --csv every tensor.\n"
     "      The default algorithm is the suite (et-greedy and best-fit, smallest\n"
     "      total kept).\n"
@@ -531,6 +534,7 @@ void printPlansJson(const std::string& file, const std::vector<MethodPlan>& plan
                         {"stored", a.stored ? nlohmann::json(*a.stored) : nlohmann::json(nullptr)},
                         {"planned", a.planned},
                         {"lower_bound", a.lowerBound},
+                        {"reordered_bound", a.reorderedBound},
                         {"peak_step", a.peakStep},
                         {"fragmentation", a.fragmentation()},
                         {"peak_tensors", peak}});
@@ -551,6 +555,9 @@ void printPlansText(const std::string& file, const std::vector<MethodPlan>& plan
           << ", planned " << a.planned << ", lower bound " << a.lowerBound << " bytes; stored/bound "
           << (a.stored ? ratio(*a.stored, a.lowerBound) : std::string("-")) << ", planned/bound "
           << ratio(a.planned, a.lowerBound) << "\n";
+      if (a.reorderedBound)
+        out << "    beyond ExecuTorch: lower bound " << a.reorderedBound
+            << " bytes in a memory-aware order with in-place reuse (studio_memory_aware_order)\n";
       if (a.peak.empty()) continue;
       out << "    peak at step " << a.peakStep << ": " << a.peak.size() << " tensors alive, largest first:\n";
       for (size_t k = 0; k < std::min<size_t>(a.peak.size(), 10); ++k) {

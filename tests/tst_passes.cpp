@@ -9,7 +9,9 @@
 #include "engine/samples/SampleZoo.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/passes/Passes.h"
+#include "engine/planning/MemoryAwareOrder.h"
 #include "tests/TestSupport.h"
 
 using namespace lstudio;
@@ -74,6 +76,49 @@ Program cacheUpdate(bool readCacheAfter) {
   b.bufferMutation(updated, "cache");
   b.output(y);
   return finish(b, "cache");
+}
+
+/// Two branches that each make a large tensor and reduce it: x[64, 64] -> mm(x, x) -> mm(., v[64, 1]),
+/// twice, summed. As written both large products are alive at once; a memory-aware order
+/// finishes one branch before starting the other.
+Program twoBranches() {
+  GraphBuilder b;
+  TensorRef x = b.input("x", F, {64, 64});
+  TensorRef v = b.parameter("v", F, {64, 1});
+  TensorRef a1 = b.op("aten.mm.default", {x, x});
+  TensorRef b1 = b.op("aten.mm.default", {x, x});
+  TensorRef a2 = b.op("aten.mm.default", {a1, v});
+  TensorRef b2 = b.op("aten.mm.default", {b1, v});
+  b.output(b.op("aten.add.Tensor", {a2, b2}));
+  return finish(b, "branches");
+}
+
+/// The program after the whole pipeline under `c`.
+Program lowered(Program p, const ExecutorchBackendConfig& c) {
+  Pipeline pipe(std::make_shared<const Program>(std::move(p)), c);
+  pipe.runToEnd();
+  if (pipe.failed()) qFatal("the pipeline failed");
+  return *pipe.current();
+}
+
+/// Every value a node reads is a graph input, a constant, or written by an earlier node.
+bool readsFollowWrites(const Method& m) {
+  std::vector<bool> ready(m.values.size(), false);
+  for (ValueId v : m.inputs) ready[v] = true;
+  for (size_t i = 0; i < m.values.size(); ++i)
+    if (const TensorSpec* t = m.values[i].tensorIf(); !t || !t->data.empty() || t->external) ready[i] = true;
+  for (const Node& n : m.nodes) {
+    for (ValueId a : n.args)
+      if (std::find(n.outputs.begin(), n.outputs.end(), a) == n.outputs.end() && !ready[a]) return false;
+    for (ValueId o : n.outputs) ready[o] = true;
+  }
+  return true;
+}
+
+const TensorSpec& tensorNamed(const Method& m, const std::string& name) {
+  for (const Value& v : m.values)
+    if (v.name == name && v.isTensor()) return v.tensor();
+  qFatal("no tensor %s", name.c_str());
 }
 
 }  // namespace
@@ -561,6 +606,105 @@ class TestPasses : public QObject {
     QCOMPARE(last.nodes[r.diagnostics[0].node].name, m.nodes[relu].name);
   }
 
+  // ---- MemoryAwareOrderPass and in-place reuse (studio_memory_aware_order) ----
+  // Beyond ExecuTorch, which has no such field: ExecuTorch plans in the given
+  // order. The conformance script tests/conformance/memory_order.py runs the
+  // files made this way in ExecuTorch's runtime (outputs bit-identical).
+  void memoryAwareOrderLowersThePeak() {
+    ExecutorchBackendConfig c;
+    Program plain = lowered(twoBranches(), c);
+    c.studioMemoryAwareOrder = true;
+    Program ordered = lowered(twoBranches(), c);
+    const Method &a = plain.methods[0], &b = ordered.methods[0];
+    // As written: x, mm and mm_1 (16 KiB each) alive together. Reordered: x and one product,
+    // plus a 256-byte result.
+    QCOMPARE(a.nonConstBufferSizes.at(1), int64_t(3 * 16384));
+    QCOMPARE(b.nonConstBufferSizes.at(1), int64_t(2 * 16384 + 256));
+    QVERIFY(readsFollowWrites(b));
+    std::vector<std::string> order;
+    for (const Node& n : b.nodes) order.push_back(n.name);
+    QCOMPARE(order, (std::vector<std::string>{"mm", "mm_2", "mm_1", "mm_3", "add"}));
+    // The stored plan of the plain program knows the bound a reordering would reach.
+    MemoryPlanReport r = analyzeMemoryPlan(a);
+    addReorderedBounds(a, r);
+    QCOMPARE(r.arenas.at(0).lowerBound, uint64_t(3 * 16384));
+    QCOMPARE(r.arenas.at(0).reorderedBound, uint64_t(2 * 16384 + 256));
+    // Off (the default), the pass is skipped and the order is the given one.
+    QVERIFY(!passes::memoryAwareOrder()->enabled(ExecutorchBackendConfig{}));
+  }
+
+  void memoryAwareOrderKeepsWritesInOrder() {
+    // A buffer written in place (index_put_ after reinplace) and read before: the read stays
+    // before the write, whatever the sizes say.
+    ExecutorchBackendConfig c;
+    c.runReinplacePass = true;
+    c.studioMemoryAwareOrder = true;
+    Program p = lowered(cacheUpdate(false), c);
+    QVERIFY(readsFollowWrites(p.methods[0]));
+    // index_put's indices are an optional tensor list; a None item (kNoValue, as in
+    // cache[:, pos] = v) is no value to order by (it was read as values[-1]; ASan saw it).
+    Method& m = p.methods[0];
+    size_t lists = 0;
+    for (Value& v : m.values)
+      if (auto* ol = std::get_if<OptionalTensorList>(&v.payload)) ol->items.insert(ol->items.begin(), kNoValue), ++lists;
+    QVERIFY(lists > 0);
+    auto problem = orderProblem(m, {nullptr, [](ValueId) { return OrderStorage{16, false, false}; }});
+    QVERIFY(problem.ok());
+    for (size_t i = 0; i < problem->preds.size(); ++i)
+      for (int32_t d : problem->preds[i]) QVERIFY(static_cast<size_t>(d) < i);
+    for (const auto& t : problem->touches)
+      for (int32_t x : t) QVERIFY(problem->roots.at(static_cast<size_t>(x)) >= 0);
+  }
+
+  void inPlaceReuseOfDyingArguments() {
+    // r = relu(a): a dies there, so r takes a's bytes; y = add(r, a) reads a again, so relu
+    // may not write over a, and y takes r's bytes (r dies at the add).
+    auto build = [](bool readAAgain) {
+      GraphBuilder b;
+      TensorRef x = b.input("x", F, {16, 16});
+      TensorRef a = b.op("aten.mm.default", {x, x});
+      TensorRef r = b.op("aten.relu.default", {a});
+      b.output(b.op("aten.add.Tensor", {r, readAAgain ? a : r}));
+      return finish(b, "inplace");
+    };
+    ExecutorchBackendConfig c;
+    c.studioMemoryAwareOrder = true;
+    Program shared = lowered(build(false), c);
+    const Method& m = shared.methods[0];
+    QVERIFY(tensorNamed(m, "relu").slot->offset == tensorNamed(m, "mm").slot->offset);
+    QVERIFY(tensorNamed(m, "add").slot->offset == tensorNamed(m, "relu").slot->offset);
+    QVERIFY(analyzeMemoryPlan(m).overlapFree());
+    Program kept = lowered(build(true), c);
+    const Method& k = kept.methods[0];
+    QVERIFY(tensorNamed(k, "relu").slot->offset != tensorNamed(k, "mm").slot->offset);
+    QVERIFY(tensorNamed(k, "add").slot->offset == tensorNamed(k, "relu").slot->offset);
+    QVERIFY(analyzeMemoryPlan(k).overlapFree());
+    // Off: no result shares an argument's bytes.
+    Program plain = lowered(build(false), ExecutorchBackendConfig{});
+    QVERIFY(tensorNamed(plain.methods[0], "relu").slot->offset != tensorNamed(plain.methods[0], "mm").slot->offset);
+    // Broadcasting: a [16, 1] argument is never written over by a [16, 16] result.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {16, 16});
+    TensorRef col = b.op("aten.mm.default", {x, b.parameter("w", F, {16, 1})});
+    b.output(b.op("aten.mul.Tensor", {b.op("aten.mm.default", {x, x}), col}));
+    Program bc = finish(b, "broadcast");
+    const Method& bm = bc.methods[0];
+    QCOMPARE(overwritableArgument(bm, bm.nodes.back()), bm.nodes.back().args[0]);
+    QVERIFY(overwritableArgument(bm, bm.nodes.back()) != col.id);
+  }
+
+  void memoryAwareOrderInConfigAndPython() {
+    auto c = configFromJson(R"({"studio_memory_aware_order": true})");
+    QVERIFY(c.ok());
+    QVERIFY(c->studioMemoryAwareOrder);
+    QVERIFY(configToJson(*c).find("\"studio_memory_aware_order\": true") != std::string::npos);
+    // ExecuTorch has no such field: Copy as Python says so in a comment, not as an argument.
+    std::string py = configToPython(*c);
+    QVERIFY(py.find("# studio_memory_aware_order=True: beyond ExecuTorch") != std::string::npos);
+    QVERIFY(py.find("    studio_memory_aware_order") == std::string::npos);
+    QVERIFY(configToPython(ExecutorchBackendConfig{}).find("studio_memory_aware_order") == std::string::npos);
+  }
+
   // ---- order and gating ----
   void passOrderIsExecuTorchs() {
     std::vector<std::string> names;
@@ -572,7 +716,8 @@ class TestPasses : public QObject {
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",
-        "ReplaceViewCopyWithViewPass", "SymShapeEvalPass", "ToOutVarPass", "ExternalConstantsPass", "MemoryPlanningPass"};
+        "ReplaceViewCopyWithViewPass", "SymShapeEvalPass", "ToOutVarPass", "ExternalConstantsPass", "MemoryAwareOrderPass",
+        "MemoryPlanningPass"};
     QCOMPARE(names, expected);
     ExecutorchBackendConfig c;
     QVERIFY(!passes::quantFusion()->enabled(c));

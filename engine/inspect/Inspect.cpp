@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/planning/MemoryAwareOrder.h"
 #include "engine/support/FormatUtil.h"
 
 namespace lstudio {
@@ -145,7 +146,10 @@ ProgramSummary summarize(const Program& p, const std::vector<DataFile>& dataFile
       ++c.count;
       c.bytes += nb;
     }
-    if (p.format == SourceFormat::Pte) ms.plan = analyzeMemoryPlan(m);
+    if (p.format == SourceFormat::Pte) {
+      ms.plan = analyzeMemoryPlan(m);
+      addReorderedBounds(m, ms.plan);
+    }
     else summarizeGraph(m, ms);
     s.methods.push_back(std::move(ms));
   }
@@ -264,6 +268,10 @@ std::string toText(const ProgramSummary& s) {
       o << "    mem_id " << a.memId << ": arena " << a.size << " bytes, lower bound " << a.lowerBound
         << " bytes (peak at step " << a.peakStep << "), ratio " << ratioString(a) << ", " << a.tensors
         << " tensors in " << a.storages << " storages\n";
+    for (const auto& a : m.plan.arenas)
+      if (a.reorderedBound)
+        o << "    mem_id " << a.memId << ": lower bound " << a.reorderedBound
+          << " bytes in a memory-aware order with in-place reuse (studio_memory_aware_order, beyond ExecuTorch)\n";
     o << "    overlap check: "
       << (m.plan.overlapFree() ? std::string("ok") : std::to_string(m.plan.overlapCount) + " overlapping pairs")
       << "\n";
@@ -356,6 +364,7 @@ nlohmann::json toJson(const ProgramSummary& s) {
       jm["arenas"].push_back({{"mem_id", a.memId},
                               {"size", a.size},
                               {"lower_bound", a.lowerBound},
+                              {"reordered_bound", a.reorderedBound},
                               {"ratio", a.ratio()},
                               {"peak_step", a.peakStep},
                               {"high_water", a.highWater},

@@ -62,7 +62,7 @@ Status checkKnownFields(const json& j, const std::string& file) {
                                 "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
                                 "remove_view_copy", "external_constants", "external_mutable_weights",
                                 "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
-                                "reinplace_extra_ops"};
+                                "reinplace_extra_ops", "studio_memory_aware_order"};
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -239,7 +239,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
                            std::pair{"external_mutable_weights", &c.externalMutableWeights},
                            std::pair{"emit_mutable_buffer_names", &c.emitMutableBufferNames},
                            std::pair{"do_quant_fusion_and_const_prop", &c.doQuantFusionAndConstProp},
-                           std::pair{"run_reinplace_pass", &c.runReinplacePass}})
+                           std::pair{"run_reinplace_pass", &c.runReinplacePass},
+                           std::pair{"studio_memory_aware_order", &c.studioMemoryAwareOrder}})
     if (!(s = read.boolean(j, key, *into, key))) return s.error();
   if (!(s = read.unsignedInt(j, "segment_alignment", c.segmentAlignment, "segment_alignment"))) return s.error();
   for (auto [key, into] : {std::pair{"constant_tensor_alignment", &c.constantTensorAlignment},
@@ -293,7 +294,8 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
             {"emit_mutable_buffer_names", c.emitMutableBufferNames},
             {"do_quant_fusion_and_const_prop", c.doQuantFusionAndConstProp},
             {"run_reinplace_pass", c.runReinplacePass},
-            {"reinplace_extra_ops", c.reinplaceExtraOps}};
+            {"reinplace_extra_ops", c.reinplaceExtraOps},
+            {"studio_memory_aware_order", c.studioMemoryAwareOrder}};
   return j.dump(2) + "\n";
 }
 

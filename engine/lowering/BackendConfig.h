@@ -69,6 +69,11 @@ struct ExecutorchBackendConfig {
   bool doQuantFusionAndConstProp = false;
   bool runReinplacePass = false;
   std::vector<std::string> reinplaceExtraOps;
+  /// studio_memory_aware_order, beyond ExecuTorch (which has no such field):
+  /// operators reordered to lower the peak of live bytes before memory
+  /// planning, and elementwise results written over an argument that dies at
+  /// them. Off by default; Copy as Python writes it as a comment.
+  bool studioMemoryAwareOrder = false;
 
   /// Every field with ExecuTorch's name; power-of-two alignments, known modes,
   /// operator lists of known operators (preserve_ops: ATen, not views).

@@ -181,6 +181,10 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
     out += "    reinplace_extra_ops=frozenset({" + list.substr(1, list.size() - 2) + "}),\n";
   }
   out += ")\n";
+  if (c.studioMemoryAwareOrder)
+    out += "# studio_memory_aware_order=True: beyond ExecuTorch, which has no such field. The studio\n"
+           "# reorders operators before memory planning to lower the peak of live bytes and writes\n"
+           "# elementwise results over arguments that die there; ExecuTorch plans in the given order.\n";
   return out;
 }
 

@@ -17,8 +17,9 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
           // edge_to_executorch_passes
           legalizePortableDimOrder(), specProp(), propagateDevice(), edgeToBackendOps(), removeGraphAsserts(),
           normalizeViewCopyBase(), deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
-          // constants tagged for .ptd files (external_constants, external_mutable_weights); planning is always last
-          externalConstants(), memoryPlanning()};
+          // constants tagged for .ptd files (external_constants, external_mutable_weights); planning is always
+          // last, after the studio's reordering when studio_memory_aware_order is on
+          externalConstants(), memoryAwareOrder(), memoryPlanning()};
 }
 
 size_t eliminateDeadCode(Method& m) {

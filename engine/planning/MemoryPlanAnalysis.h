@@ -51,6 +51,10 @@ struct ArenaStats {
   uint64_t highWater = 0;   ///< max over planned tensors of offset + size
   uint64_t lowerBound = 0;  ///< peak of summed live storage sizes (aligned)
   int32_t peakStep = -1;    ///< first step where the lower bound is reached
+  /// The bound another order of independent operators and in-place reuse of
+  /// dying arguments would give (studio_memory_aware_order; filled by
+  /// addReorderedBounds, else 0).
+  uint64_t reorderedBound = 0;
   size_t tensors = 0;
   size_t storages = 0;
   /// size / lowerBound (1.0 is optimal); 0 when the bound is 0.

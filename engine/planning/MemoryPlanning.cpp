@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/planning/EtGreedyPlanner.h"
+#include "engine/planning/MemoryAwareOrder.h"
 #include "engine/planning/Planners.h"
 
 namespace lstudio {
@@ -63,6 +64,7 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
     return Error{ErrorCode::Invalid, {}, std::nullopt, "planning algorithm", names, options.algorithm};
   }
   MemoryPlanReport stored = analyzeMemoryPlan(m);
+  addReorderedBounds(m, stored);
   uint64_t alignment = options.alignment ? options.alignment : (stored.tensors.empty() ? 16 : stored.alignment);
   mp.problem.alignment = alignment;
   // ExecuTorch's collection order survives in the value table: the emitter
@@ -107,6 +109,8 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
     a.lowerBound = id < bounds.size() ? bounds[id] : 0;
     if (a.lowerBound > 0) a.padding = etGreedyExtraPadding(m);  // required, not waste
     a.lowerBound += a.padding;
+    for (const ArenaStats& st : stored.arenas)
+      if (st.memId == id) a.reorderedBound = st.reorderedBound;
     // The peak: sweep the steps, then list who is alive there.
     std::vector<std::pair<int64_t, int64_t>> ev;
     for (const auto& t : mp.problem.tensors)

@@ -39,6 +39,9 @@ struct ArenaPlan {
   uint64_t planned = 0;
   uint64_t lowerBound = 0;  ///< includes `padding`
   uint64_t padding = 0;     ///< bytes ExecuTorch adds after the last tensor (XNNPACK programs)
+  /// The bound of the stored plan's method in a memory-aware order with
+  /// in-place reuse (studio_memory_aware_order); 0 when it cannot be reordered.
+  uint64_t reorderedBound = 0;
   int32_t peakStep = -1;
   /// 1 - lowerBound / planned: the share of the arena no schedule can use.
   double fragmentation() const { return planned ? 1.0 - double(lowerBound) / double(planned) : 0.0; }

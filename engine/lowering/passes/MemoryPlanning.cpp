@@ -3,25 +3,23 @@
 // kept), with lifetimes in node order, graph inputs and outputs planned or
 // not per alloc_graph_input/output, mutable buffers and trained weights
 // (weights with a gradient, returned by WeightsToOutputsPass) alive throughout, views
-// in their base's bytes. Arena sizes go to non_const_buffer_sizes.
+// in their base's bytes. Arena sizes go to non_const_buffer_sizes. With
+// studio_memory_aware_order an elementwise result also takes the bytes of an
+// argument that dies at its node (beyond ExecuTorch).
 #include <algorithm>
 #include <map>
 
 #include "engine/planning/EtGreedyPlanner.h"
+#include "engine/planning/MemoryAwareOrder.h"
 #include "engine/planning/MemoryPlanner.h"
 #include "engine/planning/Planners.h"
 #include "engine/lowering/passes/Passes.h"
+#include "engine/lowering/passes/PlannedStorage.h"
 
 namespace lstudio::passes {
 namespace {
 
 uint64_t alignUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
-
-/// The value whose bytes `v` lives in: a view's base, through views of views.
-ValueId storageRoot(const Method& m, ValueId v) {
-  while (m.values[v].isTensor() && m.values[v].tensor().viewOf != kNoValue) v = m.values[v].tensor().viewOf;
-  return v;
-}
 
 using Lifetimes = std::map<ValueId, std::pair<int32_t, int32_t>>;  // storage root -> first, last step
 
@@ -31,7 +29,7 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
   Lifetimes life;
   auto touch = [&](ValueId v, int32_t step) {
     if (v < 0 || !m.values[v].isTensor()) return;
-    ValueId r = storageRoot(m, v);
+    ValueId r = storageRootOf(m, v);
     auto [it, fresh] = life.try_emplace(r, step, step);
     if (!fresh) it->second = {std::min(it->second.first, step), std::max(it->second.second, step)};
   };
@@ -48,56 +46,44 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
   return life;
 }
 
-/// What each value is to the method's signature, as the alloc_* options ask.
-struct TensorRoles {
-  std::vector<bool> isInput, isOutput, isMutable, trained;
-  std::vector<ValueId> sharedState;  ///< mutable buffers planned across methods, in signature order
-};
+using SharedBytes = std::map<ValueId, ValueId>;  // a result's storage root -> the root whose bytes it takes
 
-TensorRoles tensorRoles(const Method& m, const MemoryPlanningConfig& mc) {
-  TensorRoles roles;
-  roles.isInput.assign(m.values.size(), false);
-  roles.isOutput.assign(m.values.size(), false);
-  roles.isMutable.assign(m.values.size(), false);
-  roles.trained.assign(m.values.size(), false);
-  for (ValueId v : m.inputs) roles.isInput[v] = true;
-  for (ValueId v : m.outputs) roles.isOutput[storageRoot(m, v)] = true;
-  for (const auto& o : m.signature.outputs)
-    if (o.kind == OutputSpec::Kind::Token && o.value >= 0)  // a trained weight (WeightsToOutputsPass)
-      for (const auto& in : m.signature.inputs)
-        if ((in.kind == InputSpec::Kind::Parameter || in.kind == InputSpec::Kind::Buffer) && in.value == o.value)
-          roles.trained[in.value] = true;  // a Buffer: a trained weight of a de-lowered training .pte
-  for (const auto& in : m.signature.inputs)
-    if (in.kind == InputSpec::Kind::Buffer)
-      for (const auto& o : m.signature.outputs)
-        if (o.kind == OutputSpec::Kind::BufferMutation && in.target == o.target && !roles.isMutable[in.value]) {
-          roles.isMutable[in.value] = true;
-          if (mc.shareMutableBuffers && mc.allocMutableBuffers) roles.sharedState.push_back(in.value);
-        }
-  return roles;
+/// studio_memory_aware_order: an elementwise result takes the bytes of an
+/// argument that dies at its node (overwritableArgument), both planned and
+/// neither state nor a graph input; `life` then holds the pair as one storage.
+SharedBytes shareDyingArguments(const Method& m, const MemoryPlanningConfig& mc, const TensorRoles& roles,
+                                Lifetimes& life) {
+  SharedBytes shares;
+  for (int32_t i = 0; i < static_cast<int32_t>(m.nodes.size()); ++i) {
+    ValueId arg = overwritableArgument(m, m.nodes[i]);
+    if (arg == kNoValue) continue;
+    ValueId in = storageRootOf(m, arg), out = m.nodes[i].outputs[0];
+    if (auto it = shares.find(in); it != shares.end()) in = it->second;
+    auto li = life.find(in), lo = life.find(out);
+    if (in == out || li == life.end() || lo == life.end() || li->second.second != i || lo->second.first != i ||
+        roles.isInput[in])
+      continue;
+    auto pi = plannedStorage(m, mc, roles, in), po = plannedStorage(m, mc, roles, out);
+    if (!pi || !po || pi->wholeLife || po->wholeLife || pi->bytes != po->bytes) continue;
+    li->second.second = lo->second.second;
+    life.erase(lo);
+    shares[out] = in;
+  }
+  return shares;
 }
 
 /// The tensors the planner places in mem_id 1 (their values in `planned`), with their
 /// aligned sizes and lifetimes.
 PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const Lifetimes& life,
                         const TensorRoles& roles, int32_t lastStep, std::vector<ValueId>& planned) {
-  const auto& [isInput, isOutput, isMutable, trained, sharedState] = roles;
   PlanProblem problem;
   problem.alignment = mc.alignment;
   for (auto& [v, span] : life) {
-    const TensorSpec& t = m.values[v].tensor();
-    bool constant = !t.data.empty() || t.external;
-    if (constant && !(isMutable[v] && mc.allocMutableBuffers) && !trained[v]) continue;  // constants live in the program
-    // Mutable buffers are planned whatever alloc_graph_input/output say; a
-    // trained weight is a graph input and (weights_to_outputs) an output, so
-    // either option leaves it to the caller, as in ExecuTorch.
-    if (isInput[v] && !isMutable[v] && !mc.allocGraphInput) continue;
-    if (isOutput[v] && !isMutable[v] && !mc.allocGraphOutput) continue;
-    if (isMutable[v] && mc.shareMutableBuffers) continue;  // planned across methods, in mem_id 2
-    if (t.dynamism == ShapeDynamism::DynamicUnbound) continue;
+    std::optional<PlannedStorage> ps = plannedStorage(m, mc, roles, v);
+    if (!ps) continue;
     auto [first, last] = span;
-    if (isMutable[v] || trained[v]) first = 0, last = lastStep;  // state persists across calls
-    problem.tensors.push_back(PlanTensor{alignUp(t.nbytes().value_or(0), mc.alignment), first, last, 1});
+    if (ps->wholeLife) first = 0, last = lastStep;  // state persists across calls
+    problem.tensors.push_back(PlanTensor{ps->bytes, first, last, 1});
     planned.push_back(v);
   }
   // ExecuTorch 1.5 still places the result that wrote each mutated buffer
@@ -121,7 +107,7 @@ struct SharedBuffers {
 
 /// Every tensor's slot after plan `r`: the planned ones in mem_id 1, shared state in
 /// mem_id 2, views in their base's; all others none.
-void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResult& r,
+void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResult& r, const SharedBytes& shares,
                  const std::vector<ValueId>& sharedState, uint64_t alignment, SharedBuffers& shared) {
   auto bufferName = [&](ValueId v) {
     for (const auto& in : m.signature.inputs)
@@ -132,6 +118,7 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
     if (auto* t = std::get_if<TensorSpec>(&v.payload)) t->slot.reset();
   for (size_t i = 0; i < planned.size(); ++i)
     m.values[planned[i]].tensor().slot = PlannedSlot{1, r.offsets[i]};
+  for (auto [result, argument] : shares) m.values[result].tensor().slot = m.values[argument].tensor().slot;
   for (ValueId v : sharedState) {
     auto [it, fresh] = shared.offset.try_emplace(bufferName(v), shared.arena);
     if (fresh) shared.arena += alignUp(m.values[v].tensor().nbytes().value_or(0), alignment);
@@ -139,19 +126,23 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
   }
   for (Value& v : m.values)  // views take their base's slot
     if (auto* t = std::get_if<TensorSpec>(&v.payload); t && t->viewOf != kNoValue)
-      t->slot = m.values[storageRoot(m, t->viewOf)].tensor().slot;
+      t->slot = m.values[storageRootOf(m, t->viewOf)].tensor().slot;
 }
 
 /// Plans one method and writes its slots and arena sizes; a problem the planners
 /// cannot solve fails the pass with a diagnostic.
-void planMethod(Method& m, const MemoryPlanningConfig& mc, const PlannerSuite& suite, SharedBuffers& shared,
+void planMethod(Method& m, const ExecutorchBackendConfig& c, const PlannerSuite& suite, SharedBuffers& shared,
                 PassOutcome& out) {
+  const MemoryPlanningConfig& mc = c.memoryPlanning;
   // Outputs and state stay alive through the output node, one step past the
   // last node (ExecuTorch's lifetimes end there too).
   const int32_t lastStep = static_cast<int32_t>(m.nodes.size());
   TensorRoles roles = tensorRoles(m, mc);
   std::vector<ValueId> planned;
-  PlanProblem problem = planProblem(m, mc, lifetimes(m, lastStep), roles, lastStep, planned);
+  Lifetimes life = lifetimes(m, lastStep);
+  SharedBytes shares;
+  if (c.studioMemoryAwareOrder) shares = shareDyingArguments(m, mc, roles, life);
+  PlanProblem problem = planProblem(m, mc, life, roles, lastStep, planned);
   if (auto s = validateProblem(problem); !s) {
     out.failed = true;
     out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
@@ -163,7 +154,7 @@ void planMethod(Method& m, const MemoryPlanningConfig& mc, const PlannerSuite& s
     out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
     return;
   }
-  assignSlots(m, planned, r, roles.sharedState, mc.alignment, shared);
+  assignSlots(m, planned, r, shares, roles.sharedState, mc.alignment, shared);
   // ExecuTorch adds 64 bytes to every arena of a method holding an XNNPACK
   // delegate (its kernels may read past a tensor's end); with nothing planned
   // it stores [0, 0] (exir/memory_planning.py, _compute_total_sizes).
@@ -173,7 +164,10 @@ void planMethod(Method& m, const MemoryPlanningConfig& mc, const PlannerSuite& s
   out.changed = true;
   out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
                              m.name + ": " + std::to_string(planned.size()) + " tensors in " +
-                                 std::to_string(arena) + " bytes (" + r.algorithm + ")"});
+                                 std::to_string(arena) + " bytes (" + r.algorithm + ")" +
+                                 (shares.empty() ? std::string()
+                                                 : "; " + std::to_string(shares.size()) +
+                                                       " results written over an argument that dies there")});
 }
 
 class MemoryPlanning : public Pass {
@@ -192,7 +186,7 @@ class MemoryPlanning : public Pass {
         m.nonConstBufferSizes = {0};
         continue;
       }
-      planMethod(m, mc, suite, shared, out);
+      planMethod(m, c, suite, shared, out);
     }
     if (mc.shareMutableBuffers)  // every method names the shared arena, even when empty
       for (Method& m : p.methods)

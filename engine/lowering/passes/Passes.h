@@ -33,6 +33,8 @@ std::shared_ptr<const Pass> replaceViewCopyWithView();
 std::shared_ptr<const Pass> symShapeEval();
 std::shared_ptr<const Pass> toOutVar();
 std::shared_ptr<const Pass> externalConstants();
+/// Beyond ExecuTorch (studio_memory_aware_order): runs just before memoryPlanning.
+std::shared_ptr<const Pass> memoryAwareOrder();
 std::shared_ptr<const Pass> memoryPlanning();
 
 }  // namespace lstudio::passes
