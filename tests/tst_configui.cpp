@@ -85,6 +85,7 @@ class TestConfigUi : public QObject {
         {"external_mutable_weights", [](const ExecutorchBackendConfig& c) { return c.externalMutableWeights; }},
         {"do_quant_fusion_and_const_prop", [](const ExecutorchBackendConfig& c) { return c.doQuantFusionAndConstProp; }},
         {"run_reinplace_pass", [](const ExecutorchBackendConfig& c) { return c.runReinplacePass; }},
+        {"studio_memory_aware_order", [](const ExecutorchBackendConfig& c) { return c.studioMemoryAwareOrder; }},
     };
     int expected = 0;
     for (const Flag& f : flags) {

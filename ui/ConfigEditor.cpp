@@ -134,6 +134,11 @@ const char* tipFor(const QString& f) {
        "Experimental: rewrite functional operators to in-place ones when the input is not used afterwards."},
       {"reinplace_extra_ops",
        "Extra operators the reinplace pass may make in-place, comma separated (\"aten::index_put\")."},
+      {"studio_memory_aware_order",
+       "Beyond ExecuTorch, which has no such field: before memory planning, reorder operators that do not depend on "
+       "each other to lower the peak of live bytes (MemoryAwareOrderPass), and let elementwise results take the bytes "
+       "of an argument that dies there. The Memory Plan shows the bound this reaches beside the bound as ordered. "
+       "Copy as Python writes it as a comment."},
   };
   return tips.value(f, "");
 }
@@ -343,6 +348,7 @@ void ConfigEditor::buildUi() {
   addLayoutFields(form);
   addConstantFields(form);
   addOptionalPassFields(form);
+  addStudioFields(form);
   bodyLayout->addStretch();
   alignLabels(form);
 }
@@ -444,6 +450,12 @@ void ConfigEditor::addOptionalPassFields(Form& form) {
   form.checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
   form.checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
   form.operatorList("reinplace_extra_ops", [](auto& c) -> auto& { return c.reinplaceExtraOps; });
+}
+
+void ConfigEditor::addStudioFields(Form& form) {
+  // Fields ExecuTorch does not have: the studio's own, kept apart and named so.
+  form.group(tr("Beyond ExecuTorch (studio only)"));
+  form.checkBox("studio_memory_aware_order", &ExecutorchBackendConfig::studioMemoryAwareOrder);
 }
 
 void ConfigEditor::addEdgeFields(Form& form) {

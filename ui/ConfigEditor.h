@@ -69,6 +69,7 @@ class ConfigEditor : public QWidget {
   void addLayoutFields(Form& form);
   void addConstantFields(Form& form);
   void addOptionalPassFields(Form& form);
+  void addStudioFields(Form& form);
   void alignLabels(Form& form);
   /// Applies `change` to a copy of the config; commits it when valid, else shows why at the field.
   void propose(const QString& field, const std::function<bool(ExecutorchBackendConfig&, QString*)>& change);

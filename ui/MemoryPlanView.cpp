@@ -234,6 +234,9 @@ void MemoryPlanView::updateSummary() {
   const ArenaStats& a = l.arena;
   QString s = tr("arena %1 · lower bound %2").arg(bytesText(a.size), bytesText(a.lowerBound));
   if (a.lowerBound) s += tr(" (%1\u00d7)").arg(a.ratio(), 0, 'f', 3);
+  if (a.reorderedBound && a.reorderedBound < a.lowerBound)
+    s += tr(" · <span style='color:#783caa'>%1 in a memory-aware order</span> (studio_memory_aware_order)")
+             .arg(bytesText(a.reorderedBound));
   s += tr(" · %1 tensors, %2 storages · %3 steps").arg(a.tensors).arg(a.storages).arg(layout_->report.steps);
   if (!layout_->report.overlapFree()) s += tr(" · <b style='color:#c00'>%1 overlaps</b>").arg(layout_->report.overlapCount);
   summary_->setText(s);

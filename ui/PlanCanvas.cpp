@@ -577,7 +577,7 @@ void PlanCanvas::paintLiveCurve(QPainter& p, const QRectF& a, const PlanLane& l,
   p.drawPolygon(curve);
 }
 
-/// The arena size and the lower bound as labelled lines across the plot.
+/// The arena size, the lower bound and the reordered bound as labelled lines across the plot.
 void PlanCanvas::paintArenaLines(QPainter& p, const QRectF& a, const PlanLane& l, const LiveScale& py,
                                  std::vector<QRectF>& taken) {
   const QFontMetrics fm = fontMetrics();
@@ -592,6 +592,10 @@ void PlanCanvas::paintArenaLines(QPainter& p, const QRectF& a, const PlanLane& l
   hline(static_cast<double>(l.arena.lowerBound), QColor(40, 140, 60), Qt::DashLine,
         tr("lower bound %1").arg(bytesText(l.arena.lowerBound)),
         py(static_cast<double>(l.arena.size)) - py(static_cast<double>(l.arena.lowerBound)) < -fm.height());
+  // Beyond ExecuTorch: the bound another order and in-place reuse reach (studio_memory_aware_order).
+  if (l.arena.reorderedBound && l.arena.reorderedBound < l.arena.lowerBound)
+    hline(static_cast<double>(l.arena.reorderedBound), QColor(120, 60, 170), Qt::DotLine,
+          tr("reordered bound %1 (studio_memory_aware_order)").arg(bytesText(l.arena.reorderedBound)), false);
 }
 
 /// The peak step: a dotted line, a marker on the curve and a label that

@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include "engine/planning/MemoryAwareOrder.h"
+
 namespace lstudio::ui {
 namespace {
 
@@ -252,6 +254,7 @@ std::shared_ptr<const PlanLayout> buildPlanLayout(std::shared_ptr<const Program>
     return out;
   }
   L.report = analyzeMemoryPlan(m);
+  addReorderedBounds(m, L.report);
   RectCollector rects(L);
   rects.collect();
   if (L.rects.empty()) {
