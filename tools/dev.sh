@@ -74,6 +74,9 @@ conformance() {  # conformance [harness options...]
     "$venv/bin/python" "$root/tests/conformance/exported.py" ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pt2
   # ETRecords upstream writes with its .pte: the studio's instruction -> module links against its maps.
   LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/etrecord_link.py"
+  # studio_memory_aware_order (beyond ExecuTorch): arenas beside upstream's, files run bit-identical.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/memory_order.py" --work "$root/build/memory_order"
 }
 
 build() {  # build DIR [cmake options...]
