@@ -14,6 +14,18 @@
 namespace lstudio::passes {
 namespace {
 
+/// The fewest nodes that, taken out and put back elsewhere, turn the given
+/// order into `order`: those outside a longest increasing subsequence.
+size_t nodesMoved(const std::vector<int32_t>& order) {
+  std::vector<int32_t> tails;  // smallest tail of an increasing run of each length
+  for (int32_t v : order) {
+    auto it = std::lower_bound(tails.begin(), tails.end(), v);
+    if (it == tails.end()) tails.push_back(v);
+    else *it = v;
+  }
+  return order.size() - tails.size();
+}
+
 class MemoryAwareOrder : public Pass {
  public:
   std::string name() const override { return "MemoryAwareOrderPass"; }
@@ -44,13 +56,10 @@ class MemoryAwareOrder : public Pass {
                                    m.name + ": peak of live bytes " + peaks + "; no order found below it"});
         continue;
       }
-      size_t moved = 0;
+      const size_t moved = nodesMoved(r.order);
       std::vector<Node> nodes;
       nodes.reserve(m.nodes.size());
-      for (size_t k = 0; k < r.order.size(); ++k) {
-        moved += static_cast<size_t>(r.order[k]) != k;
-        nodes.push_back(std::move(m.nodes[r.order[k]]));
-      }
+      for (int32_t k : r.order) nodes.push_back(std::move(m.nodes[k]));
       m.nodes = std::move(nodes);
       out.changed = true;
       out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
