@@ -5,6 +5,7 @@
 #include <QGraphicsScene>
 #include <QGraphicsView>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <map>
@@ -19,6 +20,7 @@
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
+#include "ui/MainWindow.h"
 
 using namespace lstudio;
 using namespace lstudio::test;
@@ -529,6 +531,39 @@ class TestGraphView : public QObject {
     QVERIFY(settle(v));
     QVERIFY(v.isGroupCollapsed("layers.2"));
     QVERIFY(!v.isGroupCollapsed("layers.4") && !v.isGroupCollapsed("layers.6"));
+  }
+
+  // The same in compare mode, where both panes keep their open groups from
+  // pass to pass and each selection opens its node's groups in both: the
+  // groups one pane's selection opened are the next selection's to close in
+  // both panes (bench_studio --pte --attention static: 5-21 s a selection).
+  void compareClosesWhatTheLastSelectionOpened() {
+    QStandardPaths::setTestModeEnabled(true);
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    w.openProgram(sample("llama", 8), "llama");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.runToPass("ToOutVarPass"));
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    ui::GraphView *after = w.graphView(), *before = w.beforeView();
+    w.selectNode(nodeInModule(w.shownProgram()->methods[0], "layers.2.feed_forward"));  // before comparing
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.setCompare(true);  // the earlier pane opens what the other has open
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!after->isGroupCollapsed("layers.2") && !before->isGroupCollapsed("layers.2"));
+    w.showSnapshot(w.shownSnapshot() - 2);  // another pair of snapshots: still open in both
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(after->model() && before->model());
+    QVERIFY(!after->isGroupCollapsed("layers.2") && !before->isGroupCollapsed("layers.2"));
+    w.selectNode(nodeInModule(w.shownProgram()->methods[0], "layers.6.attention", "mm"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    for (GraphView* v : {after, before}) {
+      QVERIFY(!v->isGroupCollapsed("layers.6"));
+      QVERIFY(v->isGroupCollapsed("layers.2"));
+    }
   }
 
   void findNextAndPrevious() {

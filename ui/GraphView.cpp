@@ -96,9 +96,7 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
   // a blank canvas between two passes loses the reader's place.
   // What the last selection opened stays the next selection's to close if the new graph
   // opens it again (setExpandedGroups, compare mode keeping its groups from pass to pass).
-  QStringList revealed;
-  if (model_)
-    for (int g : openedByReveal_) revealed << QString::fromStdString(model_->groups[g].path);
+  QStringList revealed = revealedGroups();
   forgetGraph();
   revealedBefore_ = std::move(revealed);
   stale_ = !scene_->items().isEmpty();
@@ -146,6 +144,9 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
     revealedBefore_.clear();
     if (pendingSelect_ >= 0) {
       int graphNode = model_->nodeOfMethodNode[pendingSelect_];
+      bool hidden = false;  // like revealNode: if it has to open groups, what the last selection opened closes
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) hidden |= bool(collapsed_[g]);
+      if (hidden) closeRevealedGroups(graphNode);
       for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
         if (collapsed_[g]) {
           collapsed_[g] = 0;
@@ -723,9 +724,12 @@ QStringList GraphView::expandedGroups() const {
   return open;
 }
 
-void GraphView::setExpandedGroups(const QStringList& paths) {
+void GraphView::setExpandedGroups(const QStringList& paths, const QStringList& revealed) {
   if (!model_) {
-    if (program_) expandOnModel_ = paths;  // a graph is being read: open them when its model is built
+    if (program_) {  // a graph is being read: open them when its model is built
+      expandOnModel_ = paths;
+      revealedBefore_ += revealed;
+    }
     return;
   }
   bool any = false;
@@ -734,10 +738,18 @@ void GraphView::setExpandedGroups(const QStringList& paths) {
     for (size_t g = 0; g < model_->groups.size(); ++g)
       if (model_->groups[g].path == p && collapsed_[g]) {
         collapsed_[g] = 0;
+        if (revealed.contains(path)) openedByReveal_.push_back(int(g));
         any = true;
       }
   }
   if (any) requestLayout();
+}
+
+QStringList GraphView::revealedGroups() const {
+  QStringList paths;
+  if (model_)
+    for (int g : openedByReveal_) paths << QString::fromStdString(model_->groups[g].path);
+  return paths;
 }
 
 QString GraphView::groupChangeSummary(const QString& path) const {

@@ -87,8 +87,11 @@ class GraphView : public QWidget {
   void setCompactMinimap(bool compact);
   /// Paths of the open groups (those a big graph starts with closed included).
   QStringList expandedGroups() const;
-  /// Opens these groups (by path) now, or once the model of the graph being read is built.
-  void setExpandedGroups(const QStringList& paths);
+  /// Opens these groups (by path) now, or once the model of the graph being read is built;
+  /// those also in `revealed` are the next selection's to close (see revealedGroups).
+  void setExpandedGroups(const QStringList& paths, const QStringList& revealed = {});
+  /// Paths of the groups the last selection or find hit opened to show its node.
+  QStringList revealedGroups() const;
   /// Follows `other`'s navigation: the same zoom, and the named node (or group) nearest
   /// the other's centre at the same place here when this pane draws it; else the same
   /// relative scroll. Emits nothing.

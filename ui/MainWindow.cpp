@@ -383,11 +383,14 @@ void MainWindow::refreshGraphs() {
   // Laying out is costly: only when the program, method or snapshot shown changed.
   if (shown_ == graphShown_ && method_ == graphMethod_ && snapshot_ == graphSnapshot_) return;
   // Comparing, the groups open in either pane stay open in both for another snapshot of the same program.
-  QStringList keepOpen;
+  // Those a selection opened (in either pane) stay the next selection's to close.
+  QStringList keepOpen, revealed;
   const auto input = runner_->state().input;
   if (comparing() && input && input == graphInput_ && method_ == graphMethod_) {
     keepOpen = graph_->expandedGroups() + before_->expandedGroups();
     keepOpen.removeDuplicates();
+    revealed = graph_->revealedGroups() + before_->revealedGroups();
+    revealed.removeDuplicates();
   }
   graphShown_ = shown_;
   graphMethod_ = method_;
@@ -404,7 +407,7 @@ void MainWindow::refreshGraphs() {
     marks[i] = diff_.after[i] == MethodDiff::Mark::Added ? NodeMark::Added
                : diff_.after[i] == MethodDiff::Mark::Modified ? NodeMark::Modified : NodeMark::None;
   graph_->setGraph(shown_, method_, std::move(marks));
-  refreshCompare(keepOpen);
+  refreshCompare(keepOpen, revealed);
 }
 
 void MainWindow::refreshConstantsAndPlan() {

@@ -243,7 +243,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* buildChangesDock(QDockWidget* besideInspector);
   void connectCompare();
   /// The earlier pane, the titles and the changes list for the shown snapshot.
-  void refreshCompare(const QStringList& keepOpen);
+  void refreshCompare(const QStringList& keepOpen, const QStringList& revealed = {});
   /// "after ToOutVarPass (step 18)", "the input program": what timeline row `row` shows.
   QString snapshotTitle(int row) const;
   /// A row of the changes list: the node selected and centred in both panes.

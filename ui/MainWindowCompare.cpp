@@ -73,7 +73,7 @@ QString MainWindow::snapshotTitle(int row) const {
   return tr("after %1 (step %2)").arg(q(s.records[row - 1].name)).arg(row);
 }
 
-void MainWindow::refreshCompare(const QStringList& keepOpen) {
+void MainWindow::refreshCompare(const QStringList& keepOpen, const QStringList& revealed) {
   if (!comparing()) {
     graph_->setTitle({});
     before_->setTitle({});
@@ -107,8 +107,8 @@ void MainWindow::refreshCompare(const QStringList& keepOpen) {
     before_->setTitle(snapshot_ <= 0 ? tr("before: nothing (the input program comes first)") : tr("before: the same program"));
     changes_->setChanges(nullptr, &shown_->methods[method_], {});
   }
-  graph_->setExpandedGroups(keepOpen);
-  before_->setExpandedGroups(keepOpen);
+  graph_->setExpandedGroups(keepOpen, revealed);
+  before_->setExpandedGroups(keepOpen, revealed);
 }
 
 void MainWindow::showChange(const QString& name, bool removed) {
