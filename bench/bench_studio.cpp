@@ -162,6 +162,15 @@ int main(int argc, char** argv) {
   std::string attention;
   bool pte = false;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("usage: bench_studio [--layers N] [--attention mha|static] [--pte] [--frames F] [--timeout S]\n"
+                  "  The studio window on the llama sample (default 32 layers, MHA): open, step through every\n"
+                  "  pass, timeline, run to end, memory plan, select nodes, compare, pan/zoom; per phase the\n"
+                  "  median/p95/max time to idle and the longest GUI-thread stall.\n"
+                  "  --pte      lower and export the sample first and open the .pte (de-lowered by its first pass)\n"
+                  "  --timeout  seconds one action may take before the run fails (default 120)\n");
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--pte")) pte = true;
     else if (i + 1 >= argc) break;
     else if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[++i]);
