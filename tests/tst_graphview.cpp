@@ -933,6 +933,35 @@ class TestGraphView : public QObject {
     QVERIFY2(v.visibleItemCount() < 30, qPrintable(QString::number(v.visibleItemCount())));
   }
 
+  // The same for the lowered .pt2: InsertWriteBackForBuffersPass's copy_
+  // nodes carry no module, and each layer's KV-cache buffers, returned as
+  // mutated (an edge into the outputs marker), were drawn as a row of 64
+  // boxes above the layers. Buffers go with the write-backs into their layer.
+  void cacheBuffersFoldWithTheirLayers() {
+    SampleOptions o;
+    o.layers = 16;
+    auto built = buildSample("llama", o);
+    QVERIFY(built.ok());
+    Pipeline lowering(std::make_shared<const Program>(std::move(built.value())), ExecutorchBackendConfig{});
+    lowering.runToEnd();
+    QVERIFY(!lowering.failed());
+    const auto g = ui::GraphModel::build(lowering.current()->methods[0]);
+    int buffers = 0, folded = 0;
+    for (const auto& n : g.nodes) {
+      if (n.node >= 0 || n.title.find("kv_cache") == std::string::npos) continue;
+      ++buffers;
+      for (int k = n.group; k >= 0; k = g.groups[k].parent)
+        if (g.groups[k].repeat == 16) {
+          ++folded;
+          break;
+        }
+    }
+    QCOMPARE(buffers, 32);
+    QCOMPARE(folded, 32);
+    const auto shown = ui::visibleGraph(g, ui::initialCollapsed(g));
+    QVERIFY2(shown.items.size() < 20, qPrintable(QString::number(shown.items.size())));
+  }
+
   // Issue #23: the exported 32-layer llama (MHA) opened onto the end of the
   // program: its layers fold into one box, so the last operators and the row
   // of cache write-backs share the top band with the inputs, and the view

@@ -693,9 +693,15 @@ void placeWeightsWithUsers(GraphModel& g, const std::vector<std::vector<int>>& c
       n.group = g.nodes[n.host].group;
       continue;
     }
-    std::vector<int> common = chain(g.nodes[consumers[i][0]].group);
-    for (size_t k = 1; k < consumers[i].size() && !common.empty(); ++k) {
-      std::vector<int> other = chain(g.nodes[consumers[i][k]].group);
+    // A buffer the program mutates is also returned (an edge into the outputs marker): that
+    // is not where it is used, else every layer's caches sit in one row above the layers.
+    std::vector<int> readers;
+    for (int c : consumers[i])
+      if (g.nodes[c].kind != VisualKind::Output) readers.push_back(c);
+    if (readers.empty()) readers = consumers[i];
+    std::vector<int> common = chain(g.nodes[readers[0]].group);
+    for (size_t k = 1; k < readers.size() && !common.empty(); ++k) {
+      std::vector<int> other = chain(g.nodes[readers[k]].group);
       size_t j = 0;
       while (j < common.size() && j < other.size() && common[j] == other[j]) ++j;
       common.resize(j);
@@ -936,9 +942,9 @@ GraphModel GraphModel::build(const Method& m) {
   groupByRepetition(g, m, 300);
   foldIntoExecutionChunks(g, m);
   placeRemovedViews(g);
-  placeWeights(g);
   placeInputsWithUsers(g);
-  placeWriteBacksWithProducers(g);
+  placeWriteBacksWithProducers(g);  // before the weights: a buffer goes where its write-back went
+  placeWeights(g);
   foldRepeatedSiblings(g);
   countNodesPerGroup(g);
   return g;
