@@ -12,6 +12,8 @@
 #include "engine/inspect/Inspect.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
+#include "engine/formats/ZipArchive.h"
+#include "engine/support/MappedFile.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 
@@ -115,6 +117,48 @@ class TestZoo : public QObject {
     }
     QCOMPARE(readAll(path), first);
     QCOMPARE(QDir(d.path()).entryList({"*.tmp-*"}, QDir::Files), QStringList());
+  }
+
+  // The records torch.export.load needs: a sample-inputs record for every
+  // model (empty: no example inputs), and non-persistent buffers among the
+  // constants, not in the state dict (torch's verifier refuses them there).
+  // tests/conformance/zoo.py loads every sample with torch.export.load.
+  void archiveHasTheRecordsTorchLoads() {
+    auto p = buildSample("llama");
+    QVERIFY(p.ok());
+    QTemporaryDir d;
+    const std::string path = (d.path() + "/llama.pt2").toStdString();
+    QVERIFY(writePt2(p.value(), path).ok());
+    auto file = MappedFile::open(path);
+    QVERIFY(file.ok());
+    auto zip = ZipArchive::open(file.value());
+    QVERIFY(zip.ok());
+    const ZipEntry* inputs = zip->find("llama/data/sample_inputs/model.pt");
+    QVERIFY(inputs);
+    QCOMPARE(inputs->size, uint64_t(0));
+    auto text = [&](const char* name) {
+      const ZipEntry* e = zip->find(std::string("llama/") + name);
+      return e ? zip->read(*e, 1 << 20).value_or(std::string()) : std::string();
+    };
+    const std::string weights = text("data/weights/model_weights_config.json");
+    const std::string constants = text("data/constants/model_constants_config.json");
+    QVERIFY(weights.find("\"tok_embeddings.weight\"") != std::string::npos);
+    QVERIFY(weights.find("layers.0.attention.kv_cache.k_cache") != std::string::npos);  // persistent
+    for (const char* nonPersistent : {"\"freqs_cos\"", "\"layers.0.attention.mask\""}) {
+      QVERIFY2(constants.find(nonPersistent) != std::string::npos, nonPersistent);
+      QVERIFY2(weights.find(nonPersistent) == std::string::npos, nonPersistent);
+    }
+    auto back = readExportFile(path);
+    QVERIFY(back.ok());
+    QVERIFY(!back->exportFacts.hasSampleInputs);
+    for (const auto& in : back->methods[0].signature.inputs)
+      if (in.target == "freqs_cos") QVERIFY(in.kind == InputSpec::Kind::Buffer && !in.persistent);
+
+    // A loss output's argument is a TensorArgument ({"name": ...}), not an Argument union.
+    auto training = buildSample("training");
+    QVERIFY(training.ok());
+    const std::string model = exportedProgramJson(training.value(), training->methods[0]);
+    QVERIFY(model.find("\"loss_output\":{\"arg\":{\"name\":") != std::string::npos);
   }
 
   void mlpNumbers() {

@@ -92,7 +92,9 @@ class ExportImporter {
       std::string name = model->name.substr(at + 7, model->name.size() - at - 7 - 5);
       if (const ZipEntry* v = zip_.find(prefix + "archive_version"))
         program_.exportFacts.archiveVersion = zip_.read(*v, 64).value_or(std::string());
-      program_.exportFacts.hasSampleInputs = zip_.find(prefix + "data/sample_inputs/" + name + ".pt") != nullptr;
+      // An empty record is torch.export's way of saving no example inputs.
+      const ZipEntry* sampleInputs = zip_.find(prefix + "data/sample_inputs/" + name + ".pt");
+      program_.exportFacts.hasSampleInputs = sampleInputs && sampleInputs->size > 0;
       Method m;
       if (auto s = parseProgram(*model, name == "model" ? "forward" : name, m); !s) return s.error();
       std::unordered_map<std::string, pt2::WeightData> weights;

@@ -240,7 +240,8 @@ std::string exportedProgramJson(const Program& program, const Method& m) {
     json arg = {{"as_tensor", {{"name", s.value >= 0 ? m.values[s.value].name : std::string()}}}};
     switch (s.kind) {
       case OutputSpec::Kind::User: outSpecs.push_back({{"user_output", {{"arg", arg}}}}); break;
-      case OutputSpec::Kind::Loss: outSpecs.push_back({{"loss_output", {{"arg", arg}}}}); break;
+      // LossOutputSpec.arg is a TensorArgument, not an Argument union (torch/_export/serde/schema.py).
+      case OutputSpec::Kind::Loss: outSpecs.push_back({{"loss_output", {{"arg", arg["as_tensor"]}}}}); break;
       case OutputSpec::Kind::BufferMutation:
         outSpecs.push_back({{"buffer_mutation", {{"arg", arg["as_tensor"]}, {"buffer_name", s.target}}}});
         break;
@@ -297,8 +298,10 @@ Status writePt2(const Program& program, const std::string& path) {
   std::string root = std::filesystem::path(path).stem().string();
   if (root.empty()) root = "archive";
   // Records in a fixed order; weights numbered in signature order.
-  // Parameters and buffers go to data/weights/weight_<i>, lifted constants to
-  // data/constants/tensor_<i>, each described by its config.
+  // The state dict (parameters and persistent buffers) goes to
+  // data/weights/weight_<i>; lifted constants and non-persistent buffers,
+  // which torch keeps in ExportedProgram.constants (its verifier refuses them
+  // in the state dict), to data/constants/tensor_<i>; each described by its config.
   json config = json::object(), constConfig = json::object();
   std::vector<std::pair<std::string, Bytes>> weights;
   size_t nWeights = 0, nConstants = 0;
@@ -306,7 +309,7 @@ Status writePt2(const Program& program, const std::string& path) {
     if (s.kind != InputSpec::Kind::Parameter && s.kind != InputSpec::Kind::Buffer && s.kind != InputSpec::Kind::ConstantTensor) continue;
     if (s.value < 0) continue;
     const TensorSpec& t = m.values[s.value].tensor();
-    bool constant = s.kind == InputSpec::Kind::ConstantTensor;
+    bool constant = s.kind == InputSpec::Kind::ConstantTensor || (s.kind == InputSpec::Kind::Buffer && !s.persistent);
     std::string name = constant ? "tensor_" + std::to_string(nConstants++) : "weight_" + std::to_string(nWeights++);
     (constant ? constConfig : config)[s.target] = {{"path_name", name}, {"is_param", s.kind == InputSpec::Kind::Parameter},
                                                    {"use_pickle", false}, {"tensor_meta", tensorMeta(t)}};
@@ -323,7 +326,7 @@ Status writePt2(const Program& program, const std::string& path) {
     records.push_back({root + "/" + name, static_cast<const uint8_t*>(data), size});
   };
   auto text = [&](const std::string& name, const std::string& s) { add(name, s.data(), s.size()); };
-  const std::string format = "pt2", version = "0", byteorder = "little", dataVersion = "6\n";
+  const std::string format = "pt2", version = "0", byteorder = "little", dataVersion = "6\n", noSampleInputs;
   text("archive_format", format);
   text("archive_version", version);
   text("byteorder", byteorder);
@@ -331,6 +334,9 @@ Status writePt2(const Program& program, const std::string& path) {
   text("models/model.json", model);
   text("data/weights/model_weights_config.json", cfg);
   text("data/constants/model_constants_config.json", mc);
+  // torch.export.load reads this record for every model; empty is what
+  // torch.export writes without example inputs (and loads as none).
+  text("data/sample_inputs/model.pt", noSampleInputs);
   for (const auto& [name, bytes] : weights) add(name, bytes.data, bytes.data ? bytes.size : 0);
 
   removeStaleTemporaries(path);  // left by a write that was killed
