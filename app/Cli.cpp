@@ -105,7 +105,8 @@ const char* kUsageText =
     "      same ExecutorchBackendConfig.\n"
     "\n"
     "  sample NAME -o FILE.pt2 [--layers N] [--dim N] [--heads N] [--kv-heads N]\n"
-    "         [--seq N] [--vocab N] [--batch N] [--attention mha|static]\n"
+    "         [--seq N] [--vocab N] [--batch N] [--attention mha|static] [--ffn N]\n"
+    "         [--dtype float32|bfloat16] [--preset llama3-8b|llama3.2-1b]\n"
     "  sample --list\n"
     "      Write a sample program of the zoo as a torch.export archive.\n"
     "\n"
@@ -621,10 +622,14 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
     err << "lowering-cli sample: needs NAME and -o FILE.pt2 (or --list)\n";
     return kUsage;
   }
+  // Weights are generated into the output's folder, not memory: the file
+  // system that takes the archive takes them (and copies them in the kernel).
+  std::filesystem::path folder = std::filesystem::path(output).parent_path();
+  o.weightsDir = folder.empty() ? "." : folder.string();
   auto p = buildSample(name, o);
   if (!p) {
     err << "error: " << p.error().message() << "\n";
-    return kUsage;
+    return p.error().code == ErrorCode::Io ? kBadFile : kUsage;
   }
   if (auto s = writePt2(p.value(), output); !s) {
     err << "error: " << s.error().message() << "\n";

@@ -226,6 +226,83 @@ class TestZoo : public QObject {
   }
 
   // A spec as the studio's sample menu and workspaces keep it: name, then options.
+  // A preset gives a released model's shapes in bfloat16; options beside it win.
+  void presetShapesAndOverrides() {
+    auto p = buildSampleSpec("llama --preset llama3.2-1b --layers 1 --dim 256 --heads 8 --kv-heads 2 --vocab 512");
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const Method& m = p->methods[0];
+    auto weight = [&](const std::string& fqn) -> const TensorSpec* {
+      for (const auto& in : m.signature.inputs)
+        if (in.target == fqn) return &m.values[in.value].tensor();
+      return nullptr;
+    };
+    const TensorSpec* w1 = weight("layers.0.feed_forward.w1.weight");
+    QVERIFY(w1);
+    QCOMPARE(w1->sizes, (std::vector<int64_t>{8192, 256}));  // the preset's FFN, the given width
+    QCOMPARE(w1->dtype, ScalarType::BFloat16);
+    QCOMPARE(weight("layers.0.attention.kv_cache.k_cache")->dtype, ScalarType::BFloat16);
+    QVERIFY(!weight("layers.1.feed_forward.w1.weight"));
+    // Activations are bfloat16 too (model.to(torch.bfloat16)); the head's logits included.
+    QCOMPARE(m.values[m.outputs.back()].tensor().dtype, ScalarType::BFloat16);
+    QVERIFY(!buildSampleSpec("llama --preset llama4").ok());
+    QVERIFY(!buildSampleSpec("llama --dtype float64").ok());
+  }
+
+  // bfloat16 weights are the float32 pattern rounded to nearest even.
+  void bfloat16WeightsRoundTheFloatPattern() {
+    auto f = buildSampleSpec("llama --layers 1 --vocab 64");
+    auto b = buildSampleSpec("llama --layers 1 --vocab 64 --dtype bfloat16");
+    QVERIFY(f.ok() && b.ok());
+    const Method &fm = f->methods[0], &bm = b->methods[0];
+    QCOMPARE(fm.signature.inputs.size(), bm.signature.inputs.size());
+    size_t checked = 0;
+    for (size_t i = 0; i < fm.signature.inputs.size(); ++i) {
+      if (fm.signature.inputs[i].kind != InputSpec::Kind::Parameter) continue;
+      const TensorSpec &ft = fm.values[fm.signature.inputs[i].value].tensor(),
+                       &bt = bm.values[bm.signature.inputs[i].value].tensor();
+      QCOMPARE(bt.data.size * 2, ft.data.size);
+      for (uint64_t k = 0; k < bt.data.size / 2; ++k) {
+        uint32_t u;
+        uint16_t got;
+        std::memcpy(&u, ft.data.data + 4 * k, 4);
+        std::memcpy(&got, bt.data.data + 2 * k, 2);
+        const uint16_t want = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        if (got != want) QFAIL(qPrintable(QString("%1[%2]: %3, want %4").arg(QString::fromStdString(ft.fqn)).arg(k).arg(got).arg(want)));
+        ++checked;
+      }
+    }
+    QVERIFY(checked > 100000);
+  }
+
+  // Weights generated into a temporary file (weightsDir) are the bytes
+  // generated in memory, across the writer's 8 MiB chunks; the file is mapped
+  // and gone from the folder.
+  void spilledWeightsEqualInMemoryOnes() {
+    QTemporaryDir d;
+    SampleOptions o;
+    o.layers = 1, o.dim = 512, o.vocab = 8192;  // a 16 MiB embedding: two chunks
+    auto inMemory = buildSample("llama", o);
+    o.weightsDir = d.path().toStdString();
+    auto spilled = buildSample("llama", o);
+    QVERIFY(inMemory.ok() && spilled.ok());
+    QVERIFY(!inMemory->backing->isMapped());
+    QVERIFY(spilled->backing->isMapped() && spilled->backing->fd() >= 0);
+    QCOMPARE(spilled->backing->size(), inMemory->backing->size());
+    QVERIFY(std::memcmp(spilled->backing->data(), inMemory->backing->data(), inMemory->backing->size()) == 0);
+    QCOMPARE(QDir(d.path()).entryList(QDir::Files | QDir::Hidden), QStringList());
+    // And written out file to file, the archive holds the same bytes.
+    QTemporaryDir e, f;  // one file name: the archive's top folder is its stem
+    const std::string a = (e.path() + "/x.pt2").toStdString(), b = (f.path() + "/x.pt2").toStdString();
+    QVERIFY(writePt2(inMemory.value(), a).ok());
+    QVERIFY(writePt2(spilled.value(), b).ok());
+    QCOMPARE(readAll(QString::fromStdString(b)), readAll(QString::fromStdString(a)));
+    SampleOptions bad;
+    bad.weightsDir = d.path().toStdString() + "/missing";
+    auto refused = buildSample("llama", bad);
+    QVERIFY(!refused.ok());
+    QVERIFY(refused.error().message().find("missing") != std::string::npos);
+  }
+
   void sampleSpecs() {
     auto p = buildSampleSpec("llama --layers 3 --attention static");
     QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());

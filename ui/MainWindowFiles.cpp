@@ -101,10 +101,14 @@ void MainWindow::openSample(const QString& spec) {
   std::string n = spec.toStdString();
   status_->setText(tr("Building sample %1…").arg(spec));
   log(tr("Building sample %1").arg(spec));
-  startLoad(QtConcurrent::run(inBackground([n] {
+  // Weights go to an unlinked file in the cache folder, not memory: the
+  // presets' are gigabytes (16 GB for llama3-8b).
+  const QString cache = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+  std::string weightsDir = !cache.isEmpty() && QDir().mkpath(cache) ? cache.toStdString() : std::string();
+  startLoad(QtConcurrent::run(inBackground([n, weightsDir] {
     LoadedProgram r;
     r.path = "sample:" + n;
-    auto p = buildSampleSpec(n);
+    auto p = buildSampleSpec(n, weightsDir);
     if (!p) {
       r.error = p.error().message();
       return r;

@@ -13,6 +13,7 @@
 #include "engine/support/AtomicFile.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/formats/StoredZipWriter.h"
+#include "engine/formats/pte/FileOutput.h"
 
 namespace lstudio {
 namespace {
@@ -337,7 +338,12 @@ Status writePt2(const Program& program, const std::string& path) {
   // torch.export.load reads this record for every model; empty is what
   // torch.export writes without example inputs (and loads as none).
   text("data/sample_inputs/model.pt", noSampleInputs);
-  for (const auto& [name, bytes] : weights) add(name, bytes.data, bytes.data ? bytes.size : 0);
+  const pte::MappedRanges mapped(program);  // weights in mapped files are copied file to file
+  for (const auto& [name, bytes] : weights) {
+    add(name, bytes.data, bytes.data ? bytes.size : 0);
+    if (auto source = bytes.data ? mapped.source(bytes.data, bytes.size) : std::nullopt)
+      records.back().sourceFd = source->first, records.back().sourceOffset = source->second;
+  }
 
   removeStaleTemporaries(path);  // left by a write that was killed
   std::string tmp = temporaryNameFor(path);

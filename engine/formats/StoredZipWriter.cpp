@@ -48,6 +48,35 @@ class Output {
   }
   Status append(const std::string& s) { return append(s.data(), s.size()); }
 
+  /// Appends a record's bytes: file to file when it names its source file,
+  /// from memory otherwise.
+  Status append(const StoredZipRecord& r) {
+    if (r.sourceFd < 0 || r.size < kDirect) return append(r.data, r.size);
+    if (auto s = flush(); !s) return s;
+    off64_t in = static_cast<off64_t>(r.sourceOffset);
+    for (uint64_t done = 0; done < r.size;) {
+      size_t want = static_cast<size_t>(std::min(r.size - done, kWriteChunk));
+      ssize_t w = kernelCopy_ ? ::copy_file_range(r.sourceFd, &in, fd_, nullptr, want, 0) : -1;
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        // Not between these files (another file system, an old kernel): read and write.
+        kernelCopy_ = false;
+        std::string chunk(want, '\0');
+        ssize_t got = ::pread(r.sourceFd, chunk.data(), want, in);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return failure(written_, r.size - done, got < 0 ? std::strerror(errno) : "the source file is shorter");
+        if (auto s = writeAll(reinterpret_cast<const uint8_t*>(chunk.data()), static_cast<uint64_t>(got)); !s) return s;
+        in += got;
+        done += static_cast<uint64_t>(got);
+        continue;
+      }
+      done += static_cast<uint64_t>(w);
+      written_ += static_cast<uint64_t>(w);
+      startWriteBack();
+    }
+    return Ok{};
+  }
+
   Status flush() {
     Status s = writeAll(reinterpret_cast<const uint8_t*>(buf_.data()), buf_.size());
     buf_.clear();
@@ -74,14 +103,17 @@ class Output {
       if (w <= 0) return failure(written_, n - done, w < 0 ? std::strerror(errno) : "nothing written");
       done += static_cast<uint64_t>(w);
       written_ += static_cast<uint64_t>(w);
-      if (written_ - writeBackFrom_ >= kWriteBack) {
-        // Best effort: the caller's fsync reports what this would.
-        ::sync_file_range(fd_, static_cast<off_t>(writeBackFrom_), static_cast<off_t>(written_ - writeBackFrom_),
-                          SYNC_FILE_RANGE_WRITE);
-        writeBackFrom_ = written_;
-      }
+      startWriteBack();
     }
     return Ok{};
+  }
+
+  void startWriteBack() {
+    if (written_ - writeBackFrom_ < kWriteBack) return;
+    // Best effort: the caller's fsync reports what this would.
+    ::sync_file_range(fd_, static_cast<off_t>(writeBackFrom_), static_cast<off_t>(written_ - writeBackFrom_),
+                      SYNC_FILE_RANGE_WRITE);
+    writeBackFrom_ = written_;
   }
 
   Error failure(uint64_t at, uint64_t left, const char* why) const {
@@ -94,6 +126,7 @@ class Output {
   std::string buf_;
   uint64_t written_ = 0;
   uint64_t writeBackFrom_ = 0;
+  bool kernelCopy_ = true;
 };
 
 /// CRC-32 of every record, on a thread of its own (zlib's crc32 runs at
@@ -103,11 +136,25 @@ class CrcThread {
  public:
   explicit CrcThread(const std::vector<StoredZipRecord>& records)
       : crcs_(records.size()), thread_([this, &records] {
+          std::string chunk;  // records read from their file, not their mapping
           for (size_t i = 0; i < records.size() && !stop_; ++i) {
+            const StoredZipRecord& r = records[i];
             uLong crc = crc32_z(0, nullptr, 0);
-            for (uint64_t done = 0; done < records[i].size && !stop_;) {
-              uint64_t n = std::min(records[i].size - done, kCrcChunk);
-              crc = crc32_z(crc, records[i].data + done, static_cast<z_size_t>(n));
+            for (uint64_t done = 0; done < r.size && !stop_;) {
+              uint64_t n = std::min(r.size - done, kCrcChunk);
+              const uint8_t* p = r.data + done;
+              if (r.sourceFd >= 0 && r.size >= kDirect) {
+                chunk.resize(n);
+                ssize_t got = ::pread(r.sourceFd, chunk.data(), n, static_cast<off_t>(r.sourceOffset + done));
+                if (got < 0 && errno == EINTR) continue;
+                if (got <= 0) {  // the write of the same bytes reports the error
+                  failed_ = true;
+                  return;
+                }
+                n = static_cast<uint64_t>(got);
+                p = reinterpret_cast<const uint8_t*>(chunk.data());
+              }
+              crc = crc32_z(crc, p, static_cast<z_size_t>(n));
               done += n;
             }
             crcs_[i] = static_cast<uint32_t>(crc);
@@ -121,9 +168,12 @@ class CrcThread {
     thread_.join();
     return crcs_;
   }
+  /// A source file could not be read back.
+  bool failed() const { return failed_; }
 
  private:
   std::vector<uint32_t> crcs_;
+  bool failed_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
@@ -237,11 +287,13 @@ Status writeStoredZip(int fd, const std::string& path, const std::vector<StoredZ
     const StoredZipRecord& r = records[i];
     headerAt[i] = out.offset();
     if (auto s = out.append(localHeader(r)); !s) return s;
-    if (auto s = out.append(r.data, r.size); !s) return s;
+    if (auto s = out.append(r); !s) return s;
   }
   if (auto s = out.flush(); !s) return s;
 
   const std::vector<uint32_t>& crcs = crcThread.wait();
+  if (crcThread.failed())
+    return Error{ErrorCode::Io, path, std::nullopt, "cannot read back a record's source file", "", "read failed"};
   for (size_t i = 0; i < records.size(); ++i) {
     std::string c;
     put(c, crcs[i], 4);

@@ -1,9 +1,13 @@
 #include "engine/samples/GraphBuilder.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string_view>
 #include <thread>
@@ -13,6 +17,7 @@
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/ir/TreeSpec.h"
+#include "engine/support/MappedFile.h"
 
 namespace lstudio {
 
@@ -145,8 +150,19 @@ uint64_t mix(uint64_t& s) {
 /// The next value of a Pattern weight: uniform in [-scale, scale].
 double patternValue(uint64_t& s, double scale) { return (double(mix(s) >> 11) / double(1ull << 53) * 2.0 - 1.0) * scale; }
 
-void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint64_t seed) {
-  uint64_t n = t.numel().value_or(0);
+/// float to bfloat16, rounding to nearest even (as torch's conversion does).
+uint16_t toBFloat16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// Writes the next `count` elements of a weight to `out`; `state` carries
+/// the sequence from one call to the next, so a weight filled in chunks
+/// gets the same bytes as one filled at once.
+void fillElements(uint8_t* out, uint64_t count, ScalarType dtype, const WeightInit& init, uint64_t& state) {
   auto valueAt = [&](uint64_t& s) -> double {
     switch (init.kind) {
       case WeightInit::Kind::Zeros: return 0.0;
@@ -155,21 +171,31 @@ void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint6
     }
     return 0.0;
   };
-  uint64_t s = seed;
-  if (t.dtype == ScalarType::Float && init.kind == WeightInit::Kind::Pattern) {
+  uint64_t& s = state;
+  if (init.kind == WeightInit::Kind::Pattern && (dtype == ScalarType::Float || dtype == ScalarType::BFloat16)) {
     // The common case (every linear and embedding weight) without the per-element switches.
-    for (uint64_t i = 0; i < n; ++i) {
+    for (uint64_t i = 0; i < count; ++i) {
       float f = static_cast<float>(patternValue(s, init.scale));
-      std::memcpy(out + i * 4, &f, 4);
+      if (dtype == ScalarType::Float) {
+        std::memcpy(out + i * 4, &f, 4);
+      } else {
+        uint16_t b = toBFloat16(f);
+        std::memcpy(out + i * 2, &b, 2);
+      }
     }
     return;
   }
-  for (uint64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; i < count; ++i) {
     double v = valueAt(s);
-    switch (t.dtype) {
+    switch (dtype) {
       case ScalarType::Float: {
         float f = static_cast<float>(v);
         std::memcpy(out + i * 4, &f, 4);
+        break;
+      }
+      case ScalarType::BFloat16: {
+        uint16_t b = toBFloat16(static_cast<float>(v));
+        std::memcpy(out + i * 2, &b, 2);
         break;
       }
       case ScalarType::Long: {
@@ -185,9 +211,17 @@ void fillWeight(uint8_t* out, const TensorSpec& t, const WeightInit& init, uint6
       case ScalarType::Char: out[i] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(v))); break;
       case ScalarType::Byte:
       case ScalarType::Bool: out[i] = static_cast<uint8_t>(std::lround(v)); break;
-      default: std::memset(out + i * elementSize(t.dtype), 0, elementSize(t.dtype)); break;
+      default: std::memset(out + i * elementSize(dtype), 0, elementSize(dtype)); break;
     }
   }
+}
+
+/// The first state of a weight's sequence: seeded by its name alone, so
+/// weights can be filled in any order and on any number of threads.
+uint64_t weightSeed(const TensorSpec& t) {
+  uint64_t seed = 0x5eed;
+  for (char c : t.fqn) seed = seed * 131 + static_cast<uint8_t>(c);
+  return seed;
 }
 
 }  // namespace
@@ -241,27 +275,70 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
     offsets.push_back(total);
     total += (m_.values[w.value].tensor().nbytes().value_or(0) + 63) / 64 * 64;
   }
-  auto storage = MappedFile::generated(name + " (generated weights)", total, [&](uint8_t* base) {
-    // Each weight is seeded by its name alone, so they can be filled in any
-    // order: on every core when there is enough to fill (gigabytes for the
-    // large llama samples), the same bytes whatever the number of threads.
-    std::atomic<size_t> next{0};
-    auto fill = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < weights_.size();) {
-        const TensorSpec& t = m_.values[weights_[i].value].tensor();
-        uint64_t seed = 0x5eed;
-        for (char c : t.fqn) seed = seed * 131 + static_cast<uint8_t>(c);
-        fillWeight(base + offsets[i], t, weights_[i].init, seed);
-      }
-    };
-    unsigned threads = total >= (uint64_t(64) << 20) ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1u;
+  // Every core fills weights when there is enough to fill (gigabytes for
+  // the large llama samples); the bytes are the same whatever the number of threads.
+  const unsigned threads =
+      total >= (uint64_t(64) << 20) ? std::clamp(std::thread::hardware_concurrency(), 1u, 8u) : 1u;
+  auto onThreads = [&](const std::function<void()>& work) {
     std::vector<std::thread> helpers;
-    for (unsigned k = 1; k < threads; ++k) helpers.emplace_back(fill);
-    fill();
+    for (unsigned k = 1; k < threads; ++k) helpers.emplace_back(work);
+    work();
     for (std::thread& h : helpers) h.join();
-  });
-  if (!storage)
-    return Error{ErrorCode::Io, name, std::nullopt, "memory for the weights", std::to_string(total) + " bytes", "allocation failed"};
+  };
+  std::shared_ptr<const MappedFile> storage;
+  const std::string what = name + " (generated weights)";
+  if (spillDir_.empty()) {
+    storage = MappedFile::generated(what, total, [&](uint8_t* base) {
+      std::atomic<size_t> next{0};
+      onThreads([&] {
+        for (size_t i; (i = next.fetch_add(1)) < weights_.size();) {
+          const TensorSpec& t = m_.values[weights_[i].value].tensor();
+          uint64_t state = weightSeed(t);
+          fillElements(base + offsets[i], t.numel().value_or(0), t.dtype, weights_[i].init, state);
+        }
+      });
+    });
+    if (!storage)
+      return Error{ErrorCode::Io, name, std::nullopt, "memory for the weights", std::to_string(total) + " bytes",
+                   "allocation failed"};
+  } else {
+    // Straight to a temporary file, a chunk at a time: memory stays flat
+    // however large the weights (16 GB for an 8B-class preset).
+    auto spilled = MappedFile::spilled(what, spillDir_, total, [&](int fd) -> Status {
+      constexpr uint64_t kChunk = 8u << 20;
+      std::atomic<size_t> next{0};
+      std::atomic<int> error{0};
+      onThreads([&] {
+        std::vector<uint8_t> chunk(kChunk);
+        for (size_t i; !error && (i = next.fetch_add(1)) < weights_.size();) {
+          const TensorSpec& t = m_.values[weights_[i].value].tensor();
+          const uint64_t element = std::max<uint64_t>(elementSize(t.dtype), 1), perChunk = kChunk / element;
+          uint64_t state = weightSeed(t), n = t.numel().value_or(0);
+          for (uint64_t done = 0; done < n && !error;) {
+            uint64_t k = std::min(perChunk, n - done);
+            fillElements(chunk.data(), k, t.dtype, weights_[i].init, state);
+            for (uint64_t w = 0; w < k * element;) {
+              ssize_t r = ::pwrite(fd, chunk.data() + w, k * element - w,
+                                   static_cast<off_t>(offsets[i] + done * element + w));
+              if (r < 0 && errno == EINTR) continue;
+              if (r <= 0) {
+                error = r < 0 ? errno : ENOSPC;
+                break;
+              }
+              w += static_cast<uint64_t>(r);
+            }
+            done += k;
+          }
+        }
+      });
+      if (error)
+        return Error{ErrorCode::Io, spillDir_, std::nullopt, "cannot write the generated weights to a temporary file",
+                     std::to_string(total) + " bytes", std::strerror(error)};
+      return Ok{};
+    });
+    if (!spilled) return spilled.error();
+    storage = spilled.value();
+  }
   for (size_t i = 0; i < weights_.size(); ++i) {
     TensorSpec& t = m_.values[weights_[i].value].tensor();
     t.data = Bytes{storage->data() + offsets[i], t.nbytes().value_or(0), offsets[i]};

@@ -68,7 +68,12 @@ class GraphBuilder {
   /// user inputs and user outputs in order. finish() checks the counts.
   void callSpecs(PyTree inputs, PyTree outputs);
 
-  /// The finished program (format Pt2), weights filled in one owned buffer.
+  /// finish() writes the weights to an unlinked temporary file in `dir` and
+  /// maps it, instead of filling a buffer in memory (for samples of gigabytes).
+  void spillWeightsTo(std::string dir) { spillDir_ = std::move(dir); }
+
+  /// The finished program (format Pt2), weights filled in one owned buffer
+  /// (or one mapped temporary file, see spillWeightsTo).
   Result<Program> finish(const std::string& name);
 
   const Method& method() const { return m_; }
@@ -90,6 +95,7 @@ class GraphBuilder {
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, int> nextSuffix_;
   std::optional<Error> error_;
+  std::string spillDir_;
 };
 
 }  // namespace lstudio

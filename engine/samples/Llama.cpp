@@ -106,7 +106,8 @@ constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
 constexpr int64_t kMaxLayers = 256;
 
 struct Config {
-  int64_t layers = 2, dim = 256, heads = 8, kvHeads = 2, seq = 128, vocab = 512, batch = 1;
+  int64_t layers = 2, dim = 256, heads = 8, kvHeads = 2, seq = 128, vocab = 512, batch = 1, ffn = 0;
+  ScalarType dtype = ScalarType::Float;  ///< weights, buffers and activations (model.to(dtype))
   bool staticAttention = false;  ///< --attention static
   int64_t seqlen = 1;  ///< one decode step
   int64_t headDim = 0, hidden = 0, rep = 0;
@@ -125,8 +126,32 @@ Error optionError(const std::string& what, const std::string& expected, const st
 }
 
 /// The options with defaults filled in, checked.
+/// Released models' shapes (their params.json), in bfloat16 as they ship:
+/// rope_theta and ffn_dim_multiplier only change values, not shapes, so
+/// the FFN size is given as it comes out. The output head is its own weight
+/// (Llama 3.2 1B ties it to the embedding; torch.export would lift one).
+struct Preset {
+  const char* name;
+  int64_t layers, dim, heads, kvHeads, ffn, vocab;
+};
+constexpr Preset kPresets[] = {
+    {"llama3-8b", 32, 4096, 32, 8, 14336, 128256},
+    {"llama3.2-1b", 16, 2048, 32, 8, 8192, 128256},
+};
+
 Result<Config> configure(const SampleOptions& o) {
   Config c;
+  if (!o.preset.empty()) {
+    const Preset* p = nullptr;
+    for (const Preset& k : kPresets)
+      if (o.preset == k.name) p = &k;
+    if (!p) return optionError("--preset", "llama3-8b or llama3.2-1b", o.preset);
+    c.layers = p->layers, c.dim = p->dim, c.heads = p->heads, c.kvHeads = p->kvHeads, c.ffn = p->ffn;
+    c.vocab = p->vocab, c.dtype = ScalarType::BFloat16;
+  }
+  if (o.dtype == "bfloat16" || o.dtype == "bf16") c.dtype = ScalarType::BFloat16;
+  else if (o.dtype == "float32" || o.dtype == "fp32") c.dtype = ScalarType::Float;
+  else if (!o.dtype.empty()) return optionError("--dtype", "float32 or bfloat16", o.dtype);
   struct Opt {
     const char* name;
     int value;
@@ -135,7 +160,7 @@ Result<Config> configure(const SampleOptions& o) {
   for (const Opt& p :
        {Opt{"--layers", o.layers, &c.layers}, Opt{"--dim", o.dim, &c.dim}, Opt{"--heads", o.heads, &c.heads},
         Opt{"--kv-heads", o.kvHeads, &c.kvHeads}, Opt{"--seq", o.seq, &c.seq}, Opt{"--vocab", o.vocab, &c.vocab},
-        Opt{"--batch", o.batch, &c.batch}}) {
+        Opt{"--batch", o.batch, &c.batch}, Opt{"--ffn", o.ffn, &c.ffn}}) {
     if (p.value < 0)
       return optionError(p.name, "a positive number (0 or absent: the default)", std::to_string(p.value));
     if (p.value > 0) *p.into = p.value;
@@ -159,9 +184,9 @@ Result<Config> configure(const SampleOptions& o) {
   c.rep = c.heads / c.kvHeads;
   // The Llama rule (ModelArgs.__post_init__): 2/3 of 4 * dim, rounded up to a multiple of 256.
   int64_t hidden = 4 * c.dim * 2 / 3;
-  c.hidden = (hidden + 255) / 256 * 256;
+  c.hidden = c.ffn > 0 ? c.ffn : (hidden + 255) / 256 * 256;
   // Weight bytes, checked before anything is allocated.
-  const uint64_t d = c.dim, kv = c.kvHeads * c.headDim, h = c.hidden, f = 4;
+  const uint64_t d = c.dim, kv = c.kvHeads * c.headDim, h = c.hidden, f = elementSize(c.dtype);
   uint64_t perLayer = (2 * d * d + 2 * kv * d + 3 * h * d + 2 * d) * f;  // parameters
   if (!c.staticAttention)
     perLayer += uint64_t(c.seq) * c.seq * f                   // mask
@@ -176,7 +201,8 @@ Result<Config> configure(const SampleOptions& o) {
 
 class Llama {
  public:
-  explicit Llama(const Config& c) : c_(c) {}
+  explicit Llama(const Config& c) : c_(c), T(c.dtype) {}
+  void spillWeightsTo(const std::string& dir) { b_.spillWeightsTo(dir); }
 
   Result<Program> build() {
     b_.enterModule("", kPkg + "Transformer");
@@ -223,9 +249,9 @@ class Llama {
     const int64_t B = c_.batch, S = c_.seqlen, D = c_.headDim, C = c_.seq - c_.seqlen;
     TensorRef tokens = b_.input("tokens", I64, {B, S});
     // Smart-mask style: 0 where attended, -inf elsewhere, over cache_len + input_len positions.
-    mask_ = b_.input("attn_options_masks_" + std::to_string(C), F, {1, S, C + S});
-    TensorRef cos = b_.input("attn_options_freqs_cos_override", F, {S, D / 2});
-    TensorRef sin = b_.input("attn_options_freqs_sin_override", F, {S, D / 2});
+    mask_ = b_.input("attn_options_masks_" + std::to_string(C), T, {1, S, C + S});
+    TensorRef cos = b_.input("attn_options_freqs_cos_override", T, {S, D / 2});
+    TensorRef sin = b_.input("attn_options_freqs_sin_override", T, {S, D / 2});
     std::vector<std::string> cacheKeys;  // "l<layer>,h<head>" as JSON strings, in the runner's order
     for (int64_t i = 0; i < c_.layers; ++i)
       for (int64_t h = 0; h < c_.kvHeads; ++h) cacheKeys.push_back("\"l" + std::to_string(i) + ",h" + std::to_string(h) + "\"");
@@ -234,7 +260,7 @@ class Llama {
         for (int64_t h = 0; h < c_.kvHeads; ++h) {
           TensorRef cache = b_.input("attn_options_in_cache_state_" + std::to_string(kv) + "_l" + std::to_string(i) +
                                          "_h" + std::to_string(h),
-                                     F, {B, C, D});
+                                     T, {B, C, D});
           (kv == 0 ? layers_[i].kCaches : layers_[i].vCaches).push_back(cache);
         }
 
@@ -268,7 +294,7 @@ class Llama {
     const WeightInit ones{WeightInit::Kind::Constant, 1.0, 0};
     const WeightInit zeros{WeightInit::Kind::Zeros, 0, 0};
     tokEmbeddings_ =
-        b_.parameter("tok_embeddings.weight", F, {c_.vocab, d}, WeightInit{WeightInit::Kind::Pattern, 0, 0.02});
+        b_.parameter("tok_embeddings.weight", T, {c_.vocab, d}, WeightInit{WeightInit::Kind::Pattern, 0, 0.02});
     layers_.resize(c_.layers);
     for (int64_t i = 0; i < c_.layers; ++i) {
       const std::string p = "layers." + std::to_string(i) + ".";
@@ -283,33 +309,33 @@ class Llama {
         heads("wks", c_.kvHeads, l.wks);
         heads("wvs", c_.kvHeads, l.wvs);
       } else {
-        l.wq = b_.parameter(p + "attention.wq.weight", F, {q, d}, lin(d));
-        l.wk = b_.parameter(p + "attention.wk.weight", F, {kv, d}, lin(d));
-        l.wv = b_.parameter(p + "attention.wv.weight", F, {kv, d}, lin(d));
+        l.wq = b_.parameter(p + "attention.wq.weight", T, {q, d}, lin(d));
+        l.wk = b_.parameter(p + "attention.wk.weight", T, {kv, d}, lin(d));
+        l.wv = b_.parameter(p + "attention.wv.weight", T, {kv, d}, lin(d));
       }
-      l.wo = b_.parameter(p + "attention.wo.weight", F, {d, q}, lin(q));
-      l.w1 = b_.parameter(p + "feed_forward.w1.weight", F, {hid, d}, lin(d));
-      l.w2 = b_.parameter(p + "feed_forward.w2.weight", F, {d, hid}, lin(hid));
-      l.w3 = b_.parameter(p + "feed_forward.w3.weight", F, {hid, d}, lin(d));
-      l.attentionNorm = b_.parameter(p + "attention_norm.weight", F, {d}, ones);
-      l.ffnNorm = b_.parameter(p + "ffn_norm.weight", F, {d}, ones);
+      l.wo = b_.parameter(p + "attention.wo.weight", T, {d, q}, lin(q));
+      l.w1 = b_.parameter(p + "feed_forward.w1.weight", T, {hid, d}, lin(d));
+      l.w2 = b_.parameter(p + "feed_forward.w2.weight", T, {d, hid}, lin(hid));
+      l.w3 = b_.parameter(p + "feed_forward.w3.weight", T, {hid, d}, lin(d));
+      l.attentionNorm = b_.parameter(p + "attention_norm.weight", T, {d}, ones);
+      l.ffnNorm = b_.parameter(p + "ffn_norm.weight", T, {d}, ones);
     }
-    norm_ = b_.parameter("norm.weight", F, {d}, ones);
-    output_ = b_.parameter("output.weight", F, {c_.vocab, d}, lin(d));
+    norm_ = b_.parameter("norm.weight", T, {d}, ones);
+    output_ = b_.parameter("output.weight", T, {c_.vocab, d}, lin(d));
     if (c_.staticAttention) return;  // no buffers: the caches and the mask are inputs
 
     // SIMPLIFICATION: a fixed pattern in [-1, 1] instead of cos/sin(position * frequency).
     const WeightInit unit{WeightInit::Kind::Pattern, 0, 1.0};
-    freqsCos_ = b_.buffer("freqs_cos", F, {c_.seq, c_.headDim / 2}, unit, /*persistent=*/false);
-    freqsSin_ = b_.buffer("freqs_sin", F, {c_.seq, c_.headDim / 2}, unit, /*persistent=*/false);
+    freqsCos_ = b_.buffer("freqs_cos", T, {c_.seq, c_.headDim / 2}, unit, /*persistent=*/false);
+    freqsSin_ = b_.buffer("freqs_sin", T, {c_.seq, c_.headDim / 2}, unit, /*persistent=*/false);
     for (int64_t i = 0; i < c_.layers; ++i) {
       const std::string p = "layers." + std::to_string(i) + ".attention.";
       LayerState& l = layers_[i];
       // SIMPLIFICATION: ExecuTorch registers torch.tril(torch.ones(seq, seq, dtype=bool)); here an
       // additive float mask (its values would be 0 on and below the diagonal, -inf above; zeros here).
-      l.mask = b_.buffer(p + "mask", F, {c_.seq, c_.seq}, zeros, /*persistent=*/false);
-      l.kCache = b_.buffer(p + "kv_cache.k_cache", F, {c_.batch, c_.kvHeads, c_.seq, c_.headDim}, zeros);
-      l.vCache = b_.buffer(p + "kv_cache.v_cache", F, {c_.batch, c_.kvHeads, c_.seq, c_.headDim}, zeros);
+      l.mask = b_.buffer(p + "mask", T, {c_.seq, c_.seq}, zeros, /*persistent=*/false);
+      l.kCache = b_.buffer(p + "kv_cache.k_cache", T, {c_.batch, c_.kvHeads, c_.seq, c_.headDim}, zeros);
+      l.vCache = b_.buffer(p + "kv_cache.v_cache", T, {c_.batch, c_.kvHeads, c_.seq, c_.headDim}, zeros);
     }
   }
 
@@ -601,6 +627,7 @@ class Llama {
   }
 
   Config c_;
+  const ScalarType T;  ///< the model's floating dtype
   GraphBuilder b_;
   TensorRef tokEmbeddings_, norm_, output_, freqsCos_, freqsSin_;
   TensorRef mask_;                       ///< static attention: the mask input
@@ -617,7 +644,9 @@ class Llama {
 Result<Program> llama(const SampleOptions& o) {
   auto c = configure(o);
   if (!c) return c.error();
-  return Llama(c.value()).build();
+  Llama model(c.value());
+  if (!o.weightsDir.empty()) model.spillWeightsTo(o.weightsDir);
+  return model.build();
 }
 
 }  // namespace lstudio::samples

@@ -39,8 +39,8 @@ std::vector<SampleInfo> sampleList() {
 }
 
 bool setSampleOption(SampleOptions& o, const std::string& key, const std::string& value) {
-  if (key == "--attention") {
-    o.attention = value;
+  if (key == "--attention" || key == "--preset" || key == "--dtype") {
+    (key == "--attention" ? o.attention : key == "--preset" ? o.preset : o.dtype) = value;
     return !value.empty();
   }
   int* into = key == "--layers"     ? &o.layers
@@ -50,6 +50,7 @@ bool setSampleOption(SampleOptions& o, const std::string& key, const std::string
               : key == "--seq"      ? &o.seq
               : key == "--vocab"    ? &o.vocab
               : key == "--batch"    ? &o.batch
+              : key == "--ffn"      ? &o.ffn
                                     : nullptr;
   if (!into) return false;
   char* end = nullptr;
@@ -59,11 +60,12 @@ bool setSampleOption(SampleOptions& o, const std::string& key, const std::string
   return true;
 }
 
-Result<Program> buildSampleSpec(const std::string& spec) {
+Result<Program> buildSampleSpec(const std::string& spec, const std::string& weightsDir) {
   std::istringstream words(spec);
   std::string name, key, value;
   words >> name;
   SampleOptions o;
+  o.weightsDir = weightsDir;
   while (words >> key) {
     if (!(words >> value) || !setSampleOption(o, key, value))
       return Error{ErrorCode::Invalid, {}, std::nullopt, "sample spec " + spec, "NAME followed by --option value pairs",

@@ -71,6 +71,38 @@ std::shared_ptr<const MappedFile> MappedFile::generated(std::string path, uint64
   return f;
 }
 
+Result<std::shared_ptr<const MappedFile>> MappedFile::spilled(std::string path, const std::string& dir, uint64_t size,
+                                                              const std::function<Status(int fd)>& write) {
+  auto fail = [&](const char* what, int fd) {
+    Error e{ErrorCode::Io, dir, std::nullopt, what, "", std::strerror(errno)};
+    if (fd >= 0) ::close(fd);
+    return e;
+  };
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+    std::string name = dir + "/.lstudio-spill-XXXXXX";
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) return fail("cannot create a temporary file in the folder", -1);
+    ::unlink(name.c_str());
+  }
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("cannot size a temporary file in the folder", fd);
+  if (auto s = write(fd); !s) {
+    ::close(fd);
+    return s.error();
+  }
+  std::shared_ptr<MappedFile> f(new MappedFile);
+  f->path_ = std::move(path);
+  f->size_ = size;
+  if (size > 0) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return fail("cannot map a temporary file in the folder", fd);
+    f->data_ = static_cast<const uint8_t*>(p);
+    f->mapped_ = true;
+  }
+  f->fd_ = fd;
+  return std::shared_ptr<const MappedFile>(std::move(f));
+}
+
 void MappedFile::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 MappedFile::~MappedFile() {

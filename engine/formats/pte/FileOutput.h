@@ -1,7 +1,8 @@
 // Writes a FilePlan: its head, then the segment bytes streamed from the IR's mapped files
 // in chunks (copied file to file by the kernel where it can), zeros in between, into
 // memory or into a temporary file that is renamed into place once every output is
-// written. Private to the .pte writer (engine/formats/PteWriter.cpp).
+// written. Private to the writers (engine/formats/PteWriter.cpp; Pt2Writer.cpp
+// takes MappedRanges to copy weights file to file).
 #pragma once
 
 #include <algorithm>
