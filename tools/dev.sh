@@ -72,6 +72,9 @@ conformance() {  # conformance [harness options...]
   # The fixtures' torch.export files through the studio's to_edge, run by ExecuTorch's runtime.
   LSTUDIO_CLI="$root/build/app/lowering-cli" \
     "$venv/bin/python" "$root/tests/conformance/exported.py" ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pt2
+  # The studio's own samples (bfloat16 included) loaded by torch.export.load and lowered by ExecuTorch.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/zoo.py" --work "$root/build/zoo"
   # ETRecords upstream writes with its .pte: the studio's instruction -> module links against its maps.
   LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/etrecord_link.py"
   # studio_memory_aware_order (beyond ExecuTorch): arenas beside upstream's, files run bit-identical.
