@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace lstudio {
 namespace {
@@ -39,6 +40,44 @@ long seekWindow(voidpf, voidpf stream, ZPOS64_T offset, int origin) {
   return 0;
 }
 int closeWindow(voidpf, voidpf) { return 0; }
+
+uint64_t le(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+/// A record's sizes and local header offset, read from its central directory
+/// entry at `at` with the Zip64 extra field applied. Read here rather than
+/// taken from minizip: Debian's minizip 1.1 ignores a Zip64 local header
+/// offset (records that start past 4 GiB, as in an 8B model's archive).
+struct CentralEntry {
+  uint64_t compressed = 0, uncompressed = 0, localHeader = 0;
+};
+std::optional<CentralEntry> centralEntry(const uint8_t* base, uint64_t size, uint64_t at) {
+  if (at > size || size - at < 46 || std::memcmp(base + at, "PK\x01\x02", 4) != 0) return std::nullopt;
+  const uint8_t* h = base + at;
+  CentralEntry e{le(h + 20, 4), le(h + 24, 4), le(h + 42, 4)};
+  const uint64_t nameLen = le(h + 28, 2), extraLen = le(h + 30, 2);
+  if (size - at - 46 < nameLen + extraLen) return std::nullopt;
+  const uint8_t* x = h + 46 + nameLen;
+  for (uint64_t i = 0; i + 4 <= extraLen;) {
+    const uint64_t id = le(x + i, 2), len = le(x + i + 2, 2);
+    if (i + 4 + len > extraLen) return std::nullopt;
+    if (id == 0x0001) {  // Zip64: the saturated fields, in this order
+      const uint8_t* f = x + i + 4;
+      uint64_t left = len;
+      for (uint64_t* field : {&e.uncompressed, &e.compressed, &e.localHeader}) {
+        if (*field != 0xffffffffu) continue;
+        if (left < 8) return std::nullopt;
+        *field = le(f, 8);
+        f += 8, left -= 8;
+      }
+    }
+    i += 4 + len;
+  }
+  return e;
+}
 int errorWindow(voidpf, voidpf) { return 0; }
 
 class Unzip {
@@ -125,11 +164,20 @@ Result<ZipArchive> ZipArchive::open(std::shared_ptr<const MappedFile> file, uint
       return fail(ErrorCode::Unsupported, std::nullopt, "zip entry '" + e.name + "' compression", "stored or deflate",
                   "method " + std::to_string(info.compression_method));
     e.stored = info.compression_method == 0;
-    if (unzOpenCurrentFile(u.get()) != UNZ_OK)
-      return fail(ErrorCode::Invalid, std::nullopt, "zip entry '" + e.name + "' local header", "a readable header",
-                  "an unreadable one");
-    uint64_t rel = unzGetCurrentFileZStreamPos64(u.get());
-    unzCloseCurrentFile(u.get());
+    unz64_file_pos pos{};
+    std::optional<CentralEntry> central;
+    if (unzGetFilePos64(u.get(), &pos) == UNZ_OK) central = centralEntry(base, z.size_, pos.pos_in_zip_directory);
+    if (!central)
+      return fail(ErrorCode::Invalid, std::nullopt, "zip entry '" + e.name + "' central directory entry",
+                  "a readable entry", "an unreadable one");
+    e.size = central->uncompressed;
+    e.compressedSize = central->compressed;
+    // The local header: its own name and extra field lengths place the data.
+    const uint64_t lh = central->localHeader;
+    if (lh > z.size_ || z.size_ - lh < 30 || std::memcmp(base + lh, "PK\x03\x04", 4) != 0)
+      return fail(ErrorCode::Invalid, lh, "zip entry '" + e.name + "' local header", "a local header signature",
+                  lh > z.size_ ? "an offset past the end" : "other bytes");
+    uint64_t rel = lh + 30 + le(base + lh + 26, 2) + le(base + lh + 28, 2);
     uint64_t end = 0;
     if (__builtin_add_overflow(rel, e.compressedSize, &end) || end > z.size_)
       return fail(ErrorCode::Truncated, rel, "zip entry '" + e.name + "' data",
@@ -184,28 +232,39 @@ Result<std::string> ZipArchive::read(const ZipEntry& e, uint64_t maxSize) const 
     return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "' compression ratio",
                  "at most " + std::to_string(kMaxRatio) + ":1 above " + std::to_string(kRatioFrom >> 20) + " MiB (a zip bomb?)",
                  std::to_string(e.size) + " bytes from " + std::to_string(e.compressedSize)};
-  Unzip u(file_->data() + offset_, size_);
+  // Raw deflate straight from the mapped record, in chunks, stopping at the
+  // cap: the header's size is not trusted.
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
+    return Error{ErrorCode::Io, name_, e.dataOffset, "zip entry '" + e.name + "'", "memory to inflate it", "none"};
+  zs.next_in = const_cast<Bytef*>(file_->data() + e.dataOffset);
   std::string out;
-  if (!u.get() || unzLocateFile(u.get(), e.name.c_str(), 1) != UNZ_OK || unzOpenCurrentFile(u.get()) != UNZ_OK)
-    return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "'", "a readable record", "none"};
-  // Inflate in chunks and stop at the cap: the header's size is not trusted.
+  const uint64_t cap = std::min<uint64_t>(maxSize, e.size);
+  uint64_t inLeft = e.compressedSize;
+  int rc = Z_OK;
   char buf[65536];
-  for (;;) {
-    int n = unzReadCurrentFile(u.get(), buf, sizeof buf);
-    if (n < 0) {
-      unzCloseCurrentFile(u.get());
+  while (rc != Z_STREAM_END) {
+    const uInt feed = static_cast<uInt>(std::min<uint64_t>(inLeft, 1u << 30));
+    zs.avail_in = feed;
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    inLeft -= feed - zs.avail_in;
+    const size_t n = sizeof buf - zs.avail_out;
+    if ((rc != Z_OK && rc != Z_STREAM_END) || (rc == Z_OK && n == 0 && inLeft == 0)) {
+      inflateEnd(&zs);
       return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "' data", "valid deflate data",
-                   "a corrupt stream"};
+                   "a corrupt or truncated stream"};
     }
-    if (n == 0) break;
-    if (out.size() + static_cast<size_t>(n) > std::min<uint64_t>(maxSize, e.size)) {
-      unzCloseCurrentFile(u.get());
+    if (out.size() + n > cap) {
+      inflateEnd(&zs);
       return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "' inflated size",
-                   "at most " + std::to_string(std::min<uint64_t>(maxSize, e.size)) + " bytes", "more"};
+                   "at most " + std::to_string(cap) + " bytes", "more"};
     }
-    out.append(buf, static_cast<size_t>(n));
+    out.append(buf, n);
   }
-  if (unzCloseCurrentFile(u.get()) == UNZ_CRCERROR)
+  inflateEnd(&zs);
+  if (out.size() != e.size || crc32_z(0L, reinterpret_cast<const Bytef*>(out.data()), out.size()) != e.crc)
     return Error{ErrorCode::Invalid, name_, e.dataOffset, "zip entry '" + e.name + "' CRC", "a matching CRC-32",
                  "a different one"};
   return out;
