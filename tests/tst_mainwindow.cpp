@@ -139,6 +139,8 @@ class TestMainWindow : public QObject {
     QVERIFY(w.current());
     QCOMPARE(w.current()->program->methods[0].nodes.size(), size_t(2 * (34 + 32 * 8 + 22 * 2) + 11));
     QVERIFY(w.windowTitle().contains("llama --attention static"));
+    // Its weights were generated into a file (the cache folder), not memory: presets are gigabytes.
+    QVERIFY(w.current()->program->backing && w.current()->program->backing->isMapped());
     // A sample has no file yet: its size is its weights, not "0 bytes".
     auto sizes = w.summaryTree()->findItems("Size", Qt::MatchExactly | Qt::MatchRecursive);
     QVERIFY(!sizes.isEmpty());

@@ -20,8 +20,9 @@ const std::vector<Entry>& entries() {
       {{"mobilenet_v2", "torchvision's MobileNetV2 in eval mode, 3.5 M parameters, 224x224 input"}, samples::mobilenetV2},
       {{"llama",
         "a Llama-style decoder step with a KV cache in mutable buffers (--layers --dim --heads --kv-heads --seq --vocab; "
-        "--attention static: per-head attention, caches as inputs and outputs, as ExecuTorch's NPU exports)",
-        {"llama --attention static"}},
+        "--attention static: per-head attention, caches as inputs and outputs, as ExecuTorch's NPU exports; "
+        "--preset llama3-8b|llama3.2-1b: those models' shapes in bfloat16; --ffn; --dtype)",
+        {"llama --attention static", "llama --preset llama3.2-1b"}},
        samples::llama},
       {{"quantized_linear", "linear layers as PT2E quantization leaves them (quantize/dequantize around each op)"},
        samples::quantizedLinear},
