@@ -21,6 +21,7 @@
 #include "engine/formats/PteReader.h"
 #include "engine/formats/PteWriter.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/ir/OpRegistry.h"
 #include "engine/ir/TreeSpec.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
@@ -321,6 +322,51 @@ class TestEmitter : public QObject {
       QVERIFY(!d->entries.empty());
       for (const auto& t : d->entries) QVERIFY2(QString::fromStdString(t.key).endsWith(biases ? ".bias" : ".weight"), t.key.c_str());
     }
+  }
+
+  // Values in ExecuTorch's emission order (tests/conformance: the flatbuffer
+  // content then equals upstream's field for field, value numbers included):
+  // an out variant's result before its other arguments (memory.alloc precedes
+  // the call), lifted scalars before the user inputs. (Views before the node
+  // that reads them: the emitted values no longer say which are views; the
+  // harness's same-program rows check it.)
+  void valuesInExecuTorchOrder() {
+    QTemporaryDir dir;
+    ExecutorchBackendConfig c;
+    std::string why;
+    SampleOptions o;
+    o.layers = 1;
+    auto l = lowerSample(dir.path(), "llama", c, &why, o);
+    QVERIFY2(l, why.c_str());
+    auto e = emitProgram(*l->planned, c);
+    QVERIFY2(e, e ? "" : msg(e.error()));
+    const Method& m = e->methods[0];
+    size_t outVariants = 0;
+    for (const Node& n : m.nodes) {
+      const OpSchema* s = OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload);
+      if (!s || !s->isOutVariant()) continue;
+      ValueId out = kNoValue;
+      for (size_t i = 0; i < s->arguments.size() && i < n.args.size(); ++i)
+        if (s->arguments[i].kwargOnly && s->arguments[i].isWrite && out == kNoValue) out = n.args[i];
+      QVERIFY(out != kNoValue);
+      ++outVariants;
+      for (size_t i = 0; i < s->arguments.size() && i < n.args.size(); ++i) {
+        const Value& v = m.values[n.args[i]];
+        // Scalars and lists the call takes are numbered after its result.
+        if (n.args[i] > out || v.kind() == ValueKind::Tensor || v.kind() == ValueKind::None) continue;
+        if (v.kind() == ValueKind::Int || v.kind() == ValueKind::IntList || v.kind() == ValueKind::Bool)
+          QFAIL(qPrintable(QString("%1: argument %2 (value %3) before its result (value %4)")
+                               .arg(QString::fromStdString(m.operators[n.op].name)).arg(i).arg(n.args[i]).arg(out)));
+      }
+    }
+    QVERIFY(outVariants > 50);
+    // The 0-dim constants lifted from scalars come before the first user input.
+    ValueId firstUser = m.inputs.front(), lastConstant = kNoValue;
+    for (size_t v = 0; v < m.values.size(); ++v)
+      if (const TensorSpec* t = m.values[v].tensorIf(); t && t->sizes.empty() && !t->data.empty())
+        lastConstant = static_cast<ValueId>(v);
+    QVERIFY(lastConstant != kNoValue);
+    QVERIFY(lastConstant < firstUser);
   }
 
   void mutableBuffers() {

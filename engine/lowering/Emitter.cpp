@@ -55,12 +55,28 @@ class MethodEmitter {
     liftScalarTensorArguments();
     optionalTensorLists();
     // Values in ExecuTorch's emission order.
-    for (const InputSpec& i : in_.signature.inputs) visit(i.value);
+    // Parameters, buffers and constants; then the lifted scalars, which
+    // lift_constant_tensor_pass places before the first user input; then the user inputs.
+    for (const InputSpec& i : in_.signature.inputs)
+      if (i.kind != InputSpec::Kind::User) visit(i.value);
+    for (ValueId v : lifted_) visit(v);
+    for (const InputSpec& i : in_.signature.inputs)
+      if (i.kind == InputSpec::Kind::User) visit(i.value);
     if (in_.signature.inputs.empty())
       for (ValueId v : in_.inputs) visit(v);
-    for (ValueId v : lifted_) visit(v);
-    for (const Node& n : in_.nodes)
+    for (const Node& n : in_.nodes) {
+      // A view the node reads was a memory.view node before it in ExecuTorch's
+      // graph: its value comes first. Then an out variant's results (ToOutVarPass
+      // puts their memory.alloc just before the call), then the other arguments.
+      for (ValueId a : n.args)
+        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr; t && t->viewOf != kNoValue) visit(a);
+      if (n.kind == NodeKind::Kernel)
+        if (const OpSchema* s = OpRegistry::builtin().find(in_.operators[n.op].name, in_.operators[n.op].overload);
+            s && s->isOutVariant())
+          for (size_t i = 0; i < s->arguments.size() && i < n.args.size(); ++i)
+            if (s->arguments[i].kwargOnly && s->arguments[i].isWrite) visit(n.args[i]);
       for (ValueId a : n.args) visit(a);
+    }
     for (ValueId o : in_.outputs) visit(o);
     r_.droppedValues += in_.values.size() - order_.size();
 

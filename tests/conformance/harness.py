@@ -11,12 +11,14 @@ For every program of the corpus (corpus.py) and every config in configs/ (the st
             same config;
   relower   the studio's export of upstream's .pte (+ .ptd) with no config: the file re-made
             under the config it was made with.
-Each studio file is compared with upstream's: byte for byte, then field by field on a canonical
-form of the flatbuffer (flatc with upstream's own schema, values resolved by content), then both
-are run in executorch.runtime on the same inputs (outputs must be bit-identical).
+Each studio file is compared with upstream's: byte for byte, then as flatc reads both with
+upstream's own schema (same-program: equal field for field, value numbering included, only the
+flatbuffer's byte layout differs), then on a canonical form of that (values resolved by content:
+same-shape), then both are run in executorch.runtime on the same inputs (outputs must be
+bit-identical).
 
 One row per program x config x input; the last line is
-  conformance: I identical, S same-shape, D differ, F failed of N
+  conformance: I identical, P same-program, S same-shape, D differ, F failed of N
 and the exit status is non-zero when a row differs or fails and known_differences.txt does not
 list it with its reason.
 """
@@ -371,7 +373,11 @@ class Known:
 
 def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list[Path], inputs, work: Path,
                   up_run, exact_plan: bool) -> tuple[str, str]:
-    """('identical'|'same-shape'|'differ', detail).
+    """('identical'|'same-program'|'same-shape'|'differ', detail).
+
+    same-program: the files' content as flatc reads it with ExecuTorch's schema is equal field
+    for field, value numbering and offsets included (and the .ptd files'); only the flatbuffer's
+    byte layout differs (upstream serializes through flatc's JSON parser).
 
     Normalizations (the documented list): with exact_plan False the studio planned with its own
     planners (its default suite), so planned tensors compare by mem_id, not offset, and each arena
@@ -384,7 +390,10 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
         sorted(p.name for p in up_ptds) == sorted(p.name for p in st_ptds) and \
         all(a.read_bytes() == (st_pte.parent / a.name).read_bytes() for a in up_ptds if (st_pte.parent / a.name).exists())
     structure = None
-    a, b = PteView(up_pte, work, exact_plan).canon(), PteView(st_pte, work, exact_plan).canon()
+    va, vb = PteView(up_pte, work, exact_plan), PteView(st_pte, work, exact_plan)
+    a, b = va.canon(), vb.canon()
+    same_content = va.j == vb.j and [va.segment(i) for i in range(len(va.j.get("segments", [])))] == \
+        [vb.segment(i) for i in range(len(vb.j.get("segments", [])))]
     if not exact_plan:
         for name in set(a["methods"]) & set(b["methods"]):
             ua, sa = a["methods"][name].pop("arenas"), b["methods"][name].pop("arenas")
@@ -397,6 +406,8 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
         pb = {p.name: ptd_canon(p, work) for p in st_ptds}
         if pa != pb:
             structure = "ptd" + first_difference(pa, pb)
+        same_content = same_content and sorted(p.name for p in up_ptds) == sorted(p.name for p in st_ptds) and \
+            all(a.read_bytes() == (st_pte.parent / a.name).read_bytes() for a in up_ptds)
     up_kind, up_value = up_run
     try:
         st_outputs = run_pte(st_pte, st_ptds, inputs)
@@ -413,7 +424,7 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
     if same_bytes and not numerics:
         return "identical", ""
     if structure is None and numerics is None:
-        return "same-shape", ""
+        return ("same-program" if same_content else "same-shape"), ""
     return "differ", "; ".join(x for x in (structure, numerics) if x)
 
 
@@ -560,7 +571,7 @@ def main() -> int:
     work.mkdir(parents=True)
     entries = [e for e in corpus.CORPUS if not args.only or any(fnmatch.fnmatchcase(e.name, g) for g in args.only)]
     known = Known(HERE / "known_differences.txt")
-    counts = {"identical": 0, "same-shape": 0, "differ": 0, "failed": 0}
+    counts = {"identical": 0, "same-program": 0, "same-shape": 0, "differ": 0, "failed": 0}
     rows, undocumented = [], 0
     t_start = time.time()
 
@@ -603,8 +614,8 @@ def main() -> int:
     print(f"time: {time.time() - t_start:.0f} s for {len(entries)} programs x {len(configs)} configs")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    print(f"conformance: {counts['identical']} identical, {counts['same-shape']} same-shape, "
-          f"{counts['differ']} differ, {counts['failed']} failed of {n}"
+    print(f"conformance: {counts['identical']} identical, {counts['same-program']} same-program, "
+          f"{counts['same-shape']} same-shape, {counts['differ']} differ, {counts['failed']} failed of {n}"
           + (f" ({undocumented} not documented)" if undocumented else ""))
     return 1 if undocumented or failed_workers or n == 0 else 0
 
