@@ -64,10 +64,20 @@ class MethodEmitter {
       if (i.kind == InputSpec::Kind::User) visit(i.value);
     if (in_.signature.inputs.empty())
       for (ValueId v : in_.inputs) visit(v);
+    // The views of each tensor, in the order nodes first read them.
+    std::map<ValueId, std::vector<ValueId>> viewsOf;
+    std::set<ValueId> seenView;
+    for (const Node& n : in_.nodes)
+      for (ValueId a : n.args)
+        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
+            t && t->viewOf != kNoValue && seenView.insert(a).second)
+          viewsOf[t->viewOf].push_back(a);
     for (const Node& n : in_.nodes) {
-      // A view the node reads was a memory.view node before it in ExecuTorch's
-      // graph: its value comes first. Then an out variant's results (ToOutVarPass
-      // puts their memory.alloc just before the call), then the other arguments.
+      // A view was a memory.view node in ExecuTorch's graph, where view_copy
+      // stood: usually right after the call that made its base (its value
+      // follows that call's), else before the node that reads it. Then an out
+      // variant's results (ToOutVarPass puts their memory.alloc just before the
+      // call), then the other arguments.
       for (ValueId a : n.args)
         if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr; t && t->viewOf != kNoValue) visit(a);
       if (n.kind == NodeKind::Kernel)
@@ -76,6 +86,9 @@ class MethodEmitter {
           for (size_t i = 0; i < s->arguments.size() && i < n.args.size(); ++i)
             if (s->arguments[i].kwargOnly && s->arguments[i].isWrite) visit(n.args[i]);
       for (ValueId a : n.args) visit(a);
+      for (ValueId o : n.outputs)
+        if (auto it = viewsOf.find(o); it != viewsOf.end())
+          for (ValueId v : it->second) visit(v);
     }
     for (ValueId o : in_.outputs) visit(o);
     r_.droppedValues += in_.values.size() - order_.size();
