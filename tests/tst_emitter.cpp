@@ -360,6 +360,19 @@ class TestEmitter : public QObject {
       }
     }
     QVERIFY(outVariants > 50);
+    // ReplaceViewCopyWithViewPass leaves each view its place: the node that
+    // followed its view_copy, which the emitter numbers it before.
+    const Method& planned = l->planned->methods[0];
+    size_t placed = 0;
+    for (const Value& v : planned.values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->viewOf != kNoValue && t->viewBefore != kNoValue) {
+        ++placed;
+        bool made = false;
+        for (const Node& n : planned.nodes)
+          made = made || std::find(n.outputs.begin(), n.outputs.end(), t->viewBefore) != n.outputs.end();
+        QVERIFY2(made, v.name.c_str());
+      }
+    QVERIFY(placed > 5);
     // The 0-dim constants lifted from scalars come before the first user input.
     ValueId firstUser = m.inputs.front(), lastConstant = kNoValue;
     for (size_t v = 0; v < m.values.size(); ++v)

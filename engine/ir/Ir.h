@@ -74,6 +74,10 @@ struct TensorSpec {
   /// A view sharing the storage of another value (ReplaceViewCopyWithViewPass);
   /// the planner gives it its base's slot.
   ValueId viewOf = kNoValue;
+  /// Where the view_copy this view replaced stood: before the node that makes
+  /// this value (kNoValue: at the end, or not known). The emitter numbers the
+  /// view there, as ExecuTorch numbers its memory.view node's value.
+  ValueId viewBefore = kNoValue;
   uint32_t dataBufferIndex = 0;     ///< .pte constant table index; 0 = no data
   std::optional<uint64_t> mutableSegmentIndex;
   bool external = false;            ///< bytes in a .ptd under `fqn`

@@ -64,20 +64,24 @@ class MethodEmitter {
       if (i.kind == InputSpec::Kind::User) visit(i.value);
     if (in_.signature.inputs.empty())
       for (ValueId v : in_.inputs) visit(v);
-    // The views of each tensor, in the order nodes first read them.
-    std::map<ValueId, std::vector<ValueId>> viewsOf;
+    // A view was a memory.view node in ExecuTorch's graph, where view_copy
+    // stood: its value comes before the node that followed it (viewBefore).
+    // Without that place, right after the call that made its base, else before
+    // the node that reads it. Views in the order nodes first read them.
+    std::map<ValueId, std::vector<ValueId>> viewsBefore, viewsOf;
     std::set<ValueId> seenView;
     for (const Node& n : in_.nodes)
       for (ValueId a : n.args)
         if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
             t && t->viewOf != kNoValue && seenView.insert(a).second)
-          viewsOf[t->viewOf].push_back(a);
+          (t->viewBefore != kNoValue ? viewsBefore[t->viewBefore] : viewsOf[t->viewOf]).push_back(a);
+    for (auto& [at, views] : viewsBefore) std::sort(views.begin(), views.end());  // value order: graph order
     for (const Node& n : in_.nodes) {
-      // A view was a memory.view node in ExecuTorch's graph, where view_copy
-      // stood: usually right after the call that made its base (its value
-      // follows that call's), else before the node that reads it. Then an out
-      // variant's results (ToOutVarPass puts their memory.alloc just before the
-      // call), then the other arguments.
+      for (ValueId o : n.outputs)
+        if (auto it = viewsBefore.find(o); it != viewsBefore.end())
+          for (ValueId v : it->second) visit(v);
+      // Then the views the node reads, an out variant's results (ToOutVarPass
+      // puts their memory.alloc just before the call), the other arguments.
       for (ValueId a : n.args)
         if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr; t && t->viewOf != kNoValue) visit(a);
       if (n.kind == NodeKind::Kernel)

@@ -62,7 +62,7 @@ void renumberValues(Method& m) {
       for (ValueId& x : l->items) map(x);
     if (auto* l = std::get_if<OptionalTensorList>(&val.payload))
       for (ValueId& x : l->items) map(x);
-    if (TensorSpec* t = std::get_if<TensorSpec>(&val.payload)) map(t->viewOf);
+    if (TensorSpec* t = std::get_if<TensorSpec>(&val.payload)) map(t->viewOf), map(t->viewBefore);
   }
   m.values = std::move(values);
   for (Node& node : m.nodes) {

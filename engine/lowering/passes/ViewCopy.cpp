@@ -116,6 +116,15 @@ class ReplaceViewCopyWithView : public Pass {
         drop[i] = true;
         out.changed = true;
       }
+      // Each view keeps its place: before the first kept node after its view_copy.
+      ValueId next = kNoValue;
+      for (size_t i = m.nodes.size(); i-- > 0;) {
+        if (!drop[i]) {
+          next = m.nodes[i].outputs.empty() ? kNoValue : m.nodes[i].outputs.front();
+          continue;
+        }
+        if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[m.nodes[i].outputs[0]].payload)) t->viewBefore = next;
+      }
       size_t k = 0;
       std::erase_if(m.nodes, [&](const Node&) { return drop[k++]; });
     }
