@@ -174,15 +174,15 @@ Result<Program> readFixture(const QString& path) {
 }
 
 /// A .pt2 of a zoo sample, lowered with the default config and exported to dir/NAME.pte, read back.
-Result<Program> exportedSample(const QString& dir, const std::string& name, const SampleOptions& options = {}) {
+Result<Program> exportedSample(const QString& dir, const std::string& name, const SampleOptions& options = {},
+                               ExecutorchBackendConfig c = {}) {
   auto built = buildSample(name, options);
   if (!built) return built.error();
   std::string pt2 = (dir + "/" + QString::fromStdString(name) + ".pt2").toStdString();
   if (auto s = writePt2(built.value(), pt2); !s) return s.error();
   auto opened = openProgramFile(pt2);
   if (!opened) return opened.error();
-  ExecutorchBackendConfig c;
-  c.emitMutableBufferNames = name == "llama";
+  c.emitMutableBufferNames = c.emitMutableBufferNames || name == "llama";
   Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
   p.runToEnd();
   if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", p.records()[p.position() - 1].name};
@@ -414,6 +414,28 @@ class TestDelower : public QObject {
     QVERIFY(!c.memoryPlanning.allocGraphInput);
     QVERIFY(!c.memoryPlanning.allocGraphOutput);
     QCOMPARE(c.segmentAlignment, pte->facts.segmentAlignment);
+  }
+
+  // ExecuTorch pads the eh00 header to the schema's largest force_align: a raised
+  // constant_tensor_alignment shows there, and re-lowering keeps it.
+  void configMatchesRaisedAlignments() {
+    QTemporaryDir dir;
+    SampleOptions o;
+    o.layers = 1;
+    auto plain = exportedSample(dir.path(), "mlp", o);
+    QVERIFY(plain);
+    QCOMPARE(plain->facts.headerPadding, 32u);
+    QVERIFY(!configMatching(plain.value()).constantTensorAlignment);
+    for (uint64_t alignment : {64u, 256u}) {
+      ExecutorchBackendConfig c;
+      c.constantTensorAlignment = alignment;
+      auto pte = exportedSample(dir.path(), "mlp", o, c);
+      QVERIFY(pte);
+      QCOMPARE(uint64_t(pte->facts.headerPadding), alignment);
+      ExecutorchBackendConfig matched = configMatching(pte.value());
+      QCOMPARE(matched.constantTensorAlignment.value_or(0), alignment);
+      QVERIFY(!matched.delegateAlignment);
+    }
   }
 
   void refusesWhatCannotBeUndone() {

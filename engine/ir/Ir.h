@@ -310,6 +310,9 @@ struct ContainerFacts {
   std::string identifier;  ///< "ET12"
   Header header = Header::None;
   uint32_t headerLength = 0;
+  /// Inferred: bytes the eh00 header takes with its padding. ExecuTorch pads it to the
+  /// schema's largest force_align (constant_tensor_alignment, delegate_alignment, 16).
+  uint32_t headerPadding = 0;
   uint32_t schemaVersion = 0;
   uint64_t fileSize = 0;
   uint64_t programSize = 0;        ///< bytes of the flatbuffer

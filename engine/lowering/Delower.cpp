@@ -553,6 +553,16 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
   if (auto p = anyPlanned(true)) c.memoryPlanning.allocGraphInput = *p;
   if (auto p = anyPlanned(false)) c.memoryPlanning.allocGraphOutput = *p;
   c.extractDelegateSegments = !inlineBlobs;
+  // A header padded past 16-byte alignment: the schema's force_align was raised, by
+  // constant_tensor_alignment when every constant sits on it, else by delegate_alignment.
+  const ContainerFacts& f = pte.facts;
+  if (uint64_t pad = f.headerPadding; f.headerLength && pad > (f.headerLength + 15u) / 16 * 16) {
+    bool constantsOnIt = true;
+    for (size_t i = 1; i < pte.constants.size(); ++i)
+      constantsOnIt = constantsOnIt && (pte.constants[i].fileOffset - pte.constants[1].fileOffset) % pad == 0;
+    if (inlineBlobs && !constantsOnIt) c.delegateAlignment = pad;
+    else c.constantTensorAlignment = pad;
+  }
   return c;
 }
 

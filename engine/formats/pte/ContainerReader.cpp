@@ -145,6 +145,14 @@ Status readContainerHeader(const MappedFile& file, uint64_t base, uint64_t span,
                    std::to_string(span - 8) + " bytes left"};
     f.header = len >= 32 ? ContainerFacts::Header::Eh00 : ContainerFacts::Header::Eh00Short;
     f.headerLength = len;
+    // The padding is a run of zeros after the header, followed by the flatbuffer's own
+    // finishing pad (shorter than its alignment): the largest padded length the zeros
+    // cover is the one the writer used.
+    uint64_t zeros = 0;
+    while (8 + len + zeros < span && zeros < 65536 && data[8 + len + zeros] == 0) ++zeros;
+    f.headerPadding = len;
+    for (uint64_t a = 2; a <= 65536; a *= 2)
+      if (uint64_t p = (len + a - 1) / a * a; p - len <= zeros) f.headerPadding = static_cast<uint32_t>(p);
     f.programSize = readLe64(data + 16);
     uint64_t segBase = readLe64(data + 24);
     f.segmentDataSize = len >= 32 ? readLe64(data + 32) : 0;
