@@ -329,7 +329,7 @@ class TestEmitter : public QObject {
   // an out variant's result before its other arguments (memory.alloc precedes
   // the call), lifted scalars before the user inputs. (Views before the node
   // that reads them: the emitted values no longer say which are views; the
-  // harness's same-program rows check it.)
+  // harness's identical rows check it.)
   void valuesInExecuTorchOrder() {
     QTemporaryDir dir;
     ExecutorchBackendConfig c;

@@ -11,14 +11,15 @@ For every program of the corpus (corpus.py) and every config in configs/ (the st
             same config;
   relower   the studio's export of upstream's .pte (+ .ptd) with no config: the file re-made
             under the config it was made with.
-Each studio file is compared with upstream's: byte for byte, then as flatc reads both with
-upstream's own schema (same-program: equal field for field, value numbering included, only the
-flatbuffer's byte layout differs), then on a canonical form of that (values resolved by content:
+Each studio file is compared with upstream's: byte for byte (identical), then as flatc reads
+both with upstream's own schema, then on a canonical form of that (values resolved by content:
 same-shape), then both are run in executorch.runtime on the same inputs (outputs must be
-bit-identical).
+bit-identical). A file whose content flatc reads as upstream's field for field must also be
+upstream's byte for byte: the studio lays the flatbuffer out as upstream's packer does, so a
+layout that differs is a difference.
 
 One row per program x config x input; the last line is
-  conformance: I identical, P same-program, S same-shape, D differ, F failed of N
+  conformance: I identical, S same-shape, D differ, F failed of N
 and the exit status is non-zero when a row differs or fails and known_differences.txt does not
 list it with its reason.
 """
@@ -373,11 +374,12 @@ class Known:
 
 def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list[Path], inputs, work: Path,
                   up_run, exact_plan: bool) -> tuple[str, str]:
-    """('identical'|'same-program'|'same-shape'|'differ', detail).
+    """('identical'|'same-shape'|'differ', detail).
 
-    same-program: the files' content as flatc reads it with ExecuTorch's schema is equal field
-    for field, value numbering and offsets included (and the .ptd files'); only the flatbuffer's
-    byte layout differs (upstream serializes through flatc's JSON parser).
+    identical: the .pte and .ptd files are upstream's byte for byte. Where the content as flatc
+    reads it with ExecuTorch's schema is equal field for field (value numbering and offsets
+    included, and the .ptd files') but the bytes are not, the row differs: upstream packs the
+    flatbuffer with flatbuffers' Python object API and the studio must lay it out the same way.
 
     Normalizations (the documented list): with exact_plan False the studio planned with its own
     planners (its default suite), so planned tensors compare by mem_id, not offset, and each arena
@@ -424,7 +426,12 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
     if same_bytes and not numerics:
         return "identical", ""
     if structure is None and numerics is None:
-        return ("same-program" if same_content else "same-shape"), ""
+        if not same_content:
+            return "same-shape", ""
+        ua, sb = up_pte.read_bytes(), st_pte.read_bytes()
+        at = next((i for i in range(min(len(ua), len(sb))) if ua[i] != sb[i]), min(len(ua), len(sb)))
+        return "differ", (f"the same program laid out differently: {len(ua)} bytes upstream, {len(sb)} studio, "
+                          f"first difference at byte {at}")
     return "differ", "; ".join(x for x in (structure, numerics) if x)
 
 
@@ -571,7 +578,7 @@ def main() -> int:
     work.mkdir(parents=True)
     entries = [e for e in corpus.CORPUS if not args.only or any(fnmatch.fnmatchcase(e.name, g) for g in args.only)]
     known = Known(HERE / "known_differences.txt")
-    counts = {"identical": 0, "same-program": 0, "same-shape": 0, "differ": 0, "failed": 0}
+    counts = {"identical": 0, "same-shape": 0, "differ": 0, "failed": 0}
     rows, undocumented = [], 0
     t_start = time.time()
 
@@ -614,7 +621,7 @@ def main() -> int:
     print(f"time: {time.time() - t_start:.0f} s for {len(entries)} programs x {len(configs)} configs")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    print(f"conformance: {counts['identical']} identical, {counts['same-program']} same-program, "
+    print(f"conformance: {counts['identical']} identical, "
           f"{counts['same-shape']} same-shape, {counts['differ']} differ, {counts['failed']} failed of {n}"
           + (f" ({undocumented} not documented)" if undocumented else ""))
     return 1 if undocumented or failed_workers or n == 0 else 0

@@ -10,7 +10,7 @@ a size CI can afford), as a user would use them:
              compared with upstream's file field by field and run on the same inputs
              (harness.compare_files: outputs bit-identical).
 One line per sample and config; the last line is
-  zoo: N identical, P same-program, S same-shape, D differ, F failed of T
+  zoo: N identical, S same-shape, D differ, F failed of T
 and the exit status is non-zero when one differs or fails, unless known_differences.txt gives
 the reason (program names "zoo:<sample spec>").
 """
@@ -93,7 +93,7 @@ def main() -> int:
     work.mkdir(parents=True)
     known = harness.Known(HERE / "known_differences.txt")
     names = [line.split()[0] for line in harness.cli("sample", "--list").stdout.splitlines() if line.strip()]
-    counts = {"identical": 0, "same-program": 0, "same-shape": 0, "differ": 0, "failed": 0}
+    counts = {"identical": 0, "same-shape": 0, "differ": 0, "failed": 0}
     bad = []
     t0 = time.time()
     for spec in names + EXTRA_SPECS:
@@ -137,7 +137,7 @@ def main() -> int:
             note = f"  known: {why}" if why else ""
             print(f"{spec:<40} {cfg:<10} {result:<10} {detail[:300]}{note}", flush=True)
     total = sum(counts.values())
-    print(f"zoo: {counts['identical']} identical, {counts['same-program']} same-program, {counts['same-shape']} same-shape, "
+    print(f"zoo: {counts['identical']} identical, {counts['same-shape']} same-shape, "
           f"{counts['differ']} differ, {counts['failed']} failed of {total} ({time.time() - t0:.0f} s)")
     for b in bad:
         print("  not documented: " + b, file=sys.stderr)

@@ -16,6 +16,28 @@ constexpr uint64_t kFlatbufferLimit = FLATBUFFERS_MAX_BUFFER_SIZE - (1u << 20);
 
 using Fbb = flatbuffers::FlatBufferBuilder;
 
+// Byte layout: ExecuTorch packs the Program with flatbuffers' Python object API
+// (exir/_serialize/_flatbuffer_program.py, `ProgramT.Pack`). Its generated Pack methods
+// build each table's strings, vectors and sub-tables in field declaration order, depth
+// first, then add the table's fields in declaration order (flatc's C++ CreateX helpers
+// sort them by size instead). Every table below is built the same way, so a program
+// upstream would write equal comes out byte-identical.
+
+/// A vector as the Python builder writes it: it aligns even an empty vector to the
+/// length prefix and to its elements (the C++ builder skips the padding for length 0).
+template <typename T>
+flatbuffers::Offset<flatbuffers::Vector<T>> vec(Fbb& fbb, const T* data, size_t n) {
+  if (n == 0) {
+    fbb.Align(sizeof(flatbuffers::uoffset_t));
+    fbb.Align(sizeof(T));
+  }
+  return fbb.CreateVector(data, n);
+}
+template <typename T>
+flatbuffers::Offset<flatbuffers::Vector<T>> vec(Fbb& fbb, const std::vector<T>& v) {
+  return vec(fbb, v.data(), v.size());
+}
+
 class ProgramEmitter {
  public:
   ProgramEmitter(const Program& p, const PteWriteOptions& o, const Planner& plan) : p_(p), o_(o), plan_(plan) {}
@@ -32,36 +54,62 @@ class ProgramEmitter {
       if (!r) return r.error();
       plans.push_back(r.value());
     }
-    auto planVec = fbb.CreateVector(plans);
-    auto constantBuffer = fbb.CreateVector(std::vector<flatbuffers::Offset<fb::Buffer>>{});
+    auto planVec = vec(fbb, plans);
+    auto constantBuffer = vec(fbb, std::vector<flatbuffers::Offset<fb::Buffer>>{});
     std::vector<flatbuffers::Offset<fb::BackendDelegateInlineData>> inl;
     for (const Bytes& b : plan_.inlineData) {
       if (auto s = room(fbb, b.size + o_.delegateAlignment + 64, "inline delegate data"); !s) return s;
-      if (b.size) fbb.PreAlign(b.size, o_.delegateAlignment);
+      // As upstream's packer: the bytes start on the delegate alignment, even when empty.
+      if (b.size) {
+        fbb.PreAlign(b.size, o_.delegateAlignment);
+      } else {
+        fbb.Align(sizeof(flatbuffers::uoffset_t));
+        fbb.Align(o_.delegateAlignment);
+      }
       auto data = fbb.CreateVector(b.data, static_cast<size_t>(b.size));
-      inl.push_back(fb::CreateBackendDelegateInlineData(fbb, data));
+      fb::BackendDelegateInlineDataBuilder t(fbb);
+      t.add_data(data);
+      inl.push_back(t.Finish());
     }
-    auto inlineVec = fbb.CreateVector(inl);
+    auto inlineVec = vec(fbb, inl);
     std::vector<flatbuffers::Offset<fb::DataSegment>> segs;
-    for (size_t i = 0; i < plan_.segments.size(); ++i)
-      segs.push_back(fb::CreateDataSegment(fbb, segmentOffsets[i], plan_.segments[i].size));
-    auto segVec = fbb.CreateVector(segs);
-    auto constSeg = fb::CreateSubsegmentOffsets(fbb, 0, fbb.CreateVector(plan_.constantOffsets));
+    for (size_t i = 0; i < plan_.segments.size(); ++i) {
+      fb::DataSegmentBuilder t(fbb);
+      t.add_offset(segmentOffsets[i]);
+      t.add_size(plan_.segments[i].size);
+      segs.push_back(t.Finish());
+    }
+    auto segVec = vec(fbb, segs);
+    auto constSeg = subsegment(fbb, 0, plan_.constantOffsets);
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::SubsegmentOffsets>>> mutVec = 0;
     if (plan_.mutableSegment >= 0) {
-      auto sub = fb::CreateSubsegmentOffsets(fbb, static_cast<uint32_t>(plan_.mutableSegment),
-                                             fbb.CreateVector(plan_.mutableOffsets));
-      mutVec = fbb.CreateVector(std::vector<flatbuffers::Offset<fb::SubsegmentOffsets>>{sub});
+      auto sub = subsegment(fbb, static_cast<uint32_t>(plan_.mutableSegment), plan_.mutableOffsets);
+      mutVec = vec(fbb, std::vector<flatbuffers::Offset<fb::SubsegmentOffsets>>{sub});
     }
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::NamedData>>> namedVec = 0;
     if (!plan_.namedData.empty()) {
       std::vector<flatbuffers::Offset<fb::NamedData>> nd;
-      for (const auto& [key, seg] : plan_.namedData) nd.push_back(fb::CreateNamedData(fbb, str(fbb, key), seg));
-      namedVec = fbb.CreateVector(nd);
+      for (const auto& [key, seg] : plan_.namedData) {
+        auto k = str(fbb, key);
+        fb::NamedDataBuilder t(fbb);
+        t.add_key(k);
+        t.add_segment_index(seg);
+        nd.push_back(t.Finish());
+      }
+      namedVec = vec(fbb, nd);
     }
-    auto root = fb::CreateProgram(fbb, 0, planVec, constantBuffer, inlineVec, segVec, constSeg, mutVec, namedVec);
+    fb::ProgramBuilder root(fbb);
+    root.add_version(0);
+    root.add_execution_plan(planVec);
+    root.add_constant_buffer(constantBuffer);
+    root.add_backend_delegate_data(inlineVec);
+    root.add_segments(segVec);
+    root.add_constant_segment(constSeg);
+    if (!mutVec.IsNull()) root.add_mutable_data_segments(mutVec);
+    if (!namedVec.IsNull()) root.add_named_data(namedVec);
+    auto rootOffset = root.Finish();
     if (auto s = room(fbb, 64, "program"); !s) return s;
-    fb::FinishProgramBuffer(fbb, root);
+    fb::FinishProgramBuffer(fbb, rootOffset);
     return Ok{};
   }
 
@@ -92,6 +140,36 @@ class ProgramEmitter {
   static flatbuffers::Offset<flatbuffers::String> str(Fbb& fbb, const std::string& s) {
     return fbb.CreateString(s.data(), s.size());
   }
+  static flatbuffers::Offset<fb::SubsegmentOffsets> subsegment(Fbb& fbb, uint32_t segment,
+                                                                const std::vector<uint64_t>& offsets) {
+    auto v = vec(fbb, offsets);
+    fb::SubsegmentOffsetsBuilder t(fbb);
+    t.add_segment_index(segment);
+    t.add_offsets(v);
+    return t.Finish();
+  }
+  /// A table of one scalar or offset field (Int, Bool, Double, String, the lists).
+  template <typename B, typename F, typename V>
+  static auto single(Fbb& fbb, F add, V value) {
+    B t(fbb);
+    (t.*add)(value);
+    return t.Finish();
+  }
+  template <typename T>
+  static flatbuffers::Offset<fb::EValue> evalue(Fbb& fbb, fb::KernelTypes type, flatbuffers::Offset<T> val) {
+    fb::EValueBuilder t(fbb);
+    t.add_val_type(type);
+    t.add_val(val.Union());
+    return t.Finish();
+  }
+  template <typename T>
+  static flatbuffers::Offset<fb::Instruction> instr(Fbb& fbb, fb::InstructionArguments type,
+                                                    flatbuffers::Offset<T> args) {
+    fb::InstructionBuilder t(fbb);
+    t.add_instr_args_type(type);
+    t.add_instr_args(args.Union());
+    return t.Finish();
+  }
 
   Status checkValue(int64_t id, size_t count, const std::string& what, bool allowNone = false) const {
     if (allowNone && id == kNoValue) return Ok{};
@@ -120,19 +198,37 @@ class ProgramEmitter {
       return plan_.error(ErrorCode::Invalid, w + ".dim_order", std::to_string(t.sizes.size()) + " entries",
                          std::to_string(dims.size()));
     }
-    auto sizesVec = fbb.CreateVector(sizes);
-    auto dimsVec = fbb.CreateVector(dims);
+    auto sizesVec = vec(fbb, sizes);
+    auto dimsVec = vec(fbb, dims);
     flatbuffers::Offset<fb::AllocationDetails> alloc = 0;
-    if (t.slot)
-      alloc = fb::CreateAllocationDetails(fbb, t.slot->memId, static_cast<uint32_t>(t.slot->offset & 0xffffffffu),
-                                          static_cast<uint32_t>(t.slot->offset >> 32));
+    if (t.slot) {
+      fb::AllocationDetailsBuilder a(fbb);
+      a.add_memory_id(t.slot->memId);
+      a.add_memory_offset_low(static_cast<uint32_t>(t.slot->offset & 0xffffffffu));
+      a.add_memory_offset_high(static_cast<uint32_t>(t.slot->offset >> 32));
+      alloc = a.Finish();
+    }
     flatbuffers::Offset<fb::ExtraTensorInfo> extra = 0;
-    if (t.external || !t.fqn.empty())
-      extra = fb::CreateExtraTensorInfo(fbb, 0, str(fbb, t.fqn),
-                                        t.external ? fb::TensorDataLocation::EXTERNAL : fb::TensorDataLocation::SEGMENT);
-    return fb::CreateTensor(fbb, static_cast<fb::ScalarType>(t.dtype), t.storageOffset, sizesVec, dimsVec,
-                            t.requiresGrad, bufferIdx, alloc, t.layout,
-                            static_cast<fb::TensorShapeDynamism>(t.dynamism), extra);
+    if (t.external || !t.fqn.empty()) {
+      auto fqn = str(fbb, t.fqn);
+      fb::ExtraTensorInfoBuilder e(fbb);
+      e.add_mutable_data_segments_idx(0);
+      e.add_fully_qualified_name(fqn);
+      e.add_location(t.external ? fb::TensorDataLocation::EXTERNAL : fb::TensorDataLocation::SEGMENT);
+      extra = e.Finish();
+    }
+    fb::TensorBuilder b(fbb);
+    b.add_scalar_type(static_cast<fb::ScalarType>(t.dtype));
+    b.add_storage_offset(t.storageOffset);
+    b.add_sizes(sizesVec);
+    b.add_dim_order(dimsVec);
+    b.add_requires_grad(t.requiresGrad);
+    b.add_data_buffer_idx(bufferIdx);
+    if (!alloc.IsNull()) b.add_allocation_info(alloc);
+    b.add_layout(t.layout);
+    b.add_shape_dynamism(static_cast<fb::TensorShapeDynamism>(t.dynamism));
+    if (!extra.IsNull()) b.add_extra_tensor_info(extra);
+    return b.Finish();
   }
 
   Result<flatbuffers::Offset<fb::EValue>> value(Fbb& fbb, const Method& m, size_t mi, size_t vi) {
@@ -146,47 +242,56 @@ class ProgramEmitter {
     };
     switch (v.kind()) {
       case ValueKind::None:
-        return fb::CreateEValue(fbb, fb::KernelTypes::Null, fb::CreateNull(fbb).Union());
+        return evalue(fbb, fb::KernelTypes::Null, fb::NullBuilder(fbb).Finish());
       case ValueKind::Int:
-        return fb::CreateEValue(fbb, fb::KernelTypes::Int, fb::CreateInt(fbb, std::get<int64_t>(v.payload)).Union());
+        return evalue(fbb, fb::KernelTypes::Int,
+                      single<fb::IntBuilder>(fbb, &fb::IntBuilder::add_int_val, std::get<int64_t>(v.payload)));
       case ValueKind::Bool:
-        return fb::CreateEValue(fbb, fb::KernelTypes::Bool, fb::CreateBool(fbb, std::get<bool>(v.payload)).Union());
+        return evalue(fbb, fb::KernelTypes::Bool,
+                      single<fb::BoolBuilder>(fbb, &fb::BoolBuilder::add_bool_val, std::get<bool>(v.payload)));
       case ValueKind::Double:
-        return fb::CreateEValue(fbb, fb::KernelTypes::Double,
-                                fb::CreateDouble(fbb, std::get<double>(v.payload)).Union());
-      case ValueKind::String:
-        return fb::CreateEValue(fbb, fb::KernelTypes::String,
-                                fb::CreateString(fbb, str(fbb, std::get<std::string>(v.payload))).Union());
+        return evalue(fbb, fb::KernelTypes::Double,
+                      single<fb::DoubleBuilder>(fbb, &fb::DoubleBuilder::add_double_val, std::get<double>(v.payload)));
+      case ValueKind::String: {
+        auto s = str(fbb, std::get<std::string>(v.payload));
+        return evalue(fbb, fb::KernelTypes::String, single<fb::StringBuilder>(fbb, &fb::StringBuilder::add_string_val, s));
+      }
       case ValueKind::Tensor: {
         auto t = tensor(fbb, v.tensor(), plan_.bufferIdx[mi][vi], w);
         if (!t) return t.error();
-        return fb::CreateEValue(fbb, fb::KernelTypes::Tensor, t.value().Union());
+        return evalue(fbb, fb::KernelTypes::Tensor, t.value());
       }
       case ValueKind::IntList: {
         auto r = ids(std::get<IntList>(v.payload).items, false);
         if (!r) return r.error();
-        std::vector<int64_t> items(r->begin(), r->end());
-        return fb::CreateEValue(fbb, fb::KernelTypes::IntList, fb::CreateIntList(fbb, fbb.CreateVector(items)).Union());
+        auto items = vec(fbb, std::vector<int64_t>(r->begin(), r->end()));
+        return evalue(fbb, fb::KernelTypes::IntList, single<fb::IntListBuilder>(fbb, &fb::IntListBuilder::add_items, items));
       }
-      case ValueKind::DoubleList:
-        return fb::CreateEValue(fbb, fb::KernelTypes::DoubleList,
-                                fb::CreateDoubleList(fbb, fbb.CreateVector(std::get<DoubleList>(v.payload).items)).Union());
+      case ValueKind::DoubleList: {
+        auto items = vec(fbb, std::get<DoubleList>(v.payload).items);
+        return evalue(fbb, fb::KernelTypes::DoubleList,
+                      single<fb::DoubleListBuilder>(fbb, &fb::DoubleListBuilder::add_items, items));
+      }
       case ValueKind::BoolList: {
-        std::vector<uint8_t> items;
-        for (uint8_t b : std::get<BoolList>(v.payload).items) items.push_back(b ? 1 : 0);
-        return fb::CreateEValue(fbb, fb::KernelTypes::BoolList, fb::CreateBoolList(fbb, fbb.CreateVector(items)).Union());
+        std::vector<uint8_t> bools;
+        for (uint8_t b : std::get<BoolList>(v.payload).items) bools.push_back(b ? 1 : 0);
+        auto items = vec(fbb, bools);
+        return evalue(fbb, fb::KernelTypes::BoolList,
+                      single<fb::BoolListBuilder>(fbb, &fb::BoolListBuilder::add_items, items));
       }
       case ValueKind::TensorList: {
         auto r = ids(std::get<TensorList>(v.payload).items, false);
         if (!r) return r.error();
-        return fb::CreateEValue(fbb, fb::KernelTypes::TensorList,
-                                fb::CreateTensorList(fbb, fbb.CreateVector(r.value())).Union());
+        auto items = vec(fbb, r.value());
+        return evalue(fbb, fb::KernelTypes::TensorList,
+                      single<fb::TensorListBuilder>(fbb, &fb::TensorListBuilder::add_items, items));
       }
       case ValueKind::OptionalTensorList: {
         auto r = ids(std::get<OptionalTensorList>(v.payload).items, true);
         if (!r) return r.error();
-        return fb::CreateEValue(fbb, fb::KernelTypes::OptionalTensorList,
-                                fb::CreateOptionalTensorList(fbb, fbb.CreateVector(r.value())).Union());
+        auto items = vec(fbb, r.value());
+        return evalue(fbb, fb::KernelTypes::OptionalTensorList,
+                      single<fb::OptionalTensorListBuilder>(fbb, &fb::OptionalTensorListBuilder::add_items, items));
       }
     }
     return plan_.error(ErrorCode::Invalid, w + " kind", "a known value kind", std::to_string(static_cast<int>(v.kind())));
@@ -210,24 +315,30 @@ class ProgramEmitter {
         if (n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size())
           return plan_.error(ErrorCode::OutOfRange, w + ".op", "< " + std::to_string(m.operators.size()) + " operators",
                              std::to_string(n.op));
-        std::vector<int32_t> args(n.args.begin(), n.args.end());
-        auto k = fb::CreateKernelCall(fbb, n.op, fbb.CreateVector(args));
-        return fb::CreateInstruction(fbb, fb::InstructionArguments::KernelCall, k.Union());
+        auto args = vec(fbb, std::vector<int32_t>(n.args.begin(), n.args.end()));
+        fb::KernelCallBuilder k(fbb);
+        k.add_op_index(n.op);
+        k.add_args(args);
+        return instr(fbb, fb::InstructionArguments::KernelCall, k.Finish());
       }
       case NodeKind::Delegate: {
         if (n.delegate < 0 || static_cast<size_t>(n.delegate) >= m.delegates.size())
           return plan_.error(ErrorCode::OutOfRange, w + ".delegate",
                              "< " + std::to_string(m.delegates.size()) + " delegates", std::to_string(n.delegate));
-        std::vector<int32_t> args(n.args.begin(), n.args.end());
-        auto d = fb::CreateDelegateCall(fbb, n.delegate, fbb.CreateVector(args));
-        return fb::CreateInstruction(fbb, fb::InstructionArguments::DelegateCall, d.Union());
+        auto args = vec(fbb, std::vector<int32_t>(n.args.begin(), n.args.end()));
+        fb::DelegateCallBuilder d(fbb);
+        d.add_delegate_index(n.delegate);
+        d.add_args(args);
+        return instr(fbb, fb::InstructionArguments::DelegateCall, d.Finish());
       }
       case NodeKind::Move: {
         if (auto s = need(1); !s) return s.error();
         ValueId to = n.args.size() >= 2 ? n.args[1] : (n.outputs.empty() ? kNoValue : n.outputs[0]);
         if (auto s = checkValue(to, nv, w + " move destination"); !s) return s.error();
-        auto mv = fb::CreateMoveCall(fbb, n.args[0], to);
-        return fb::CreateInstruction(fbb, fb::InstructionArguments::MoveCall, mv.Union());
+        fb::MoveCallBuilder mv(fbb);
+        mv.add_move_from(n.args[0]);
+        mv.add_move_to(to);
+        return instr(fbb, fb::InstructionArguments::MoveCall, mv.Finish());
       }
       case NodeKind::JumpFalse: {
         if (auto s = need(1); !s) return s.error();
@@ -235,13 +346,15 @@ class ProgramEmitter {
           return plan_.error(ErrorCode::OutOfRange, w + ".jumpTarget",
                              "an instruction of its chain (<= " + std::to_string(chainSize) + ")",
                              std::to_string(n.jumpTarget));
-        auto j = fb::CreateJumpFalseCall(fbb, n.args[0], static_cast<int32_t>(n.jumpTarget));
-        return fb::CreateInstruction(fbb, fb::InstructionArguments::JumpFalseCall, j.Union());
+        fb::JumpFalseCallBuilder j(fbb);
+        j.add_cond_value_index(n.args[0]);
+        j.add_destination_instruction(static_cast<int32_t>(n.jumpTarget));
+        return instr(fbb, fb::InstructionArguments::JumpFalseCall, j.Finish());
       }
       case NodeKind::Free: {
         if (auto s = need(1); !s) return s.error();
-        auto f = fb::CreateFreeCall(fbb, n.args[0]);
-        return fb::CreateInstruction(fbb, fb::InstructionArguments::FreeCall, f.Union());
+        return instr(fbb, fb::InstructionArguments::FreeCall,
+                     single<fb::FreeCallBuilder>(fbb, &fb::FreeCallBuilder::add_value_index, n.args[0]));
       }
     }
     return plan_.error(ErrorCode::Invalid, w + " kind", "a known node kind", std::to_string(static_cast<int>(n.kind)));
@@ -249,15 +362,40 @@ class ProgramEmitter {
 
   flatbuffers::Offset<fb::FrameList> frames(Fbb& fbb, const Node& n) {
     std::vector<flatbuffers::Offset<fb::Frame>> fr;
-    for (const auto& f : n.meta.stackTrace)
-      fr.push_back(fb::CreateFrame(fbb, str(fbb, f.file), f.line, str(fbb, f.function), str(fbb, f.context)));
-    return fb::CreateFrameList(fbb, fbb.CreateVector(fr));
+    for (const auto& f : n.meta.stackTrace) {
+      auto file = str(fbb, f.file);
+      auto name = str(fbb, f.function);
+      auto context = str(fbb, f.context);
+      fb::FrameBuilder t(fbb);
+      t.add_filename(file);
+      t.add_lineno(f.line);
+      t.add_name(name);
+      t.add_context(context);
+      fr.push_back(t.Finish());
+    }
+    auto items = vec(fbb, fr);
+    return single<fb::FrameListBuilder>(fbb, &fb::FrameListBuilder::add_items, items);
   }
 
   Result<flatbuffers::Offset<fb::ExecutionPlan>> method(Fbb& fbb, size_t mi) {
     const Method& m = p_.methods[mi];
     std::string w = plan_.where(mi);
     size_t nv = m.values.size();
+    if (auto s = room(fbb, 4096 + m.name.size() + m.encodedInputSpec.size() + m.encodedOutputSpec.size() +
+                               8 * m.nonConstBufferSizes.size() + 64 * m.operators.size(),
+                      w);
+        !s)
+      return s.error();
+    // Children in ExecutionPlan's field order: name, container_meta_type, values,
+    // inputs, outputs, chains, operators, delegates, non_const_buffer_sizes.
+    auto name = str(fbb, m.name);
+    auto inSpec = str(fbb, m.encodedInputSpec);
+    auto outSpec = str(fbb, m.encodedOutputSpec);
+    fb::ContainerMetadataBuilder metaBuilder(fbb);
+    metaBuilder.add_encoded_inp_str(inSpec);
+    metaBuilder.add_encoded_out_str(outSpec);
+    auto meta = metaBuilder.Finish();
+
     std::vector<flatbuffers::Offset<fb::EValue>> values;
     values.reserve(nv);
     for (size_t vi = 0; vi < nv; ++vi) {
@@ -266,7 +404,7 @@ class ProgramEmitter {
       if (!r) return r.error();
       values.push_back(r.value());
     }
-    auto valuesVec = fbb.CreateVector(values);
+    auto valuesVec = vec(fbb, values);
     std::vector<int32_t> ins, outs;
     for (ValueId x : m.inputs) {
       if (auto s = checkValue(x, nv, w + ".inputs"); !s) return s.error();
@@ -276,8 +414,8 @@ class ProgramEmitter {
       if (auto s = checkValue(x, nv, w + ".outputs"); !s) return s.error();
       outs.push_back(x);
     }
-    auto insVec = fbb.CreateVector(ins);
-    auto outsVec = fbb.CreateVector(outs);
+    auto insVec = vec(fbb, ins);
+    auto outsVec = vec(fbb, outs);
     // Chains: nodes grouped by Node::chain, in order within each chain.
     uint64_t nchains = m.chainCount;
     for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
@@ -291,6 +429,9 @@ class ProgramEmitter {
     for (size_t ni = 0; ni < m.nodes.size(); ++ni) byChain[m.nodes[ni].chain].push_back(ni);
     std::vector<flatbuffers::Offset<fb::Chain>> chains;
     for (uint64_t c = 0; c < nchains; ++c) {
+      // The IR does not keep chain inputs/outputs; ExecuTorch writes them empty.
+      auto chainIns = vec(fbb, std::vector<int32_t>{});
+      auto chainOuts = vec(fbb, std::vector<int32_t>{});
       std::vector<flatbuffers::Offset<fb::Instruction>> instrs;
       for (size_t ni : byChain[c]) {
         if (auto s = room(fbb, 4096 + 4 * m.nodes[ni].args.size(), w + ".chains"); !s) return s.error();
@@ -298,7 +439,7 @@ class ProgramEmitter {
         if (!r) return r.error();
         instrs.push_back(r.value());
       }
-      auto instrVec = fbb.CreateVector(instrs);
+      auto instrVec = vec(fbb, instrs);
       flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FrameList>>> stVec = 0;
       if (stackTraces_) {
         // One frame list per instruction (empty for nodes without a trace).
@@ -310,45 +451,71 @@ class ProgramEmitter {
           if (auto s = room(fbb, 4096 + bytes, w + " stack traces"); !s) return s.error();
           st.push_back(frames(fbb, m.nodes[ni]));
         }
-        stVec = fbb.CreateVector(st);
+        stVec = vec(fbb, st);
       }
-      // The IR does not keep chain inputs/outputs; ExecuTorch writes them empty.
-      auto none = fbb.CreateVector(std::vector<int32_t>{});
-      chains.push_back(fb::CreateChain(fbb, none, none, instrVec, stVec));
+      fb::ChainBuilder chain(fbb);
+      chain.add_inputs(chainIns);
+      chain.add_outputs(chainOuts);
+      chain.add_instructions(instrVec);
+      if (!stVec.IsNull()) chain.add_stacktrace(stVec);
+      chains.push_back(chain.Finish());
     }
-    auto chainsVec = fbb.CreateVector(chains);
+    auto chainsVec = vec(fbb, chains);
     std::vector<flatbuffers::Offset<fb::Operator>> ops;
-    for (const auto& o : m.operators) ops.push_back(fb::CreateOperator(fbb, str(fbb, o.name), str(fbb, o.overload)));
-    auto opsVec = fbb.CreateVector(ops);
+    for (const auto& o : m.operators) {
+      auto opName = str(fbb, o.name);
+      auto overload = str(fbb, o.overload);
+      fb::OperatorBuilder t(fbb);
+      t.add_name(opName);
+      t.add_overload(overload);
+      ops.push_back(t.Finish());
+    }
+    auto opsVec = vec(fbb, ops);
     std::vector<flatbuffers::Offset<fb::BackendDelegate>> dels;
     for (size_t d = 0; d < m.delegates.size(); ++d) {
       const Delegate& del = m.delegates[d];
       uint64_t specBytes = 0;
       for (const auto& cs : del.compileSpecs) specBytes += 64 + cs.key.size() + cs.value.size();
       if (auto s = room(fbb, 4096 + specBytes, w + ".delegates"); !s) return s.error();
-      std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
-      for (const auto& cs : del.compileSpecs)
-        specs.push_back(fb::CreateCompileSpec(fbb, str(fbb, cs.key), fbb.CreateVector(cs.value)));
-      auto specVec = fbb.CreateVector(specs);
+      auto id = str(fbb, del.backendId);
       const auto& ref = plan_.delegateRefs[mi][d];
-      auto processed = fb::CreateBackendDelegateDataReference(
-          fbb, ref.segment ? fb::DataLocation::SEGMENT : fb::DataLocation::INLINE, ref.index);
-      dels.push_back(fb::CreateBackendDelegate(fbb, str(fbb, del.backendId), processed, specVec));
+      fb::BackendDelegateDataReferenceBuilder processedBuilder(fbb);
+      processedBuilder.add_location(ref.segment ? fb::DataLocation::SEGMENT : fb::DataLocation::INLINE);
+      processedBuilder.add_index(ref.index);
+      auto processed = processedBuilder.Finish();
+      std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
+      for (const auto& cs : del.compileSpecs) {
+        auto key = str(fbb, cs.key);
+        auto bytes = vec(fbb, cs.value);
+        fb::CompileSpecBuilder t(fbb);
+        t.add_key(key);
+        t.add_value(bytes);
+        specs.push_back(t.Finish());
+      }
+      auto specVec = vec(fbb, specs);
+      fb::BackendDelegateBuilder t(fbb);
+      t.add_id(id);
+      t.add_processed(processed);
+      t.add_compile_specs(specVec);
+      dels.push_back(t.Finish());
     }
-    auto delsVec = fbb.CreateVector(dels);
+    auto delsVec = vec(fbb, dels);
     for (size_t i = 0; i < m.nonConstBufferSizes.size(); ++i)
       if (m.nonConstBufferSizes[i] < 0)
         return plan_.error(ErrorCode::Invalid, w + ".nonConstBufferSizes[" + std::to_string(i) + "]", ">= 0",
                            std::to_string(m.nonConstBufferSizes[i]));
-    auto sizesVec = fbb.CreateVector(m.nonConstBufferSizes);
-    if (auto s = room(fbb, 4096 + m.name.size() + m.encodedInputSpec.size() + m.encodedOutputSpec.size() +
-                               8 * m.nonConstBufferSizes.size() + 64 * m.operators.size(),
-                      w);
-        !s)
-      return s.error();
-    auto meta = fb::CreateContainerMetadata(fbb, str(fbb, m.encodedInputSpec), str(fbb, m.encodedOutputSpec));
-    return fb::CreateExecutionPlan(fbb, str(fbb, m.name), meta, valuesVec, insVec, outsVec, chainsVec, opsVec, delsVec,
-                                   sizesVec);
+    auto sizesVec = vec(fbb, m.nonConstBufferSizes);
+    fb::ExecutionPlanBuilder plan(fbb);
+    plan.add_name(name);
+    plan.add_container_meta_type(meta);
+    plan.add_values(valuesVec);
+    plan.add_inputs(insVec);
+    plan.add_outputs(outsVec);
+    plan.add_chains(chainsVec);
+    plan.add_operators(opsVec);
+    plan.add_delegates(delsVec);
+    plan.add_non_const_buffer_sizes(sizesVec);
+    return plan.Finish();
   }
 
  public:
