@@ -11,7 +11,7 @@ namespace {
 int layerRank(const QString& folder) {
   static const QHash<QString, int> ranks = {
       {"support", 0}, {"ir", 1},      {"formats", 2},  {"planning", 2},
-      {"samples", 2}, {"inspect", 3}, {"lowering", 4}, {"workspace", 5}};
+      {"samples", 2}, {"run", 2},     {"inspect", 3}, {"lowering", 4}, {"workspace", 5}};
   return ranks.value(folder, -1);
 }
 

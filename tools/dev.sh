@@ -65,6 +65,12 @@ conformance() {  # conformance [harness options...]
   local venv; venv=$(oracle_env)
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/harness.py" --work "$root/build/conformance" "$@"
+  # The studio's interpreter against executorch.runtime on those files (a whole run only).
+  if [ $# -eq 0 ]; then
+    LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/interpreter.py" \
+      --from "$root/build/conformance" --fixtures "${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte" \
+      --work "$root/build/interpreter"
+  fi
   # Every XNNPACK payload upstream wrote, and the fixtures', decoded by both sides.
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/payloads.py" --work "$root/build/conformance" \

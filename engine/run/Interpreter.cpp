@@ -1,0 +1,386 @@
+#include "engine/run/Interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "engine/run/Kernels.h"
+#include "engine/run/RunValue.h"
+
+namespace lstudio::run {
+
+double iotaElement(ScalarType dtype, uint64_t i) {
+  if (dtype == ScalarType::Bool) return static_cast<double>(i % 2);
+  if (dtype == ScalarType::Float || dtype == ScalarType::Double || dtype == ScalarType::Half ||
+      dtype == ScalarType::BFloat16)
+    return static_cast<double>(i % 7) * 0.25 - 0.5;
+  return static_cast<double>(i % 5);
+}
+
+namespace {
+
+class MethodRun {
+ public:
+  MethodRun(const Program& p, const Method& m, const RunOptions& o) : p_(p), m_(m), o_(o) {}
+
+  Result<RunResult> run() {
+    if (auto s = checkKernels(); !s) return s.error();
+    if (auto s = allocate(); !s) return s.error();
+    fillInputs();
+    RunResult r;
+    r.method = m_.name;
+    // Each chain's instructions are contiguous in `nodes`; jump targets count within it.
+    std::vector<size_t> chainStart(m_.nodes.size(), 0);
+    for (size_t i = 1; i < m_.nodes.size(); ++i)
+      chainStart[i] = m_.nodes[i].chain == m_.nodes[i - 1].chain ? chainStart[i - 1] : i;
+    KernelContext ctx(values_);
+    size_t pc = 0;
+    const uint64_t limit = 1000ull * (m_.nodes.size() + 1);  // a jump loop that never ends
+    while (pc < m_.nodes.size() && m_.nodes[pc].chain == m_.nodes[0].chain) {
+      const Node& n = m_.nodes[pc];
+      if (++r.instructions > limit) return fail(pc, "more than " + std::to_string(limit) + " instructions: a loop");
+      if (o_.progress && r.instructions % 64 == 0 && !o_.progress(pc, m_.nodes.size()))
+        return Error{ErrorCode::Invalid, p_.path, std::nullopt, "running " + m_.name, "", "cancelled"};
+      for (ValueId a : n.args)
+        if (a < 0 || static_cast<size_t>(a) >= values_.size()) return fail(pc, "an argument out of the value table");
+      switch (n.kind) {
+        case NodeKind::Kernel: {
+          const OperatorRef& op = m_.operators.at(static_cast<size_t>(n.op));
+          if (op.name == "executorch_prim::et_view") {
+            if (auto s = etView(n); !s) return fail(pc, s.error().found);
+          } else if (isPrim(op.name)) {
+            if (auto s = prim(n, op); !s) return fail(pc, s.error().found);
+          } else if (!(*findKernel(op.fullName()))(ctx, n.args)) {
+            return fail(pc, ctx.message());
+          }
+          ++pc;
+          break;
+        }
+        case NodeKind::Delegate: {
+          const Delegate& d = m_.delegates.at(static_cast<size_t>(n.delegate));
+          return fail(pc, "a call into the " + d.backendId +
+                              " delegate: its compiled blob is not runnable here (run the program before delegation)");
+        }
+        case NodeKind::Move:
+          if (n.args.size() < 2) return fail(pc, "a move without a destination");
+          values_[n.args[1]] = values_[n.args[0]];
+          ++pc;
+          break;
+        case NodeKind::JumpFalse: {
+          const RunValue& c = values_[n.args.at(0)];
+          bool cond = c.kind == ValueKind::Tensor ? loadAs<bool>(c.t, 0) : (c.kind == ValueKind::Bool ? c.b : c.i != 0);
+          pc = cond ? pc + 1 : chainStart[pc] + static_cast<size_t>(n.jumpTarget);
+          break;
+        }
+        case NodeKind::Free:
+          ++pc;
+          break;
+      }
+    }
+    for (ValueId v : m_.outputs) r.outputs.push_back(output(values_.at(static_cast<size_t>(v))));
+    return r;
+  }
+
+ private:
+  static bool isPrim(const std::string& name) {
+    return name.rfind("executorch_prim::", 0) == 0 || name == "aten::sym_size" || name == "aten::sym_numel";
+  }
+
+  Status checkKernels() const {
+    std::set<std::string> missing;
+    for (const Node& n : m_.nodes) {
+      if (n.kind != NodeKind::Kernel) continue;
+      if (n.op < 0 || static_cast<size_t>(n.op) >= m_.operators.size())
+        return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, m_.name + " instruction operator", "an operator index",
+                     std::to_string(n.op)};
+      const OperatorRef& op = m_.operators[n.op];
+      if (!isPrim(op.name) && !findKernel(op.fullName())) missing.insert(op.fullName());
+    }
+    if (missing.empty()) return Ok{};
+    std::string list;
+    for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
+    return Error{ErrorCode::Unsupported, p_.path, std::nullopt, "running " + m_.name,
+                 "operators the interpreter has kernels for", "no kernel for " + list};
+  }
+
+  Error fail(size_t pc, const std::string& why) const {
+    const Node& n = m_.nodes[pc];
+    std::string what = "running " + m_.name + " instruction " + std::to_string(pc);
+    if (n.kind == NodeKind::Kernel && n.op >= 0 && static_cast<size_t>(n.op) < m_.operators.size())
+      what += " (" + m_.operators[n.op].fullName() + (n.name.empty() ? "" : ", node " + n.name) + ")";
+    return Error{ErrorCode::Invalid, p_.path, std::nullopt, what, "", why};
+  }
+
+  Status allocate() {
+    arenas_.resize(m_.nonConstBufferSizes.size());
+    for (size_t i = 0; i < arenas_.size(); ++i) arenas_[i].assign(static_cast<size_t>(std::max<int64_t>(m_.nonConstBufferSizes[i], 0)), 0);
+    std::set<ValueId> written;
+    for (const Node& n : m_.nodes) {
+      for (ValueId v : n.outputs) written.insert(v);
+      if (n.kind == NodeKind::Kernel && !n.args.empty()) written.insert(n.args.back());
+    }
+    values_.resize(m_.values.size());
+    for (size_t vi = 0; vi < m_.values.size(); ++vi) {
+      const Value& v = m_.values[vi];
+      RunValue& r = values_[vi];
+      r.kind = v.kind();
+      switch (v.kind()) {
+        case ValueKind::None: break;
+        case ValueKind::Int: r.i = std::get<int64_t>(v.payload); break;
+        case ValueKind::Bool: r.b = std::get<bool>(v.payload); break;
+        case ValueKind::Double: r.d = std::get<double>(v.payload); break;
+        case ValueKind::String: r.s = std::get<std::string>(v.payload); break;
+        case ValueKind::IntList: r.items = std::get<IntList>(v.payload).items; break;
+        case ValueKind::TensorList: r.items = std::get<TensorList>(v.payload).items; break;
+        case ValueKind::OptionalTensorList: r.items = std::get<OptionalTensorList>(v.payload).items; break;
+        case ValueKind::DoubleList: r.doubles = std::get<DoubleList>(v.payload).items; break;
+        case ValueKind::BoolList: r.bools = std::get<BoolList>(v.payload).items; break;
+        case ValueKind::Tensor:
+          if (auto s = place(v.tensor(), vi, written.count(static_cast<ValueId>(vi)) > 0, r.t); !s) return s;
+          break;
+      }
+    }
+    return Ok{};
+  }
+
+  Status place(const TensorSpec& t, size_t vi, bool written, RunTensor& r) {
+    r.dtype = t.dtype;
+    r.sizes = t.sizes;
+    r.dimOrder = t.dimOrder;
+    auto bytes = t.nbytes();
+    std::string who = m_.name + ".values[" + std::to_string(vi) + "]";
+    if (!bytes) return Error{ErrorCode::Overflow, p_.path, std::nullopt, who + " size", "a size in 64 bits", t.shapeString()};
+    r.capacity = *bytes;
+    TensorStorage s = t.storage();
+    if (t.slot) {
+      uint32_t mem = t.slot->memId;
+      if (mem >= arenas_.size() || t.slot->offset + *bytes > arenas_[mem].size())
+        return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, who + " planned at mem_id " + std::to_string(mem) +
+                     " offset " + std::to_string(t.slot->offset),
+                     "inside its arena", std::to_string(*bytes) + " bytes past its end"};
+      r.data = arenas_[mem].data() + t.slot->offset;
+      if (s == TensorStorage::Mutable && t.data.size >= *bytes && *bytes) std::memcpy(r.data, t.data.data, *bytes);
+      return Ok{};
+    }
+    if (s == TensorStorage::Constant || s == TensorStorage::External) {
+      if (t.data.size < *bytes)
+        return Error{ErrorCode::MissingKey, p_.path, std::nullopt, who + (t.fqn.empty() ? "" : " (" + t.fqn + ")"),
+                     std::to_string(*bytes) + " bytes of constant data",
+                     t.external ? "none: open its .ptd" : std::to_string(t.data.size) + " bytes"};
+      if (!written) {  // read-only: kernels never write their inputs
+        r.data = const_cast<uint8_t*>(t.data.data);
+        return Ok{};
+      }
+      owned_.push_back(std::make_unique<uint8_t[]>(*bytes));
+      std::memcpy(owned_.back().get(), t.data.data, *bytes);
+      r.data = owned_.back().get();
+      return Ok{};
+    }
+    owned_.push_back(std::make_unique<uint8_t[]>(std::max<uint64_t>(*bytes, 1)));
+    std::memset(owned_.back().get(), 0, std::max<uint64_t>(*bytes, 1));
+    r.data = owned_.back().get();
+    return Ok{};
+  }
+
+  void fillInputs() {
+    for (ValueId v : m_.inputs) {
+      RunValue& r = values_.at(static_cast<size_t>(v));
+      if (r.kind != ValueKind::Tensor) continue;
+      uint64_t n = r.t.numel();
+      for (uint64_t i = 0; i < n; ++i) storeAs<double>(r.t, i, iotaElement(r.t.dtype, i));
+    }
+  }
+
+  Status etView(const Node& n) {  // (self, size, out): the out shares self's storage
+    if (n.args.size() < 3) return Error{ErrorCode::Invalid, "", std::nullopt, "", "", "et_view needs 3 arguments"};
+    RunTensor& self = values_[n.args[0]].t;
+    RunTensor& out = values_[n.args[2]].t;
+    KernelContext ctx(values_);
+    std::vector<int64_t> sizes = ctx.ints(n.args[1]);
+    int64_t known = 1, infer = -1;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (sizes[d] == -1) infer = static_cast<int64_t>(d);
+      else known *= sizes[d];
+    if (infer >= 0) sizes[infer] = known ? static_cast<int64_t>(self.numel()) / known : 0;
+    out.data = self.data;
+    out.capacity = self.capacity;
+    if (!ctx.resize(out, sizes) || out.numel() != self.numel())
+      return Error{ErrorCode::Invalid, "", std::nullopt, "", "", "et_view to a different element count"};
+    return Ok{};
+  }
+
+  /// ExecuTorch's prim ops: symbolic-int arithmetic and sizes, args (a, b, out).
+  Status prim(const Node& n, const OperatorRef& op) {
+    auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
+    KernelContext ctx(values_);
+    std::string name = op.name.substr(op.name.find("::") + 2);
+    if (name == "sym_size") {
+      if (n.args.size() < 3) return bad("sym_size needs 3 arguments");
+      const RunTensor& t = values_[n.args[0]].t;
+      int64_t d = ctx.integer(n.args[1]);
+      if (d < 0) d += static_cast<int64_t>(t.sizes.size());
+      if (d < 0 || static_cast<size_t>(d) >= t.sizes.size()) return bad("sym_size dim out of range");
+      values_[n.args[2]].i = t.sizes[d];
+      values_[n.args[2]].kind = ValueKind::Int;
+      return Ok{};
+    }
+    if (name == "sym_numel") {
+      values_[n.args.at(1)].i = static_cast<int64_t>(values_[n.args[0]].t.numel());
+      return Ok{};
+    }
+    if (n.args.size() < 3) return bad(op.fullName() + " needs 3 arguments");
+    RunValue &a = values_[n.args[0]], &b = values_[n.args[1]], &out = values_[n.args[2]];
+    bool fl = a.kind == ValueKind::Double || b.kind == ValueKind::Double;
+    double x = ctx.scalar(n.args[0]), y = ctx.scalar(n.args[1]);
+    int64_t xi = ctx.integer(n.args[0]), yi = ctx.integer(n.args[1]);
+    auto setNum = [&](double d, int64_t i) {
+      if (fl) out.d = d, out.kind = ValueKind::Double;
+      else out.i = i, out.kind = ValueKind::Int;
+    };
+    auto setBool = [&](bool v) { out.b = v, out.kind = ValueKind::Bool; };
+    if (name == "add") setNum(x + y, xi + yi);
+    else if (name == "sub") setNum(x - y, xi - yi);
+    else if (name == "mul") setNum(x * y, xi * yi);
+    else if (name == "floordiv") {
+      if (!fl && yi == 0) return bad("floordiv by zero");
+      int64_t q = fl ? 0 : xi / yi;
+      if (!fl && (xi % yi != 0) && ((xi < 0) != (yi < 0))) --q;
+      setNum(std::floor(x / y), q);
+    } else if (name == "truediv") {
+      out.d = x / y, out.kind = ValueKind::Double;
+    } else if (name == "mod") {
+      if (!fl && yi == 0) return bad("mod by zero");
+      setNum(std::fmod(x, y), fl ? 0 : ((xi % yi) + yi) % yi);
+    } else if (name == "eq") setBool(x == y);
+    else if (name == "gt") setBool(x > y);
+    else if (name == "lt") setBool(x < y);
+    else if (name == "ge") setBool(x >= y);
+    else if (name == "le") setBool(x <= y);
+    else if (name == "sym_max") setNum(std::max(x, y), std::max(xi, yi));
+    else if (name == "sym_min") setNum(std::min(x, y), std::min(xi, yi));
+    else return bad("no kernel for " + op.fullName());
+    return Ok{};
+  }
+
+  static RunOutput output(const RunValue& v) {
+    RunOutput o;
+    o.kind = v.kind;
+    if (v.kind == ValueKind::Tensor) {
+      o.dtype = v.t.dtype;
+      o.sizes = v.t.sizes;
+      o.bytes.assign(v.t.data, v.t.data + v.t.nbytes());
+    } else if (v.kind == ValueKind::Int) {
+      o.number = static_cast<double>(v.i);
+    } else if (v.kind == ValueKind::Double) {
+      o.number = v.d;
+    } else if (v.kind == ValueKind::Bool) {
+      o.number = v.b ? 1 : 0;
+    }
+    o.checksum = fnv1a64(o.bytes.data(), o.bytes.size());
+    return o;
+  }
+
+  const Program& p_;
+  const Method& m_;
+  const RunOptions& o_;
+  std::vector<std::vector<uint8_t>> arenas_;
+  std::vector<std::unique_ptr<uint8_t[]>> owned_;
+  std::vector<RunValue> values_;
+};
+
+}  // namespace
+
+Result<RunResult> runProgram(const Program& program, const RunOptions& options) {
+  if (program.methods.empty())
+    return Error{ErrorCode::Invalid, program.path, std::nullopt, "running", "a method", "none"};
+  const Method* m = nullptr;
+  std::string want = options.method.empty() ? "forward" : options.method;
+  for (const Method& x : program.methods)
+    if (x.name == want) m = &x;
+  if (!m && options.method.empty()) m = &program.methods[0];
+  if (!m) return Error{ErrorCode::Invalid, program.path, std::nullopt, "running", "a method named " + want, "none"};
+  return MethodRun(program, *m, options).run();
+}
+
+std::string npyBytes(const RunOutput& o) {
+  std::string descr;
+  RunTensor t;
+  t.dtype = o.dtype;
+  t.sizes = o.sizes;
+  t.data = const_cast<uint8_t*>(o.bytes.data());
+  std::string data;
+  if (o.kind != ValueKind::Tensor) {
+    descr = "<f8";
+    data.assign(reinterpret_cast<const char*>(&o.number), sizeof(double));
+  } else if (o.dtype == ScalarType::BFloat16) {
+    descr = "<f4";
+    for (uint64_t i = 0; i < t.numel(); ++i) {
+      float f = loadAs<float>(t, i);
+      data.append(reinterpret_cast<const char*>(&f), 4);
+    }
+  } else {
+    switch (o.dtype) {
+      case ScalarType::Float: descr = "<f4"; break;
+      case ScalarType::Double: descr = "<f8"; break;
+      case ScalarType::Half: descr = "<f2"; break;
+      case ScalarType::Long: descr = "<i8"; break;
+      case ScalarType::Int: descr = "<i4"; break;
+      case ScalarType::Short: descr = "<i2"; break;
+      case ScalarType::Char: descr = "|i1"; break;
+      case ScalarType::Byte: descr = "|u1"; break;
+      case ScalarType::Bool: descr = "|b1"; break;
+      case ScalarType::UInt16: descr = "<u2"; break;
+      case ScalarType::UInt32: descr = "<u4"; break;
+      case ScalarType::UInt64: descr = "<u8"; break;
+      default: descr = "|u1"; break;  // an opaque type: its bytes
+    }
+    data.assign(reinterpret_cast<const char*>(o.bytes.data()), o.bytes.size());
+  }
+  std::string shape = "(";
+  if (o.kind == ValueKind::Tensor)
+    for (int64_t d : o.sizes) shape += std::to_string(d) + (o.sizes.size() == 1 ? "," : ", ");
+  if (shape.size() > 2 && shape.back() == ' ') shape.resize(shape.size() - 2);
+  shape += ")";
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+std::vector<double> leadingValues(const RunOutput& o, size_t count) {
+  if (o.kind != ValueKind::Tensor) return {o.number};
+  RunTensor t;
+  t.dtype = o.dtype;
+  t.sizes = o.sizes;
+  t.data = const_cast<uint8_t*>(o.bytes.data());
+  std::vector<double> v;
+  for (uint64_t i = 0; i < std::min<uint64_t>(t.numel(), count); ++i) v.push_back(loadAs<double>(t, i));
+  return v;
+}
+
+std::string firstValues(const RunOutput& o, size_t count) {
+  std::ostringstream s;
+  std::vector<double> v = leadingValues(o, count);
+  if (o.kind != ValueKind::Tensor) {
+    s << v[0];
+    return s.str();
+  }
+  s << "[";
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? ", " : "") << v[i];
+  uint64_t n = 1;
+  for (int64_t d : o.sizes) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  if (n > v.size()) s << ", ...";
+  s << "]";
+  return s.str();
+}
+
+}  // namespace lstudio::run

@@ -1,0 +1,60 @@
+// Runs a method of an ExecuTorch program in the studio: no Python, no ExecuTorch runtime.
+// It executes the instructions of a program as ExecuTorch emits them (a .pte as stored,
+// or the emitter's output for any config), with kernels written here after ExecuTorch's
+// portable kernels (engine/run/Kernels.h). Planned tensors live in their arenas at their
+// offsets, so a wrong plan shows up as wrong numbers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/Ir.h"
+#include "engine/support/Error.h"
+
+namespace lstudio::run {
+
+struct RunOptions {
+  std::string method;  ///< empty: "forward" when there is one, else the first method
+  /// Called every few instructions with (done, total); returning false cancels the run.
+  std::function<bool(uint64_t done, uint64_t total)> progress;
+};
+
+/// One output of a method: a tensor's dtype, sizes and bytes (in memory order), or a
+/// scalar as a number.
+struct RunOutput {
+  ValueKind kind = ValueKind::None;
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> bytes;
+  double number = 0;
+  uint64_t checksum = 0;  ///< FNV-1a-64 of `bytes`
+};
+
+struct RunResult {
+  std::string method;
+  std::vector<RunOutput> outputs;
+  uint64_t instructions = 0;  ///< instructions executed
+};
+
+/// The input rule `--inputs iota`: element i (flat, in memory order) of a floating tensor
+/// is (i % 7) * 0.25 - 0.5, of an integer tensor i % 5, of a bool tensor i % 2; dynamic
+/// dimensions at their upper bound; a non-tensor input keeps the value the program stores.
+double iotaElement(ScalarType dtype, uint64_t i);
+
+/// Runs one method on iota inputs. Fails (never crashes) naming the instruction, its
+/// operator and node, when an operator has no kernel, a delegate is called, a plan puts
+/// a tensor outside its arena, or a kernel refuses its arguments.
+Result<RunResult> runProgram(const Program& program, const RunOptions& options = {});
+
+/// An output as a NumPy .npy file (format 1.0, C order); a scalar as a 0-d array, bfloat16
+/// as float32 (NumPy has no bfloat16; the conversion is exact).
+std::string npyBytes(const RunOutput& o);
+
+/// The first `count` elements of an output (in memory order) as numbers.
+std::vector<double> leadingValues(const RunOutput& o, size_t count);
+/// The same as text: "[0.25, -0.5, ...]" ("..." when there are more); a scalar as itself.
+std::string firstValues(const RunOutput& o, size_t count);
+
+}  // namespace lstudio::run

@@ -1,0 +1,156 @@
+#include "engine/run/RunValue.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace lstudio::run {
+
+namespace {
+
+// IEEE half precision by hand (clang 14, which builds the fuzz targets, has no _Float16 on x86).
+float fromHalf(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
+    float f = std::ldexp(static_cast<float>(man), -24);
+    return sign ? -f : f;
+  }
+  uint32_t bits = exp == 31 ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp - 15 + 127) << 23) | (man << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t toHalf(float f) {  // round to nearest even, as c10::Half
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN, quiet
+  float a = std::fabs(f);
+  if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past the largest half
+  if (a < 6.103515625e-05f)  // below 2^-14: a subnormal half, a * 2^24 rounded (ties to even)
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f)));
+  uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13)), rest = ax & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent, as it should
+  return static_cast<uint16_t>(sign | h);
+}
+
+float fromBFloat16(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t toBFloat16(float f) {  // round to nearest even, NaN kept quiet
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+template <typename S>
+S read(const uint8_t* p) {
+  S v;
+  std::memcpy(&v, p, sizeof(S));
+  return v;
+}
+template <typename S>
+void write(uint8_t* p, S v) {
+  std::memcpy(p, &v, sizeof(S));
+}
+
+}  // namespace
+
+uint64_t RunTensor::numel() const {
+  uint64_t n = 1;
+  for (int64_t s : sizes) n *= static_cast<uint64_t>(s < 0 ? 0 : s);
+  return n;
+}
+
+bool RunTensor::contiguous() const {
+  for (size_t i = 0; i < dimOrder.size(); ++i)
+    if (dimOrder[i] != i) return false;
+  return true;
+}
+
+std::vector<int64_t> RunTensor::strides() const {
+  std::vector<int64_t> st(sizes.size(), 1);
+  int64_t acc = 1;
+  if (dimOrder.size() == sizes.size()) {
+    for (size_t k = sizes.size(); k-- > 0;) {
+      st[dimOrder[k]] = acc;
+      acc *= std::max<int64_t>(sizes[dimOrder[k]], 1);
+    }
+  } else {
+    for (size_t d = sizes.size(); d-- > 0;) {
+      st[d] = acc;
+      acc *= std::max<int64_t>(sizes[d], 1);
+    }
+  }
+  return st;
+}
+
+template <typename T>
+T loadAs(const RunTensor& t, uint64_t i) {
+  const uint8_t* p = t.data + i * elementSize(t.dtype);
+  switch (t.dtype) {
+    case ScalarType::Byte: return static_cast<T>(read<uint8_t>(p));
+    case ScalarType::Char: return static_cast<T>(read<int8_t>(p));
+    case ScalarType::Short: return static_cast<T>(read<int16_t>(p));
+    case ScalarType::Int: return static_cast<T>(read<int32_t>(p));
+    case ScalarType::Long: return static_cast<T>(read<int64_t>(p));
+    case ScalarType::Half: return static_cast<T>(fromHalf(read<uint16_t>(p)));
+    case ScalarType::Float: return static_cast<T>(read<float>(p));
+    case ScalarType::Double: return static_cast<T>(read<double>(p));
+    case ScalarType::Bool: return static_cast<T>(read<uint8_t>(p) != 0);
+    case ScalarType::BFloat16: return static_cast<T>(fromBFloat16(read<uint16_t>(p)));
+    case ScalarType::UInt16: return static_cast<T>(read<uint16_t>(p));
+    case ScalarType::UInt32: return static_cast<T>(read<uint32_t>(p));
+    case ScalarType::UInt64: return static_cast<T>(read<uint64_t>(p));
+    default: return T{};
+  }
+}
+
+template <typename T>
+void storeAs(RunTensor& t, uint64_t i, T v) {
+  uint8_t* p = t.data + i * elementSize(t.dtype);
+  switch (t.dtype) {
+    case ScalarType::Byte: write(p, static_cast<uint8_t>(v)); break;
+    case ScalarType::Char: write(p, static_cast<int8_t>(v)); break;
+    case ScalarType::Short: write(p, static_cast<int16_t>(v)); break;
+    case ScalarType::Int: write(p, static_cast<int32_t>(v)); break;
+    case ScalarType::Long: write(p, static_cast<int64_t>(v)); break;
+    case ScalarType::Half: write(p, toHalf(static_cast<float>(v))); break;
+    case ScalarType::Float: write(p, static_cast<float>(v)); break;
+    case ScalarType::Double: write(p, static_cast<double>(v)); break;
+    case ScalarType::Bool: write(p, static_cast<uint8_t>(v != T{} ? 1 : 0)); break;
+    case ScalarType::BFloat16: write(p, toBFloat16(static_cast<float>(v))); break;
+    case ScalarType::UInt16: write(p, static_cast<uint16_t>(v)); break;
+    case ScalarType::UInt32: write(p, static_cast<uint32_t>(v)); break;
+    case ScalarType::UInt64: write(p, static_cast<uint64_t>(v)); break;
+    default: break;
+  }
+}
+
+template float loadAs<float>(const RunTensor&, uint64_t);
+template double loadAs<double>(const RunTensor&, uint64_t);
+template int64_t loadAs<int64_t>(const RunTensor&, uint64_t);
+template bool loadAs<bool>(const RunTensor&, uint64_t);
+template void storeAs<float>(RunTensor&, uint64_t, float);
+template void storeAs<double>(RunTensor&, uint64_t, double);
+template void storeAs<int64_t>(RunTensor&, uint64_t, int64_t);
+template void storeAs<bool>(RunTensor&, uint64_t, bool);
+
+uint64_t fnv1a64(const uint8_t* data, uint64_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace lstudio::run

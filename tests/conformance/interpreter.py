@@ -1,0 +1,184 @@
+"""The studio's interpreter (`lowering-cli run`) against ExecuTorch's runtime, output for output.
+
+Every .pte ExecuTorch wrote for the conformance corpus under the default config (the harness's
+work folder, --from) and every .pte of the fixtures runs twice on the same iota inputs (element
+i of a floating input (i % 7) * 0.25 - 0.5, of an integer input i % 5, of a bool input i % 2):
+in the studio's interpreter, which saves its outputs as .npy, and in executorch.runtime.
+Integer and bool outputs must be equal; floating outputs may differ by at most MAX_ULP units in
+the last place of the output's largest magnitude (the runtime's optimized kernels sum in another
+order; measured against the largest magnitude so that a value near zero is not held to its own,
+much finer, spacing). A program the interpreter
+cannot run (an operator without a kernel, a delegate call, a non-tensor input) is listed with
+the reason; the programs in MUST_RUN must run and agree. One line per program, then
+  interpreter: A agree (B bit-identical), N not runnable of T; worst ULP W (PROGRAM)
+and the exit status is non-zero when a program that runs disagrees or a MUST_RUN one cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import harness  # noqa: E402
+from zoo import TORCH_DTYPES  # noqa: E402
+
+MAX_ULP = 64
+# What the interpreter runs today; each must keep running and agreeing.
+MUST_RUN = {"batch_matmul", "cat_stack_split", "cond", "constant_buffers", "dynamic_batch", "dynamic_derived",
+            "embedding", "llama_kv", "llama_static", "lstm", "mlp", "mobilenet_v2", "resnet18", "resnet_block",
+            "transformer_encoder", "views", "vit_tiny"} | {"fixture:" + f for f in (
+                "add", "arduino_AddModel_model", "berry_id", "berry_two", "djl_dtypes", "djl_med_output",
+                "djl_priced", "numpyrt_const_methods", "optest_maxpool2d_pte__maxpool2d",
+                "optest_softmax_pte__softmax", "rs_data_map_model", "rs_hello_world_add_model")}
+
+
+def iota_inputs(pte: Path, ptds: list[Path]) -> dict:
+    import torch
+    from executorch.runtime import Runtime
+
+    program = Runtime.get().load_program(str(pte), data_path=str(ptds[0]) if ptds else None)
+    out = {}
+    for name in program.method_names:
+        meta = program.metadata(name)
+        xs = []
+        for i in range(meta.num_inputs()):
+            tm = meta.input_tensor_meta(i)  # raises for a non-tensor input
+            dtype = getattr(torch, TORCH_DTYPES.get(tm.dtype(), "float32"))
+            sizes = list(tm.sizes())
+            n = 1
+            for s in sizes:
+                n *= s
+            idx = torch.arange(n, dtype=torch.int64)
+            if dtype.is_floating_point:
+                x = ((idx % 7).to(torch.float64) * 0.25 - 0.5).to(dtype)
+            elif dtype == torch.bool:
+                x = (idx % 2).to(torch.bool)
+            else:
+                x = (idx % 5).to(dtype)
+            xs.append(x.reshape(sizes))
+        out[name] = tuple(xs)
+    return out
+
+
+def ulp_distance(studio, upstream) -> float:
+    """Largest difference between two float tensors of equal shape, in units in the last place of
+    upstream's largest finite magnitude (in its dtype); NaN against a number is infinitely far."""
+    import numpy as np
+    import torch
+
+    if upstream.numel() == 0:
+        return 0.0
+    a, b = studio.double(), upstream.double()
+    if (torch.isnan(a) != torch.isnan(b)).any() or (torch.isinf(a) & (a != b)).any():
+        return float("inf")
+    finite = torch.isfinite(b)
+    scale = b[finite].abs().max().item() if finite.any() else 0.0
+    np_type = {torch.float64: np.float64, torch.float16: np.float16}.get(upstream.dtype, np.float32)
+    ulp = float(np.spacing(np_type(scale)))
+    d = (a - b)[finite].abs().max().item() if finite.any() else 0.0
+    return d / ulp
+
+
+def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, str, int]:
+    """(result, detail, worst ulp): result 'bit-identical', 'agree', 'differ' or 'not runnable'."""
+    import numpy as np
+    import torch
+
+    out_dir = work / "outputs"
+    cmd = [str(cli), "run", str(pte), "--save-outputs", str(out_dir), "--json"] + \
+        [a for p in ptds for a in ("--ptd", str(p))]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if "open its .ptd" in p.stderr and not ptds:  # the fixtures keep data files in ../ptd
+        for cand in sorted((pte.parent.parent / "ptd").glob("*.ptd")):
+            q = subprocess.run(cmd + ["--ptd", str(cand)], capture_output=True, text=True)
+            if "open its .ptd" not in q.stderr and "missing" not in q.stderr.lower() and q.returncode != 3:
+                p, ptds = q, [cand]
+                break
+    if p.returncode == 5 and ("no kernel for" in p.stderr or "delegate" in p.stderr):
+        return "not runnable", p.stderr.strip().splitlines()[-1].split("found ")[-1][:200], 0
+    if p.returncode != 0:
+        return "differ", f"lowering-cli run failed (exit {p.returncode}): {p.stderr.strip()[:300]}", 0
+    method = json.loads(p.stdout)["method"]
+    try:
+        inputs = iota_inputs(pte, ptds)
+    except Exception as e:  # noqa: BLE001
+        return "not runnable", f"a non-tensor input ({harness.runtime_error(e)[:120]})", 0
+    try:
+        up = harness.run_pte(pte, ptds, {method: inputs[method]})[method]
+    except Exception as e:  # noqa: BLE001
+        return "not runnable", f"ExecuTorch's runtime refuses it: {harness.runtime_error(e)[:200]}", 0
+    worst, identical = 0.0, True
+    for i, u in enumerate(up):
+        f = out_dir / f"output_{i}.npy"
+        if not f.exists():
+            return "differ", f"the studio wrote {i} outputs, ExecuTorch {len(up)}", 0
+        s = torch.from_numpy(np.load(f))
+        if not isinstance(u, torch.Tensor):
+            if float(s) != float(u):
+                return "differ", f"output {i}: {float(s)} studio, {u} ExecuTorch", 0
+            continue
+        if u.dtype == torch.bfloat16:
+            u = u.to(torch.float32)
+        if tuple(s.shape) != tuple(u.shape) or s.dtype != u.dtype:
+            return "differ", f"output {i}: {s.dtype}{list(s.shape)} studio, {u.dtype}{list(u.shape)} ExecuTorch", 0
+        if harness.bit_equal(s, u.contiguous()):
+            continue
+        identical = False
+        if not u.dtype.is_floating_point:
+            return "differ", f"output {i}: integer values differ", 0
+        d = ulp_distance(s, u.contiguous())
+        worst = max(worst, d)
+        if d > MAX_ULP:
+            err = (s.double() - u.double()).abs().max().item()
+            return "differ", f"output {i}: {d:.1f} ULP apart (max abs {err:.3g})", d
+    return ("bit-identical" if identical else "agree"), "", worst
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--from", dest="source", default=str(HERE.parents[1] / "build" / "conformance"),
+                    help="the conformance harness's work folder (its default-config upstream files)")
+    ap.add_argument("--fixtures", default=str(HERE.parents[2] / "shared" / "fixtures" / "pte"))
+    ap.add_argument("--work", default=str(HERE.parents[1] / "build" / "interpreter"))
+    args = ap.parse_args()
+    cli = Path(harness.CLI)
+    work = Path(args.work)
+    cases = []
+    for pte in sorted(Path(args.source).glob("*/default/upstream/model.pte")):
+        cases.append((pte.parts[-4], pte, sorted(pte.parent.glob("*.ptd"))))
+    if not cases:
+        print(f"error: no upstream files under {args.source}: run tests/conformance/harness.py first")
+        return 1
+    for pte in sorted(Path(args.fixtures).glob("*.pte")):
+        ptds = sorted(pte.parent.glob(pte.stem + "*.ptd"))
+        cases.append(("fixture:" + pte.stem, pte, ptds))
+    counts = {"bit-identical": 0, "agree": 0, "differ": 0, "not runnable": 0}
+    bad, worst = [], (0.0, "")
+    for name in sorted(n for n in MUST_RUN - {c[0] for c in cases} if not n.startswith("fixture:")):
+        print(f"{name:48} missing        the harness wrote no default-config file for it", flush=True)
+        bad.append(name)
+    for name, pte, ptds in cases:
+        d = work / name.replace(":", "_")
+        d.mkdir(parents=True, exist_ok=True)
+        result, detail, ulp = compare(pte, ptds, d, cli)
+        counts[result] += 1
+        if ulp > worst[0]:
+            worst = (ulp, name)
+        if result == "differ" or (result == "not runnable" and name in MUST_RUN):
+            bad.append(name)
+        print(f"{name:48} {result:14} {f'worst {ulp:.1f} ULP' if result == 'agree' else detail}", flush=True)
+    agree = counts["bit-identical"] + counts["agree"]
+    print(f"interpreter: {agree} agree ({counts['bit-identical']} bit-identical), {counts['not runnable']} not runnable"
+          f" of {len(cases)}; worst {worst[0]:.1f} ULP ({worst[1] or '-'}); {counts['differ']} differ")
+    for b in bad:
+        print(f"  FAILED: {b}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+// The interpreter (engine/run): what it refuses, and that it runs the program the file holds.
+// Its numbers are checked against ExecuTorch's runtime in tests/conformance/interpreter.py
+// (every corpus program and fixture it runs); these tests check the rest: a .pte and the
+// program it was written from run alike, a wrong plan gives wrong numbers, the iota input
+// rule, the .npy files, and a clear error (never a crash) for what it cannot run.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sstream>
+
+#include "app/Cli.h"
+#include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/lowering/Emitter.h"
+#include "engine/lowering/Pipeline.h"
+#include "engine/run/Interpreter.h"
+#include "engine/samples/SampleZoo.h"
+#include "tests/TestSupport.h"
+
+using namespace lstudio;
+
+namespace {
+
+/// A zoo sample lowered under the default config and emitted: ExecuTorch's instructions.
+Result<Program> emittedSample(const QString& dir, const std::string& name) {
+  SampleOptions o;
+  o.layers = 1;
+  auto built = buildSample(name, o);
+  if (!built) return built.error();
+  std::string pt2 = (dir + "/" + QString::fromStdString(name) + ".pt2").toStdString();
+  if (auto s = writePt2(built.value(), pt2); !s) return s.error();
+  auto opened = openProgramFile(pt2);
+  if (!opened) return opened.error();
+  ExecutorchBackendConfig c;
+  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
+  p.runToEnd();
+  if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", "a failed pass"};
+  return emitProgram(*p.current(), c);
+}
+
+std::string message(const Result<run::RunResult>& r) { return r ? std::string() : r.error().message(); }
+
+}  // namespace
+
+class TestInterpreter : public QObject {
+  Q_OBJECT
+ private slots:
+  // The emitted program and the .pte written from it give the same bytes.
+  void fileAndProgramRunAlike_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* s : {"mlp", "mobilenet_v2", "llama"}) QTest::newRow(s) << s;
+  }
+  void fileAndProgramRunAlike() {
+    QFETCH(QString, name);
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path(), name.toStdString());
+    QVERIFY2(emitted, emitted ? "" : emitted.error().message().c_str());
+    auto inMemory = run::runProgram(emitted.value());
+    QVERIFY2(inMemory, message(inMemory).c_str());
+    std::string pte = (dir.path() + "/" + name + ".pte").toStdString();
+    QVERIFY(writePte(emitted.value(), pte, PteWriteOptions{}));
+    auto read = readProgramFile(pte);
+    QVERIFY(read);
+    auto fromFile = run::runProgram(read.value());
+    QVERIFY2(fromFile, message(fromFile).c_str());
+    QCOMPARE(fromFile->outputs.size(), inMemory->outputs.size());
+    QVERIFY(!fromFile->outputs.empty());
+    for (size_t i = 0; i < fromFile->outputs.size(); ++i) {
+      QCOMPARE(fromFile->outputs[i].sizes, inMemory->outputs[i].sizes);
+      QCOMPARE(fromFile->outputs[i].checksum, inMemory->outputs[i].checksum);
+    }
+    // Not all zeros: the weights and inputs reached the kernels.
+    const auto& b = fromFile->outputs[0].bytes;
+    QVERIFY(std::any_of(b.begin(), b.end(), [](uint8_t x) { return x != 0; }));
+  }
+
+  // Planned tensors live at their offsets: one put on top of a live one changes the output.
+  void aWrongPlanGivesWrongNumbers() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path(), "mlp");
+    QVERIFY(emitted);
+    auto good = run::runProgram(emitted.value());
+    QVERIFY(good);
+    Program bad = emitted.value();
+    size_t moved = 0;
+    for (Value& v : bad.methods[0].values)
+      if (auto* t = std::get_if<TensorSpec>(&v.payload); t && t->slot && t->slot->memId == 1) {
+        t->slot->offset = 0;  // every activation in one place
+        ++moved;
+      }
+    QVERIFY(moved >= 3);
+    auto wrong = run::runProgram(bad);
+    QVERIFY2(wrong, message(wrong).c_str());
+    QVERIFY(wrong->outputs[0].checksum != good->outputs[0].checksum);
+  }
+
+  void refusesWhatItCannotRun() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path(), "mlp");
+    QVERIFY(emitted);
+    {  // an operator without a kernel: named, before anything runs
+      Program p = emitted.value();
+      p.methods[0].operators[0].name = "aten::not_a_kernel";
+      auto r = run::runProgram(p);
+      QVERIFY(!r);
+      QVERIFY2(r.error().message().find("no kernel for aten::not_a_kernel.out") != std::string::npos,
+               r.error().message().c_str());
+    }
+    {  // a tensor planned past its arena
+      Program p = emitted.value();
+      for (Value& v : p.methods[0].values)
+        if (auto* t = std::get_if<TensorSpec>(&v.payload); t && t->slot) {
+          t->slot->offset = 1u << 30;
+          break;
+        }
+      auto r = run::runProgram(p);
+      QVERIFY(!r);
+      QVERIFY2(r.error().message().find("inside its arena") != std::string::npos, r.error().message().c_str());
+    }
+    {  // a method that is not there
+      run::RunOptions o;
+      o.method = "decode";
+      auto r = run::runProgram(emitted.value(), o);
+      QVERIFY(!r);
+      QVERIFY(r.error().message().find("a method named decode") != std::string::npos);
+    }
+    {  // cancelled from the progress callback
+      run::RunOptions o;
+      o.progress = [](uint64_t, uint64_t) { return false; };
+      auto big = emittedSample(dir.path(), "llama");
+      QVERIFY(big);
+      auto r = run::runProgram(big.value(), o);
+      QVERIFY(!r);
+      QVERIFY(r.error().message().find("cancelled") != std::string::npos);
+    }
+  }
+
+  void iotaInputRule() {
+    QCOMPARE(run::iotaElement(ScalarType::Float, 0), -0.5);
+    QCOMPARE(run::iotaElement(ScalarType::Float, 6), 1.0);
+    QCOMPARE(run::iotaElement(ScalarType::Float, 8), -0.25);
+    QCOMPARE(run::iotaElement(ScalarType::BFloat16, 3), 0.25);
+    QCOMPARE(run::iotaElement(ScalarType::Long, 7), 2.0);
+    QCOMPARE(run::iotaElement(ScalarType::Int, 4), 4.0);
+    QCOMPARE(run::iotaElement(ScalarType::Bool, 3), 1.0);
+  }
+
+  void npyFiles() {
+    run::RunOutput o;
+    o.kind = ValueKind::Tensor;
+    o.dtype = ScalarType::Float;
+    o.sizes = {2, 3};
+    o.bytes.assign(24, 0);
+    std::string f = run::npyBytes(o);
+    QCOMPARE(f.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    size_t headerLen = static_cast<uint8_t>(f[8]) | (static_cast<uint8_t>(f[9]) << 8);
+    QCOMPARE((10 + headerLen) % 64, size_t(0));
+    std::string header = f.substr(10, headerLen);
+    QVERIFY2(header.find("'descr': '<f4'") != std::string::npos, header.c_str());
+    QVERIFY2(header.find("'shape': (2, 3)") != std::string::npos, header.c_str());
+    QCOMPARE(header.back(), '\n');
+    QCOMPARE(f.size(), 10 + headerLen + 24);
+    o.sizes = {5};
+    QVERIFY(run::npyBytes(o).find("'shape': (5,)") != std::string::npos);
+  }
+
+  void cliRun() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path(), "mlp");
+    QVERIFY(emitted);
+    std::string pte = (dir.path() + "/mlp.pte").toStdString();
+    QVERIFY(writePte(emitted.value(), pte, PteWriteOptions{}));
+    std::ostringstream out, err;
+    std::string saved = (dir.path() + "/outs").toStdString();
+    QCOMPARE(cli::run({"run", pte, "--save-outputs", saved}, out, err), int(cli::kOk));
+    QVERIFY2(out.str().find("output 0: float32[") != std::string::npos, out.str().c_str());
+    QVERIFY2(out.str().find("fnv1a64 0x") != std::string::npos, out.str().c_str());
+    QVERIFY(QFile::exists(QString::fromStdString(saved) + "/output_0.npy"));
+    // A delegated program: the delegate is named, exit 5.
+    QString delegated = test::fixture("pte/djl_add.pte");
+    std::ostringstream out2, err2;
+    QCOMPARE(cli::run({"run", delegated.toStdString()}, out2, err2), int(cli::kRunFailed));
+    QVERIFY2(err2.str().find("XnnpackBackend delegate") != std::string::npos, err2.str().c_str());
+    // Not a program at all: exit 3 with the file named.
+    std::ostringstream out3, err3;
+    QCOMPARE(cli::run({"run", (dir.path() + "/outs/output_0.npy").toStdString()}, out3, err3), int(cli::kBadFile));
+    QVERIFY(err3.str().find("output_0.npy") != std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestInterpreter)
+#include "tst_interpreter.moc"
