@@ -1020,6 +1020,278 @@ bool indexPutOut(KernelContext& c, const Args& a) {  // index_put.out(self, indi
   return true;
 }
 
+/// The output of a single-out kernel: the argument before the return (optional keyword
+/// arguments in front of it may be absent from older programs).
+ValueId singleOut(const Args& a) { return a.at(a.size() - 2); }
+
+bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  bool all = c.isNone(a[1]);
+  int64_t dim = all ? 0 : wrapDim(c.integer(a[1]), in.sizes.size());
+  bool keepdim = c.integer(a[2]) != 0;
+  std::vector<int64_t> sizes;
+  if (!all) {
+    for (size_t d = 0; d < in.sizes.size(); ++d)
+      if (static_cast<int64_t>(d) != dim) sizes.push_back(in.sizes[d]);
+      else if (keepdim) sizes.push_back(1);
+  }
+  if (all && keepdim) sizes.assign(in.sizes.size(), 1);
+  if (!contiguousOperands(c, {&in}) || !c.resize(out, sizes)) return false;
+  int64_t size = all ? static_cast<int64_t>(in.numel()) : in.sizes[dim], inner = 1, outer = 1;
+  if (!all)
+    for (size_t d = 0; d < in.sizes.size(); ++d) {
+      if (static_cast<int64_t>(d) < dim) outer *= in.sizes[d];
+      if (static_cast<int64_t>(d) > dim) inner *= in.sizes[d];
+    }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double best = 0;
+      int64_t at = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        double x = loadAs<double>(in, static_cast<uint64_t>((o * size + k) * inner + i));
+        if (k == 0 || (!std::isnan(best) && (x > best || std::isnan(x)))) best = x, at = k;
+      }
+      storeAs<int64_t>(out, static_cast<uint64_t>(o * inner + i), at);
+    }
+  return true;
+}
+
+/// gather (self, dim, index, sparse_grad, out) and scatter.value (self, dim, index, value, out).
+bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
+  RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[4]);
+  int64_t dim = wrapDim(c.integer(a[1]), self.sizes.size());
+  if (!contiguousOperands(c, {&self, &index}) || index.sizes.size() != self.sizes.size())
+    return c.fail("gather/scatter index rank differs from the input's");
+  if (!c.resize(out, scatter ? self.sizes : index.sizes)) return false;
+  if (scatter) copyLogical(self, out);
+  std::vector<int64_t> st = self.strides(), at(index.sizes.size(), 0);
+  double value = scatter ? c.scalar(a[3]) : 0;
+  for (uint64_t e = 0; e < index.numel(); ++e) {
+    int64_t v = loadAs<int64_t>(index, e), size = self.sizes[dim];
+    if (v < 0) v += size;
+    if (v < 0 || v >= size) return c.fail("index " + std::to_string(v) + " out of range");
+    int64_t off = 0;
+    for (size_t d = 0; d < at.size(); ++d) off += (static_cast<int64_t>(d) == dim ? v : at[d]) * st[d];
+    if (scatter) storeAs<double>(out, static_cast<uint64_t>(off), value);
+    else storeAs<double>(out, e, loadAs<double>(self, static_cast<uint64_t>(off)));
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < index.sizes[d]) break;
+      at[d] = 0;
+    }
+  }
+  return true;
+}
+
+bool indexSelectOut(KernelContext& c, const Args& a) {  // (self, dim, index, out)
+  RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[3]);
+  int64_t dim = wrapDim(c.integer(a[1]), self.sizes.size());
+  std::vector<int64_t> sizes = self.sizes;
+  if (!sizes.empty()) sizes[dim] = static_cast<int64_t>(index.numel());
+  if (!contiguousOperands(c, {&self}) || !c.resize(out, sizes)) return false;
+  int64_t size = self.sizes.empty() ? 1 : self.sizes[dim], inner = 1, outer = 1;
+  for (size_t d = 0; d < self.sizes.size(); ++d) {
+    if (static_cast<int64_t>(d) < dim) outer *= self.sizes[d];
+    if (static_cast<int64_t>(d) > dim) inner *= self.sizes[d];
+  }
+  uint32_t es = elementSize(self.dtype);
+  int64_t n = static_cast<int64_t>(index.numel());
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t v = loadAs<int64_t>(index, static_cast<uint64_t>(k));
+    if (v < 0) v += size;
+    if (v < 0 || v >= size) return c.fail("index_select index " + std::to_string(v) + " out of range");
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out.data + static_cast<uint64_t>((o * n + k) * inner) * es,
+                  self.data + static_cast<uint64_t>((o * size + v) * inner) * es, static_cast<size_t>(inner) * es);
+  }
+  return true;
+}
+
+bool varOut(KernelContext& c, const Args& a) {  // var.correction_out(self, dim?, correction?, keepdim, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[4]);
+  std::vector<int64_t> dims = c.isNone(a[1]) ? std::vector<int64_t>{} : c.ints(a[1]);
+  double correction = c.isNone(a[2]) ? 1.0 : c.scalar(a[2]);
+  bool keepdim = c.integer(a[3]) != 0;
+  // Two passes as the portable kernel: the mean, then the squared deviations.
+  RunTensor meanT;
+  meanT.dtype = ScalarType::Double;
+  std::vector<double> meanBuf(in.numel() + 1);
+  meanT.data = reinterpret_cast<uint8_t*>(meanBuf.data());
+  meanT.capacity = meanBuf.size() * sizeof(double);
+  if (!reduce<double>(c, in, dims, true, meanT, 0.0, [](double x, double y) { return x + y; },
+                      [](double x, uint64_t n) { return x / static_cast<double>(n); }))
+    return false;
+  RunTensor centered;
+  centered.dtype = ScalarType::Double;
+  centered.sizes = in.sizes;
+  std::vector<double> cbuf(in.numel() + 1);
+  centered.data = reinterpret_cast<uint8_t*>(cbuf.data());
+  elementwise<double>(centered, {&in, &meanT}, [](const std::vector<double>& v) { return (v[0] - v[1]) * (v[0] - v[1]); });
+  return reduce<double>(c, centered, dims, keepdim, out, 0.0, [](double x, double y) { return x + y; },
+                        [correction](double x, uint64_t n) { return x / std::max(0.0, static_cast<double>(n) - correction); });
+}
+
+bool cumsumOut(KernelContext& c, const Args& a) {  // (self, dim, dtype?, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  int64_t dim = wrapDim(c.integer(a[1]), in.sizes.size());
+  if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
+  int64_t size = in.sizes.empty() ? 1 : in.sizes[dim], inner = 1, outer = 1;
+  for (size_t d = 0; d < in.sizes.size(); ++d) {
+    if (static_cast<int64_t>(d) < dim) outer *= in.sizes[d];
+    if (static_cast<int64_t>(d) > dim) inner *= in.sizes[d];
+  }
+  withComputeType(out.dtype, [&]<typename T>() {
+    using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        U acc = 0;
+        for (int64_t k = 0; k < size; ++k) {
+          uint64_t at = static_cast<uint64_t>((o * size + k) * inner + i);
+          acc = static_cast<U>(acc + loadAs<U>(in, at));
+          storeAs<U>(out, at, acc);
+        }
+      }
+  });
+  return true;
+}
+
+bool constantPadNd(KernelContext& c, const Args& a) {  // (self, pad, value, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  std::vector<int64_t> pad = c.ints(a[1]);
+  double value = c.scalar(a[2]);
+  size_t r = in.sizes.size();
+  if (pad.size() % 2 || pad.size() / 2 > r) return c.fail("constant_pad_nd pad length");
+  std::vector<int64_t> before(r, 0), sizes = in.sizes;
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    size_t d = r - 1 - k;
+    before[d] = pad[2 * k];
+    sizes[d] += pad[2 * k] + pad[2 * k + 1];
+    if (sizes[d] < 0) return c.fail("constant_pad_nd removes more than the dimension holds");
+  }
+  if (!c.resize(out, sizes)) return false;
+  std::vector<int64_t> at(r, 0), st = in.strides();
+  Walker wo(sizes, {&out});
+  for (uint64_t e = 0; e < out.numel(); ++e, wo.next()) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < r; ++d) {
+      int64_t x = at[d] - before[d];
+      inside = inside && x >= 0 && x < in.sizes[d];
+      off += x * st[d];
+    }
+    storeAs<double>(out, wo.offset(0), inside ? loadAs<double>(in, static_cast<uint64_t>(off)) : value);
+    for (size_t d = r; d-- > 0;) {
+      if (++at[d] < sizes[d]) break;
+      at[d] = 0;
+    }
+  }
+  return true;
+}
+
+bool avgPool2d(KernelContext& c, const Args& a) {
+  // (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override?, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[7]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3) return c.fail("avg_pool2d input rank");
+  auto two = [&](ValueId v, int64_t d0) {
+    std::vector<int64_t> xs = c.ints(v);
+    if (xs.empty()) return std::pair<int64_t, int64_t>{d0, d0};
+    return std::pair<int64_t, int64_t>{xs[0], xs.size() > 1 ? xs[1] : xs[0]};
+  };
+  auto [KH, KW] = two(a[1], 1);
+  std::pair<int64_t, int64_t> stride = c.ints(a[2]).empty() ? std::pair<int64_t, int64_t>{KH, KW} : two(a[2], 1);
+  auto [pH, pW] = two(a[3], 0);
+  bool ceil = c.integer(a[4]) != 0, includePad = c.integer(a[5]) != 0;
+  int64_t divisor = c.isNone(a[6]) ? 0 : c.integer(a[6]);
+  int64_t sH = stride.first, sW = stride.second;
+  size_t r = in.sizes.size();
+  int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
+  auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p) {
+    int64_t o = (L + 2 * p - k + (ceil ? s - 1 : 0)) / s + 1;
+    if (ceil && (o - 1) * s >= L + p) --o;
+    return o;
+  };
+  int64_t OH = outLen(H, KH, sH, pH), OW = outLen(W, KW, sW, pW);
+  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
+  sizes.push_back(OH);
+  sizes.push_back(OW);
+  if (!c.resize(out, sizes)) return false;
+  int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sH - pH, w0 = ow * sW - pW;
+        int64_t h1 = std::min(h0 + KH, H + pH), w1 = std::min(w0 + KW, W + pW);
+        int64_t poolSize = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, H), w1 = std::min(w1, W);
+        float sum = 0;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += loadAs<float>(in, static_cast<uint64_t>((p * H + ih) * W + iw));
+        int64_t div = divisor ? divisor : (includePad ? poolSize : (h1 - h0) * (w1 - w0));
+        storeAs<float>(out, static_cast<uint64_t>((p * OH + oh) * OW + ow), div ? sum / static_cast<float>(div) : 0.0f);
+      }
+  return true;
+}
+
+/// quantized_decomposed::quantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, out).
+bool quantizePerTensor(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
+  double scale = c.scalar(a[1]);
+  int64_t zp = c.integer(a[2]), qmin = c.integer(a[3]), qmax = c.integer(a[4]);
+  if (!c.resize(out, in.sizes)) return false;
+  float inv = 1.0f / static_cast<float>(scale);
+  for (uint64_t e = 0; e < in.numel(); ++e) {
+    float q = std::nearbyint(loadAs<float>(in, e) * inv) + static_cast<float>(zp);
+    q = std::max(static_cast<float>(qmin), std::min(static_cast<float>(qmax), q));
+    storeAs<int64_t>(out, e, static_cast<int64_t>(q));
+  }
+  return true;
+}
+
+/// quantized_decomposed::dequantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, [out_dtype], out).
+bool dequantizePerTensor(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
+  double scale = c.scalar(a[1]);
+  int64_t zp = c.integer(a[2]);
+  if (!c.resize(out, in.sizes)) return false;
+  for (uint64_t e = 0; e < in.numel(); ++e)
+    storeAs<float>(out, e, static_cast<float>(loadAs<int64_t>(in, e) - zp) * static_cast<float>(scale));
+  return true;
+}
+
+bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_size?, scale_factors?, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() != 4) return c.fail("upsample_nearest2d input rank");
+  int64_t H = in.sizes[2], W = in.sizes[3], OH, OW;
+  double fh = 0, fw = 0;
+  if (!c.isNone(a[1])) {
+    std::vector<int64_t> os = c.ints(a[1]);
+    if (os.size() != 2) return c.fail("upsample_nearest2d output_size");
+    OH = os[0], OW = os[1];
+  } else {
+    const RunValue& f = c.value(a[2]);
+    if (f.doubles.size() != 2) return c.fail("upsample_nearest2d scale_factors");
+    fh = f.doubles[0], fw = f.doubles[1];
+    OH = static_cast<int64_t>(std::floor(static_cast<double>(H) * fh));
+    OW = static_cast<int64_t>(std::floor(static_cast<double>(W) * fw));
+  }
+  if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
+  // As ATen's nearest: source = floor(dst * scale), scale = 1/factor when given, else in/out.
+  float sh = fh > 0 ? static_cast<float>(1.0 / fh) : static_cast<float>(H) / static_cast<float>(OH);
+  float sw = fw > 0 ? static_cast<float>(1.0 / fw) : static_cast<float>(W) / static_cast<float>(OW);
+  uint32_t es = elementSize(in.dtype);
+  int64_t planes = in.sizes[0] * in.sizes[1];
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int64_t ih = std::min(static_cast<int64_t>(std::floor(static_cast<float>(oh) * sh)), H - 1);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t iw = std::min(static_cast<int64_t>(std::floor(static_cast<float>(ow) * sw)), W - 1);
+        std::memcpy(out.data + static_cast<uint64_t>((p * OH + oh) * OW + ow) * es,
+                    in.data + static_cast<uint64_t>((p * H + ih) * W + iw) * es, es);
+      }
+    }
+  return true;
+}
+
 double gelu(double x, bool tanhApprox) {
   if (tanhApprox) {
     const double k = std::sqrt(2.0 / M_PI);
@@ -1180,6 +1452,28 @@ std::map<std::string, Kernel> makeKernels() {
   k["aten::_adaptive_avg_pool2d.out"] = adaptiveAvgPool2d;
   k["aten::where.self_out"] = whereOut;
   k["aten::index.Tensor_out"] = indexOut;
+  k["aten::argmax.out"] = argmaxOut;
+  k["aten::gather.out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, false); };
+  k["aten::scatter.value_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, true); };
+  k["aten::index_select.out"] = indexSelectOut;
+  k["aten::var.correction_out"] = varOut;
+  k["aten::cumsum.out"] = cumsumOut;
+  k["aten::constant_pad_nd.out"] = constantPadNd;
+  k["aten::avg_pool2d.out"] = avgPool2d;
+  k["aten::upsample_nearest2d.vec_out"] = upsampleNearest2d;
+  k["quantized_decomposed::quantize_per_tensor.out"] = quantizePerTensor;
+  k["quantized_decomposed::dequantize_per_tensor.out"] = dequantizePerTensor;
+  k["aten::mean.dtype_out"] = [](KernelContext& c, const Args& a) {  // (self, dtype?, out): every element
+    RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+    bool ok = true;
+    auto run = [&]<typename T>() {
+      ok = reduce<T>(c, in, {}, false, out, T(0), [](T x, T y) { return static_cast<T>(x + y); },
+                     [](T x, uint64_t n) { return static_cast<T>(x / static_cast<T>(n)); });
+    };
+    if (out.dtype == ScalarType::Double) run.template operator()<double>();
+    else run.template operator()<float>();
+    return ok;
+  };
   k["aten::index_put.out"] = indexPutOut;
   k["aten::full.out"] = [](KernelContext& c, const Args& a) {  // (size, fill_value, out)
     return fillOut(c, c.tensor(a[2]), c.ints(a[0]), c.scalar(a[1]));
