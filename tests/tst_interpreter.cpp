@@ -119,6 +119,18 @@ class TestInterpreter : public QObject {
       QVERIFY(!r);
       QVERIFY2(r.error().message().find("inside its arena") != std::string::npos, r.error().message().c_str());
     }
+    {  // past the memory and work limits: an error, not an exhausted machine
+      run::RunOptions o;
+      o.memoryLimit = 64;
+      auto r = run::runProgram(emitted.value(), o);
+      QVERIFY(!r);
+      QVERIFY2(r.error().message().find("memory limit") != std::string::npos, r.error().message().c_str());
+      run::RunOptions w;
+      w.workLimit = 10;
+      auto r2 = run::runProgram(emitted.value(), w);
+      QVERIFY(!r2);
+      QVERIFY2(r2.error().message().find("work limit") != std::string::npos, r2.error().message().c_str());
+    }
     {  // a method that is not there
       run::RunOptions o;
       o.method = "decode";

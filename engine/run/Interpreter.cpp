@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/ir/OpRegistry.h"
 #include "engine/run/Kernels.h"
 #include "engine/run/RunValue.h"
 
@@ -37,6 +38,7 @@ class MethodRun {
     for (size_t i = 1; i < m_.nodes.size(); ++i)
       chainStart[i] = m_.nodes[i].chain == m_.nodes[i - 1].chain ? chainStart[i - 1] : i;
     KernelContext ctx(values_);
+    ctx.workLimit = o_.workLimit;
     size_t pc = 0;
     const uint64_t limit = 1000ull * (m_.nodes.size() + 1);  // a jump loop that never ends
     while (pc < m_.nodes.size() && m_.nodes[pc].chain == m_.nodes[0].chain) {
@@ -53,6 +55,8 @@ class MethodRun {
             if (auto s = etView(n); !s) return fail(pc, s.error().found);
           } else if (isPrim(op.name)) {
             if (auto s = prim(n, op); !s) return fail(pc, s.error().found);
+          } else if (auto s = checkArguments(n, op); !s) {
+            return fail(pc, s.error().found);
           } else if (!(*findKernel(op.fullName()))(ctx, n.args)) {
             return fail(pc, ctx.message());
           }
@@ -60,8 +64,10 @@ class MethodRun {
           break;
         }
         case NodeKind::Delegate: {
-          const Delegate& d = m_.delegates.at(static_cast<size_t>(n.delegate));
-          return fail(pc, "a call into the " + d.backendId +
+          std::string backend = n.delegate >= 0 && static_cast<size_t>(n.delegate) < m_.delegates.size()
+                                    ? m_.delegates[n.delegate].backendId
+                                    : std::string("unknown");
+          return fail(pc, "a call into the " + backend +
                               " delegate: its compiled blob is not runnable here (run the program before delegation)");
         }
         case NodeKind::Move:
@@ -70,8 +76,11 @@ class MethodRun {
           ++pc;
           break;
         case NodeKind::JumpFalse: {
-          const RunValue& c = values_[n.args.at(0)];
+          if (n.args.empty()) return fail(pc, "a jump without a condition");
+          const RunValue& c = values_[n.args[0]];
           bool cond = c.kind == ValueKind::Tensor ? loadAs<bool>(c.t, 0) : (c.kind == ValueKind::Bool ? c.b : c.i != 0);
+          if (!cond && (n.jumpTarget < 0 || chainStart[pc] + static_cast<size_t>(n.jumpTarget) > m_.nodes.size()))
+            return fail(pc, "a jump outside its chain");
           pc = cond ? pc + 1 : chainStart[pc] + static_cast<size_t>(n.jumpTarget);
           break;
         }
@@ -80,7 +89,11 @@ class MethodRun {
           break;
       }
     }
-    for (ValueId v : m_.outputs) r.outputs.push_back(output(values_.at(static_cast<size_t>(v))));
+    for (ValueId v : m_.outputs) {
+      if (v < 0 || static_cast<size_t>(v) >= values_.size())
+        return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, m_.name + " output", "a value index", std::to_string(v)};
+      r.outputs.push_back(output(values_[v]));
+    }
     return r;
   }
 
@@ -106,6 +119,50 @@ class MethodRun {
                  "operators the interpreter has kernels for", "no kernel for " + list};
   }
 
+  /// The arguments of a kernel call against its schema: the schema's arguments, then one
+  /// value for what it returns (ExecuTorch appends the return: the tensor, a list of them for
+  /// a tuple, None for "()"), each argument of the kind its type needs, so a kernel never
+  /// reads a value that is not there or not what it expects.
+  Status checkArguments(const Node& n, const OperatorRef& op) const {
+    auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
+    const OpSchema* schema = OpRegistry::builtin().find(op.name, op.overload);
+    if (!schema) return bad("no schema for " + op.fullName());
+    size_t want = schema->arguments.size() + 1;
+    if (n.args.size() != want)
+      return bad(std::to_string(n.args.size()) + " arguments where its schema has " + std::to_string(want) +
+                 " (its arguments and the return)");
+    for (size_t i = 0; i < want; ++i) {
+      if (i == schema->arguments.size() && schema->returns.size() != 1) continue;  // a list or None
+      const SchemaType& t = i < schema->arguments.size() ? schema->arguments[i].type : schema->returns[0].type;
+      ValueKind k = values_[n.args[i]].kind;
+      if (k == ValueKind::None && (t.optional || t.base == SchemaType::Base::Any)) continue;
+      bool ok = true;
+      using B = SchemaType::Base;
+      if (t.list) {
+        if (t.base == B::Tensor) ok = k == ValueKind::TensorList || (t.optionalElements && k == ValueKind::OptionalTensorList);
+        else if (t.base == B::Float) ok = k == ValueKind::DoubleList;
+        else if (t.base == B::Bool) ok = k == ValueKind::BoolList;
+        else if (t.base == B::Int || t.base == B::SymInt) ok = k == ValueKind::IntList;
+      } else {
+        switch (t.base) {
+          case B::Tensor: ok = k == ValueKind::Tensor; break;
+          case B::Int: case B::SymInt: case B::ScalarType: case B::Layout: case B::MemoryFormat:
+            ok = k == ValueKind::Int;
+            break;
+          case B::Float: ok = k == ValueKind::Double || k == ValueKind::Int; break;
+          case B::Bool: ok = k == ValueKind::Bool; break;
+          case B::Scalar: ok = k == ValueKind::Int || k == ValueKind::Double || k == ValueKind::Bool; break;
+          case B::Str: ok = k == ValueKind::String; break;
+          default: break;
+        }
+      }
+      if (!ok)
+        return bad("argument " + std::to_string(i) + " is a " + valueKindName(k) + " where its schema has " +
+                   t.toString());
+    }
+    return Ok{};
+  }
+
   Error fail(size_t pc, const std::string& why) const {
     const Node& n = m_.nodes[pc];
     std::string what = "running " + m_.name + " instruction " + std::to_string(pc);
@@ -114,7 +171,21 @@ class MethodRun {
     return Error{ErrorCode::Invalid, p_.path, std::nullopt, what, "", why};
   }
 
+  /// Counts `bytes` against RunOptions::memoryLimit.
+  Status reserve(uint64_t bytes, const std::string& what) {
+    if (o_.memoryLimit && (bytes > o_.memoryLimit || allocated_ > o_.memoryLimit - bytes))
+      return Error{ErrorCode::Overflow, p_.path, std::nullopt, what, "at most " + std::to_string(o_.memoryLimit) +
+                   " bytes in all (the run's memory limit)", std::to_string(allocated_ + bytes)};
+    allocated_ += bytes;
+    return Ok{};
+  }
+
   Status allocate() {
+    for (size_t i = 0; i < m_.nonConstBufferSizes.size(); ++i)
+      if (auto s = reserve(static_cast<uint64_t>(std::max<int64_t>(m_.nonConstBufferSizes[i], 0)),
+                           m_.name + " arena " + std::to_string(i));
+          !s)
+        return s;
     arenas_.resize(m_.nonConstBufferSizes.size());
     for (size_t i = 0; i < arenas_.size(); ++i) arenas_[i].assign(static_cast<size_t>(std::max<int64_t>(m_.nonConstBufferSizes[i], 0)), 0);
     std::set<ValueId> written;
@@ -143,6 +214,24 @@ class MethodRun {
           break;
       }
     }
+    // List items name values of the kind the list holds (kernels read them as such).
+    for (size_t vi = 0; vi < values_.size(); ++vi) {
+      const RunValue& r = values_[vi];
+      for (ValueId item : r.items) {
+        bool none = item == kNoValue || (item >= 0 && static_cast<size_t>(item) < values_.size() &&
+                                         values_[item].kind == ValueKind::None);
+        bool ok = item >= 0 && static_cast<size_t>(item) < values_.size();
+        if (ok && r.kind == ValueKind::IntList) ok = values_[item].kind == ValueKind::Int;
+        if (ok && r.kind == ValueKind::TensorList) ok = values_[item].kind == ValueKind::Tensor;
+        if (r.kind == ValueKind::OptionalTensorList) ok = none || (ok && values_[item].kind == ValueKind::Tensor);
+        if (!ok)
+          return Error{ErrorCode::Invalid, p_.path, std::nullopt, m_.name + ".values[" + std::to_string(vi) + "] items",
+                       std::string("values of the kind a ") + valueKindName(r.kind) + " holds", std::to_string(item)};
+      }
+    }
+    for (ValueId v : m_.inputs)
+      if (v < 0 || static_cast<size_t>(v) >= values_.size())
+        return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, m_.name + " input", "a value index", std::to_string(v)};
     return Ok{};
   }
 
@@ -174,11 +263,13 @@ class MethodRun {
         r.data = const_cast<uint8_t*>(t.data.data);
         return Ok{};
       }
+      if (auto s = reserve(*bytes, who); !s) return s;
       owned_.push_back(std::make_unique<uint8_t[]>(*bytes));
       std::memcpy(owned_.back().get(), t.data.data, *bytes);
       r.data = owned_.back().get();
       return Ok{};
     }
+    if (auto s = reserve(*bytes, who); !s) return s;
     owned_.push_back(std::make_unique<uint8_t[]>(std::max<uint64_t>(*bytes, 1)));
     std::memset(owned_.back().get(), 0, std::max<uint64_t>(*bytes, 1));
     r.data = owned_.back().get();
@@ -187,7 +278,7 @@ class MethodRun {
 
   void fillInputs() {
     for (ValueId v : m_.inputs) {
-      RunValue& r = values_.at(static_cast<size_t>(v));
+      RunValue& r = values_[static_cast<size_t>(v)];
       if (r.kind != ValueKind::Tensor) continue;
       uint64_t n = r.t.numel();
       for (uint64_t i = 0; i < n; ++i) storeAs<double>(r.t, i, iotaElement(r.t.dtype, i));
@@ -228,7 +319,8 @@ class MethodRun {
       return Ok{};
     }
     if (name == "sym_numel") {
-      values_[n.args.at(1)].i = static_cast<int64_t>(values_[n.args[0]].t.numel());
+      if (n.args.size() < 2) return bad("sym_numel needs 2 arguments");
+      values_[n.args[1]].i = static_cast<int64_t>(values_[n.args[0]].t.numel());
       return Ok{};
     }
     if (n.args.size() < 3) return bad(op.fullName() + " needs 3 arguments");
@@ -289,6 +381,7 @@ class MethodRun {
   std::vector<std::vector<uint8_t>> arenas_;
   std::vector<std::unique_ptr<uint8_t[]>> owned_;
   std::vector<RunValue> values_;
+  uint64_t allocated_ = 0;
 };
 
 }  // namespace

@@ -19,6 +19,11 @@ struct RunOptions {
   std::string method;  ///< empty: "forward" when there is one, else the first method
   /// Called every few instructions with (done, total); returning false cancels the run.
   std::function<bool(uint64_t done, uint64_t total)> progress;
+  /// Bytes of arenas and buffers the run may allocate, and the work its kernels may
+  /// do in all (element operations; 0: no limit): past them the run fails instead of
+  /// exhausting the machine.
+  uint64_t memoryLimit = 0;
+  uint64_t workLimit = 0;
 };
 
 /// One output of a method: a tensor's dtype, sizes and bytes (in memory order), or a

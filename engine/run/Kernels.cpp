@@ -40,8 +40,10 @@ bool KernelContext::resize(RunTensor& out, const std::vector<int64_t>& sizes) {
   uint64_t n = 1;
   for (int64_t s : sizes) {
     if (s < 0) return fail("a negative output size");
+    if (s && n > UINT64_MAX / 16 / static_cast<uint64_t>(s)) return fail("an output size past 64 bits");
     n *= static_cast<uint64_t>(s);
   }
+  if (!allowWork(n)) return false;
   if (n * elementSize(out.dtype) > out.capacity)
     return fail("the output needs " + std::to_string(n * elementSize(out.dtype)) + " bytes; its storage holds " +
                 std::to_string(out.capacity));
@@ -63,6 +65,15 @@ bool isFloating(ScalarType t) {
 bool isIntegral(ScalarType t) { return !isFloating(t) && t != ScalarType::Bool; }
 
 int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(std::max<size_t>(rank, 1)) : d; }
+
+/// `d` wrapped as a dimension of a tensor of rank `rank` (a 0-d tensor has dim 0); false,
+/// with the message set, when it is out of range.
+bool dimOf(KernelContext& c, int64_t d, size_t rank, int64_t& dim) {
+  dim = wrapDim(d, rank);
+  if (dim < 0 || dim >= static_cast<int64_t>(std::max<size_t>(rank, 1)))
+    return c.fail("dim " + std::to_string(d) + " out of range for a tensor of rank " + std::to_string(rank));
+  return true;
+}
 
 /// Walks the elements of an output shape in logical (row-major) order, keeping each
 /// operand's element offset; operands of smaller rank or size 1 broadcast.
@@ -249,7 +260,8 @@ bool permuteCopy(KernelContext& c, const Args& a) {
   std::vector<int64_t> sizes(dims.size());
   std::vector<int64_t> st = in.strides(), vst(dims.size());
   for (size_t d = 0; d < dims.size(); ++d) {
-    int64_t s = wrapDim(dims[d], dims.size());
+    int64_t s;
+    if (!dimOf(c, dims[d], dims.size(), s)) return false;
     sizes[d] = in.sizes[s];
     vst[d] = st[s];
   }
@@ -289,8 +301,10 @@ void strided(const RunTensor& in, RunTensor& out, const std::vector<int64_t>& st
 bool sliceCopy(KernelContext& c, const Args& a) {
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[5]);
-  int64_t dim = wrapDim(c.integer(a[1]), in.sizes.size());
-  int64_t size = in.sizes.at(dim);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
+  if (in.sizes.empty()) return c.fail("slice of a 0-d tensor");
+  int64_t size = in.sizes[dim];
   int64_t start = c.isNone(a[2]) ? 0 : c.integer(a[2]);
   int64_t end = c.isNone(a[3]) ? size : c.integer(a[3]);
   int64_t step = c.integer(a[4]);
@@ -312,10 +326,12 @@ bool sliceCopy(KernelContext& c, const Args& a) {
 bool selectCopy(KernelContext& c, const Args& a) {
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[3]);
-  int64_t dim = wrapDim(c.integer(a[1]), in.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
   int64_t index = c.integer(a[2]);
-  if (index < 0) index += in.sizes.at(dim);
-  if (index < 0 || index >= in.sizes.at(dim)) return c.fail("select index out of range");
+  if (in.sizes.empty()) return c.fail("select of a 0-d tensor");
+  if (index < 0) index += in.sizes[dim];
+  if (index < 0 || index >= in.sizes[dim]) return c.fail("select index out of range");
   std::vector<int64_t> sizes = in.sizes;
   sizes[dim] = 1;
   RunTensor tmp = out;
@@ -336,8 +352,11 @@ bool expandCopy(KernelContext& c, const Args& a) {
   std::vector<int64_t> sizes = c.ints(a[1]);
   size_t k = in.sizes.size();
   if (sizes.size() < k) return c.fail("expand to fewer dimensions");
-  for (size_t d = 0; d < k; ++d)
-    if (sizes[sizes.size() - k + d] == -1) sizes[sizes.size() - k + d] = in.sizes[d];
+  for (size_t d = 0; d < k; ++d) {
+    int64_t& s = sizes[sizes.size() - k + d];
+    if (s == -1) s = in.sizes[d];
+    if (in.sizes[d] != 1 && in.sizes[d] != s) return c.fail("expand of a dimension that is not 1");
+  }
   if (!c.resize(out, sizes)) return false;
   elementwise<double>(out, {&in}, [](const std::vector<double>& v) { return v[0]; });
   return true;
@@ -348,6 +367,7 @@ bool unsqueezeCopy(KernelContext& c, const Args& a) {
   RunTensor& out = c.tensor(a[2]);
   int64_t dim = c.integer(a[1]);
   if (dim < 0) dim += static_cast<int64_t>(in.sizes.size()) + 1;
+  if (dim < 0 || dim > static_cast<int64_t>(in.sizes.size())) return c.fail("unsqueeze dim out of range");
   std::vector<int64_t> sizes = in.sizes;
   sizes.insert(sizes.begin() + dim, 1);
   if (!c.resize(out, sizes)) return false;
@@ -381,10 +401,18 @@ bool catOut(KernelContext& c, const Args& a) {
     parts.push_back(&x);
   }
   if (parts.empty()) return c.resize(out, {0});
-  int64_t dim = wrapDim(c.integer(a[1]), parts[0]->sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), parts[0]->sizes.size(), dim)) return false;
+  if (parts[0]->sizes.empty()) return c.fail("cat of 0-d tensors");
   std::vector<int64_t> sizes = parts[0]->sizes;
   sizes[dim] = 0;
-  for (auto* p : parts) sizes[dim] += p->sizes.at(dim);
+  for (auto* p : parts) {
+    if (p->sizes.size() != sizes.size()) return c.fail("cat of tensors of different ranks");
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && p->sizes[d] != parts[0]->sizes[d])
+        return c.fail("cat of tensors whose other dimensions differ");
+    sizes[dim] += p->sizes[dim];
+  }
   if (!c.resize(out, sizes)) return false;
   int64_t at = 0;
   std::vector<int64_t> ost = out.strides();
@@ -414,6 +442,11 @@ bool dimOrderCopy(KernelContext& c, const Args& a) {
   if (!c.isNone(a[2])) {
     std::vector<int64_t> order = c.ints(a[2]);
     if (order.size() != in.sizes.size()) return c.fail("dim_order does not match the rank");
+    std::vector<bool> seen(order.size(), false);
+    for (int64_t d : order) {
+      if (d < 0 || d >= static_cast<int64_t>(order.size()) || seen[d]) return c.fail("dim_order is not a permutation");
+      seen[d] = true;
+    }
     out.dimOrder.assign(order.begin(), order.end());
   }
   copyLogical(in, out);
@@ -473,6 +506,7 @@ bool mmOut(KernelContext& c, const Args& a) {
   RunTensor &A = c.tensor(a[0]), &B = c.tensor(a[1]), &out = c.tensor(a[2]);
   if (A.sizes.size() != 2 || B.sizes.size() != 2 || A.sizes[1] != B.sizes[0]) return c.fail("mm shapes");
   if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], B.sizes[1]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * B.sizes[1])) return false;
   withComputeType(out.dtype, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) matmul<T>(A, B, out, 1, A.sizes[0], A.sizes[1], B.sizes[1], nullptr, 0, 1);
   });
@@ -484,6 +518,7 @@ bool bmmOut(KernelContext& c, const Args& a) {
   if (A.sizes.size() != 3 || B.sizes.size() != 3 || A.sizes[2] != B.sizes[1] || A.sizes[0] != B.sizes[0])
     return c.fail("bmm shapes");
   if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], A.sizes[1], B.sizes[2]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * A.sizes[2] * B.sizes[2])) return false;
   withComputeType(out.dtype, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>)
       matmul<T>(A, B, out, A.sizes[0], A.sizes[1], A.sizes[2], B.sizes[2], nullptr, 0, 1);
@@ -495,6 +530,11 @@ bool addmmOut(KernelContext& c, const Args& a) {  // (self, mat1, mat2, beta, al
   RunTensor &C = c.tensor(a[0]), &A = c.tensor(a[1]), &B = c.tensor(a[2]), &out = c.tensor(a[5]);
   if (A.sizes.size() != 2 || B.sizes.size() != 2 || A.sizes[1] != B.sizes[0]) return c.fail("addmm shapes");
   if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], B.sizes[1]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * B.sizes[1])) return false;
+  if (C.sizes.size() > 2 || (C.sizes.size() == 2 && ((C.sizes[0] != 1 && C.sizes[0] != A.sizes[0]) ||
+                                                        (C.sizes[1] != 1 && C.sizes[1] != B.sizes[1]))) ||
+      (C.sizes.size() == 1 && C.sizes[0] != 1 && C.sizes[0] != B.sizes[1]))
+    return c.fail("addmm self does not broadcast to the product");
   double beta = c.scalar(a[3]), alpha = c.scalar(a[4]);
   withComputeType(out.dtype, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>)
@@ -512,7 +552,11 @@ bool reduce(KernelContext& c, const RunTensor& in, std::vector<int64_t> dims, bo
             Acc acc, F finish) {
   size_t r = in.sizes.size();
   std::vector<bool> reduced(r, dims.empty());
-  for (int64_t d : dims) reduced.at(static_cast<size_t>(wrapDim(d, r))) = true;
+  for (int64_t d : dims) {
+    int64_t w;
+    if (!dimOf(c, d, r, w)) return false;
+    if (static_cast<size_t>(w) < r) reduced[static_cast<size_t>(w)] = true;
+  }
   std::vector<int64_t> outSizes;
   for (size_t d = 0; d < r; ++d) {
     if (!reduced[d]) outSizes.push_back(in.sizes[d]);
@@ -603,7 +647,8 @@ bool softmax(KernelContext& c, const Args& a, bool log) {  // (self, dim, half_t
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[3]);
   if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
-  int64_t dim = wrapDim(c.integer(a[1]), in.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
   int64_t size = in.sizes.empty() ? 1 : in.sizes[dim];
   int64_t inner = 1, outer = 1;
   for (size_t d = 0; d < in.sizes.size(); ++d) {
@@ -647,8 +692,12 @@ bool convolutionOut(KernelContext& c, const Args& a) {
   int64_t OH = (H + 2 * pH - dH * (KH - 1) - 1) / sH + 1, OW = (W + 2 * pW - dW * (KW - 1) - 1) / sW + 1;
   int64_t CG = C / groups, OCG = OC / groups;
   std::vector<int64_t> sizes = spatial == 2 ? std::vector<int64_t>{N, OC, OH, OW} : std::vector<int64_t>{N, OC, OW};
+  if (groups <= 0 || C % groups || OC % groups || CG != w.sizes[1] || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0)
+    return c.fail("convolution groups, channels, strides or dilations do not fit");
   if (!c.resize(out, sizes)) return false;
+  if (!c.allowWork(static_cast<uint64_t>(N * OC * OH * OW) * static_cast<uint64_t>(CG * KH * KW))) return false;
   const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  if (bias && bias->numel() < static_cast<uint64_t>(OC)) return c.fail("convolution bias shorter than the channels");
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oc = 0; oc < OC; ++oc) {
       int64_t g = oc / OCG;
@@ -683,7 +732,10 @@ bool batchNormNoTraining(KernelContext& c, const Args& a) {
     if (!c.resize(c.tensor(extra), {0})) return false;
   const RunTensor* weight = c.isNone(a[1]) ? nullptr : &c.tensor(a[1]);
   const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  if (in.sizes.empty()) return c.fail("batch norm of a 0-d tensor");
   int64_t N = in.sizes[0], C = in.sizes.size() > 1 ? in.sizes[1] : 1, inner = 1;
+  for (const RunTensor* t : std::initializer_list<const RunTensor*>{&mean, &var, weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(C)) return c.fail("batch norm statistics shorter than the channels");
   for (size_t d = 2; d < in.sizes.size(); ++d) inner *= in.sizes[d];
   for (int64_t ch = 0; ch < C; ++ch) {
     float m = loadAs<float>(mean, ch), v = loadAs<float>(var, ch);
@@ -705,6 +757,9 @@ bool layerNorm(KernelContext& c, const Args& a) {
   std::vector<int64_t> shape = c.ints(a[1]);
   double eps = c.scalar(a[4]);
   if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
+  if (shape.size() > in.sizes.size() ||
+      !std::equal(shape.begin(), shape.end(), in.sizes.end() - static_cast<int64_t>(shape.size())))
+    return c.fail("layer norm's normalized_shape is not the input's trailing shape");
   int64_t inner = 1;
   for (int64_t s : shape) inner *= s;
   int64_t outer = inner ? static_cast<int64_t>(in.numel()) / inner : 0;
@@ -714,6 +769,8 @@ bool layerNorm(KernelContext& c, const Args& a) {
   if (!c.resize(meanOut, statSizes) || !c.resize(rstdOut, statSizes)) return false;
   const RunTensor* weight = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
   const RunTensor* bias = c.isNone(a[3]) ? nullptr : &c.tensor(a[3]);
+  for (const RunTensor* t : {weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(inner)) return c.fail("layer norm weight or bias shorter than the shape");
   for (int64_t o = 0; o < outer; ++o) {
     float sum = 0, sq = 0;
     for (int64_t i = 0; i < inner; ++i) {
@@ -771,6 +828,8 @@ bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
   bool ceil = c.integer(a[5]) != 0;
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+    return c.fail("max_pool2d kernel, stride, padding or dilation out of range");
   auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p, int64_t d) {
     int64_t num = L + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
     int64_t o = num / s + 1;
@@ -812,6 +871,7 @@ bool adaptiveAvgPool2d(KernelContext& c, const Args& a) {  // (self, output_size
   if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3 || os.size() != 2) return c.fail("adaptive_avg_pool2d shapes");
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1], OH = os[0], OW = os[1];
+  if (OH <= 0 || OW <= 0) return c.fail("adaptive_avg_pool2d output size must be positive");
   std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
   sizes.push_back(OH);
   sizes.push_back(OW);
@@ -855,9 +915,17 @@ bool fillOut(KernelContext& c, RunTensor& out, const std::vector<int64_t>& sizes
 bool splitWithSizesCopy(KernelContext& c, const Args& a) {  // (self, split_sizes, dim, out[])
   RunTensor& in = c.tensor(a[0]);
   std::vector<int64_t> splits = c.ints(a[1]);
-  int64_t dim = wrapDim(c.integer(a[2]), in.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[2]), in.sizes.size(), dim)) return false;
   const RunValue& outs = c.value(a[3]);
   if (outs.items.size() != splits.size()) return c.fail("split_with_sizes: one output per split");
+  if (in.sizes.empty()) return c.fail("split of a 0-d tensor");
+  int64_t total = 0;
+  for (int64_t x : splits) {
+    if (x < 0 || x > in.sizes[dim]) return c.fail("split sizes outside the dimension");
+    total += x;
+  }
+  if (total != in.sizes[dim]) return c.fail("split sizes do not add up to the dimension");
   int64_t at = 0;
   for (size_t k = 0; k < splits.size(); ++k) {
     RunTensor& o = c.tensor(outs.items[k]);
@@ -1022,12 +1090,13 @@ bool indexPutOut(KernelContext& c, const Args& a) {  // index_put.out(self, indi
 
 /// The output of a single-out kernel: the argument before the return (optional keyword
 /// arguments in front of it may be absent from older programs).
-ValueId singleOut(const Args& a) { return a.at(a.size() - 2); }
+ValueId singleOut(const Args& a) { return a[a.size() - 2]; }  // the interpreter checked the count
 
 bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
-  bool all = c.isNone(a[1]);
-  int64_t dim = all ? 0 : wrapDim(c.integer(a[1]), in.sizes.size());
+  bool all = c.isNone(a[1]) || c.tensor(a[0]).sizes.empty();
+  int64_t dim = 0;
+  if (!all && !dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
   bool keepdim = c.integer(a[2]) != 0;
   std::vector<int64_t> sizes;
   if (!all) {
@@ -1059,9 +1128,13 @@ bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
 /// gather (self, dim, index, sparse_grad, out) and scatter.value (self, dim, index, value, out).
 bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
   RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[4]);
-  int64_t dim = wrapDim(c.integer(a[1]), self.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), self.sizes.size(), dim)) return false;
   if (!contiguousOperands(c, {&self, &index}) || index.sizes.size() != self.sizes.size())
     return c.fail("gather/scatter index rank differs from the input's");
+  for (size_t d = 0; d < index.sizes.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && index.sizes[d] > self.sizes[d])
+      return c.fail("gather/scatter index larger than the input outside dim");
   if (!c.resize(out, scatter ? self.sizes : index.sizes)) return false;
   if (scatter) copyLogical(self, out);
   std::vector<int64_t> st = self.strides(), at(index.sizes.size(), 0);
@@ -1084,7 +1157,8 @@ bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
 
 bool indexSelectOut(KernelContext& c, const Args& a) {  // (self, dim, index, out)
   RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[3]);
-  int64_t dim = wrapDim(c.integer(a[1]), self.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), self.sizes.size(), dim)) return false;
   std::vector<int64_t> sizes = self.sizes;
   if (!sizes.empty()) sizes[dim] = static_cast<int64_t>(index.numel());
   if (!contiguousOperands(c, {&self}) || !c.resize(out, sizes)) return false;
@@ -1132,7 +1206,8 @@ bool varOut(KernelContext& c, const Args& a) {  // var.correction_out(self, dim?
 
 bool cumsumOut(KernelContext& c, const Args& a) {  // (self, dim, dtype?, out)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
-  int64_t dim = wrapDim(c.integer(a[1]), in.sizes.size());
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
   if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
   int64_t size = in.sizes.empty() ? 1 : in.sizes[dim], inner = 1, outer = 1;
   for (size_t d = 0; d < in.sizes.size(); ++d) {
@@ -1204,6 +1279,8 @@ bool avgPool2d(KernelContext& c, const Args& a) {
   int64_t sH = stride.first, sW = stride.second;
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+    return c.fail("avg_pool2d kernel, stride or padding out of range");
   auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p) {
     int64_t o = (L + 2 * p - k + (ceil ? s - 1 : 0)) / s + 1;
     if (ceil && (o - 1) * s >= L + p) --o;

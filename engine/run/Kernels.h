@@ -4,6 +4,7 @@
 // then the returns (the same values as the outs).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ class KernelContext {
   /// Gives `out` these sizes (and a contiguous dim order when it has none of its rank);
   /// fails when its storage cannot hold them.
   bool resize(RunTensor& out, const std::vector<int64_t>& sizes);
+  /// Counts `ops` element operations against `workLimit` for the whole run (0: no limit);
+  /// false, with the message set, past it. resize() counts each output element.
+  bool allowWork(uint64_t ops) {
+    workDone_ = ops > UINT64_MAX - workDone_ ? UINT64_MAX : workDone_ + ops;
+    return workLimit == 0 || workDone_ <= workLimit ||
+           fail("more than " + std::to_string(workLimit) + " element operations (the run's work limit)");
+  }
+  uint64_t workLimit = 0;
   bool fail(std::string message) {
     message_ = std::move(message);
     return false;
@@ -35,6 +44,7 @@ class KernelContext {
  private:
   std::vector<RunValue>& values_;
   std::string message_;
+  uint64_t workDone_ = 0;
 };
 
 /// A kernel: false with ctx.message() set when it cannot run on these values.

@@ -79,7 +79,13 @@ bool RunTensor::contiguous() const {
 std::vector<int64_t> RunTensor::strides() const {
   std::vector<int64_t> st(sizes.size(), 1);
   int64_t acc = 1;
-  if (dimOrder.size() == sizes.size()) {
+  bool permutation = dimOrder.size() == sizes.size();
+  std::vector<bool> seen(sizes.size(), false);
+  for (size_t k = 0; permutation && k < dimOrder.size(); ++k) {
+    permutation = dimOrder[k] < sizes.size() && !seen[dimOrder[k]];
+    if (permutation) seen[dimOrder[k]] = true;
+  }
+  if (permutation) {  // else (not a permutation of the dimensions): contiguous
     for (size_t k = sizes.size(); k-- > 0;) {
       st[dimOrder[k]] = acc;
       acc *= std::max<int64_t>(sizes[dimOrder[k]], 1);
