@@ -1,0 +1,259 @@
+// Elementwise kernels: arithmetic, comparisons and unary functions with broadcasting, where,
+// fills, and quantize/dequantize per tensor.
+// Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
+#include "engine/run/KernelSupport.h"
+
+namespace lstudio::run::kernels {
+
+namespace {
+
+/// A binary op on two tensors (or a tensor and a scalar) with broadcasting.
+template <typename F>
+bool binary(KernelContext& c, ValueId a, ValueId b, ValueId out, F f, bool computeInInputs = false) {
+  RunTensor& o = c.tensor(out);
+  RunTensor scalarTensor;
+  double scalarValue = 0;
+  const RunTensor* ta = &c.tensor(a);
+  const RunTensor* tb;
+  if (c.value(b).kind == ValueKind::Tensor) {
+    tb = &c.tensor(b);
+  } else {
+    scalarValue = c.scalar(b);
+    scalarTensor.dtype = ScalarType::Double;
+    scalarTensor.data = reinterpret_cast<uint8_t*>(&scalarValue);
+    tb = &scalarTensor;
+  }
+  std::vector<int64_t> sizes;
+  if (!broadcastSizes(c, {ta, tb}, sizes) || !c.resize(o, sizes)) return false;
+  // Comparisons compute in the operands' type; arithmetic in the output's.
+  ScalarType compute = o.dtype;
+  if (computeInInputs) {
+    bool fl = isFloating(ta->dtype) || (tb != &scalarTensor ? isFloating(tb->dtype) : scalarValue != std::floor(scalarValue));
+    compute = fl ? (ta->dtype == ScalarType::Double ? ScalarType::Double : ScalarType::Float) : ScalarType::Long;
+  }
+  withComputeType(compute, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      elementwise<int64_t>(o, {ta, tb}, [&](const std::vector<int64_t>& v) { return static_cast<int64_t>(f(v[0], v[1])); });
+    } else {
+      elementwise<T>(o, {ta, tb}, [&](const std::vector<T>& v) { return static_cast<T>(f(v[0], v[1])); });
+    }
+  });
+  return true;
+}
+
+template <typename F>
+bool unary(KernelContext& c, ValueId in, ValueId out, F f) {
+  RunTensor& o = c.tensor(out);
+  const RunTensor& i = c.tensor(in);
+  if (!c.resize(o, i.sizes)) return false;
+  withComputeType(isFloating(o.dtype) ? o.dtype : i.dtype, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      elementwise<int64_t>(o, {&i}, [&](const std::vector<int64_t>& v) { return static_cast<int64_t>(f(v[0])); });
+    } else {
+      elementwise<T>(o, {&i}, [&](const std::vector<T>& v) { return static_cast<T>(f(v[0])); });
+    }
+  });
+  return true;
+}
+
+/// A unary op computed in floating point (float for float32 and integer inputs).
+template <typename F>
+bool floatUnary(KernelContext& c, ValueId in, ValueId out, F f) {
+  RunTensor& o = c.tensor(out);
+  const RunTensor& i = c.tensor(in);
+  if (!c.resize(o, i.sizes)) return false;
+  if (o.dtype == ScalarType::Double)
+    elementwise<double>(o, {&i}, [&](const std::vector<double>& v) { return f(v[0]); });
+  else
+    elementwise<float>(o, {&i}, [&](const std::vector<float>& v) { return f(v[0]); });
+  return true;
+}
+
+bool whereOut(KernelContext& c, const Args& a) {  // (condition, self, other, out)
+  RunTensor &cond = c.tensor(a[0]), &x = c.tensor(a[1]), &y = c.tensor(a[2]), &out = c.tensor(a[3]);
+  std::vector<int64_t> sizes;
+  if (!broadcastSizes(c, {&cond, &x, &y}, sizes) || !c.resize(out, sizes)) return false;
+  withComputeType(out.dtype, [&]<typename T>() {
+    using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+    elementwise<U>(out, {&cond, &x, &y}, [](const std::vector<U>& v) { return v[0] != U(0) ? v[1] : v[2]; });
+  });
+  return true;
+}
+
+/// quantized_decomposed::quantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, out).
+bool quantizePerTensor(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
+  double scale = c.scalar(a[1]);
+  int64_t zp = c.integer(a[2]), qmin = c.integer(a[3]), qmax = c.integer(a[4]);
+  if (!c.resize(out, in.sizes)) return false;
+  float inv = 1.0f / static_cast<float>(scale);
+  for (uint64_t e = 0; e < in.numel(); ++e) {
+    float q = std::nearbyint(loadAs<float>(in, e) * inv) + static_cast<float>(zp);
+    q = std::max(static_cast<float>(qmin), std::min(static_cast<float>(qmax), q));
+    storeAs<int64_t>(out, e, static_cast<int64_t>(q));
+  }
+  return true;
+}
+
+/// quantized_decomposed::dequantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, [out_dtype], out).
+bool dequantizePerTensor(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
+  double scale = c.scalar(a[1]);
+  int64_t zp = c.integer(a[2]);
+  if (!c.resize(out, in.sizes)) return false;
+  for (uint64_t e = 0; e < in.numel(); ++e)
+    storeAs<float>(out, e, static_cast<float>(loadAs<int64_t>(in, e) - zp) * static_cast<float>(scale));
+  return true;
+}
+
+double gelu(double x, bool tanhApprox) {
+  if (tanhApprox) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  }
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
+
+/// Arithmetic, comparisons and the integer-or-float unary ops.
+void addArithmeticKernels(KernelTable& k) {
+  auto alphaOf = [](KernelContext& c, ValueId v) { return c.scalar(v); };
+  k["aten::add.out"] = [=](KernelContext& c, const Args& a) {
+    double alpha = alphaOf(c, a[2]);
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x + y : x + static_cast<decltype(y)>(alpha) * y; });
+  };
+  k["aten::add.Scalar_out"] = k["aten::add.out"];
+  k["aten::sub.out"] = [=](KernelContext& c, const Args& a) {
+    double alpha = alphaOf(c, a[2]);
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x - y : x - static_cast<decltype(y)>(alpha) * y; });
+  };
+  k["aten::sub.Scalar_out"] = k["aten::sub.out"];
+  k["aten::mul.out"] = [](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return x * y; }); };
+  k["aten::mul.Scalar_out"] = k["aten::mul.out"];
+  k["aten::div.out"] = [](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return x / y; }); };
+  k["aten::div.Scalar_out"] = k["aten::div.out"];
+  k["aten::div.out_mode"] = [](KernelContext& c, const Args& a) {  // (self, other, rounding_mode?, out)
+    std::string mode = c.value(a[2]).kind == ValueKind::String ? c.value(a[2]).s : "";
+    return binary(c, a[0], a[1], a[3], [mode](auto x, auto y) {
+      auto q = x / y;
+      if (mode == "trunc") return static_cast<decltype(q)>(std::trunc(static_cast<double>(q)));
+      if (mode == "floor") return static_cast<decltype(q)>(std::floor(static_cast<double>(q)));
+      return q;
+    });
+  };
+  k["aten::remainder.Scalar_out"] = [](KernelContext& c, const Args& a) {
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) {
+      using T = decltype(x);
+      if constexpr (std::is_floating_point_v<T>) {
+        T r = std::fmod(x, y);
+        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+      } else {
+        if (y == 0) return T(0);
+        T r = x % y;
+        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+      }
+    });
+  };
+  k["aten::remainder.Tensor_out"] = k["aten::remainder.Scalar_out"];
+  k["aten::pow.Tensor_Scalar_out"] = [](KernelContext& c, const Args& a) {
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return static_cast<decltype(x)>(std::pow(x, y)); });
+  };
+  k["aten::maximum.out"] = [](KernelContext& c, const Args& a) {
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return (x != x || x > y) ? x : y; });
+  };
+  k["aten::minimum.out"] = [](KernelContext& c, const Args& a) {
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return (x != x || x < y) ? x : y; });
+  };
+  auto compare = [&](const char* name, auto f) {
+    Kernel kern = [f](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], f, true); };
+    k[std::string("aten::") + name + ".Scalar_out"] = kern;
+    k[std::string("aten::") + name + ".Tensor_out"] = kern;
+  };
+  compare("eq", [](auto x, auto y) { return x == y; });
+  compare("ne", [](auto x, auto y) { return x != y; });
+  compare("gt", [](auto x, auto y) { return x > y; });
+  compare("ge", [](auto x, auto y) { return x >= y; });
+  compare("lt", [](auto x, auto y) { return x < y; });
+  compare("le", [](auto x, auto y) { return x <= y; });
+  k["aten::bitwise_and.Tensor_out"] = [](KernelContext& c, const Args& a) {
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) {
+      return static_cast<decltype(x)>(static_cast<int64_t>(x) & static_cast<int64_t>(y));
+    }, true);
+  };
+  k["aten::logical_not.out"] = [](KernelContext& c, const Args& a) {
+    return unary(c, a[0], a[1], [](auto x) { return x == decltype(x)(0); });
+  };
+  k["aten::neg.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return -x; }); };
+  k["aten::abs.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return x < 0 ? -x : x; }); };
+  k["aten::relu.out"] = [](KernelContext& c, const Args& a) {
+    return unary(c, a[0], a[1], [](auto x) { return (x != x || x >= decltype(x)(0)) ? x : decltype(x)(0); });
+  };
+}
+
+/// Floating-point functions, clamps, where, fills, ranges and per-tensor quantization.
+void addFunctionAndFillKernels(KernelTable& k) {
+  auto fl = [&](const char* name, auto f) {
+    k[name] = [f](KernelContext& c, const Args& a) { return floatUnary(c, a[0], a[1], f); };
+  };
+  fl("aten::sigmoid.out", [](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); });
+  fl("aten::tanh.out", [](auto x) { return std::tanh(x); });
+  fl("aten::exp.out", [](auto x) { return std::exp(x); });
+  fl("aten::log.out", [](auto x) { return std::log(x); });
+  fl("aten::log1p.out", [](auto x) { return std::log1p(x); });
+  fl("aten::sqrt.out", [](auto x) { return std::sqrt(x); });
+  fl("aten::rsqrt.out", [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+  fl("aten::sin.out", [](auto x) { return std::sin(x); });
+  fl("aten::cos.out", [](auto x) { return std::cos(x); });
+  fl("aten::erf.out", [](auto x) { return std::erf(x); });
+  k["aten::gelu.out"] = [](KernelContext& c, const Args& a) {  // (self, approximate, out)
+    bool t = c.value(a[1]).kind == ValueKind::String && c.value(a[1]).s == "tanh";
+    return floatUnary(c, a[0], a[2], [t](auto x) { return static_cast<decltype(x)>(gelu(x, t)); });
+  };
+  k["aten::hardtanh.out"] = [](KernelContext& c, const Args& a) {  // (self, min, max, out)
+    double lo = c.scalar(a[1]), hi = c.scalar(a[2]);
+    return floatUnary(c, a[0], a[3], [lo, hi](auto x) {
+      using T = decltype(x);
+      return x != x ? x : std::min(std::max(x, static_cast<T>(lo)), static_cast<T>(hi));
+    });
+  };
+  k["aten::clamp.out"] = [](KernelContext& c, const Args& a) {  // (self, min?, max?, out)
+    bool hasLo = !c.isNone(a[1]), hasHi = !c.isNone(a[2]);
+    double lo = hasLo ? c.scalar(a[1]) : 0, hi = hasHi ? c.scalar(a[2]) : 0;
+    return unary(c, a[0], a[3], [=](auto x) {
+      using T = decltype(x);
+      if (x != x) return x;
+      if (hasLo && x < static_cast<T>(lo)) x = static_cast<T>(lo);
+      if (hasHi && x > static_cast<T>(hi)) x = static_cast<T>(hi);
+      return x;
+    });
+  };
+  k["aten::where.self_out"] = whereOut;
+  k["quantized_decomposed::quantize_per_tensor.out"] = quantizePerTensor;
+  k["quantized_decomposed::dequantize_per_tensor.out"] = dequantizePerTensor;
+  k["aten::full.out"] = [](KernelContext& c, const Args& a) {  // (size, fill_value, out)
+    return fillOut(c, c.tensor(a[2]), c.ints(a[0]), c.scalar(a[1]));
+  };
+  k["aten::full_like.out"] = [](KernelContext& c, const Args& a) {  // (self, fill_value, memory_format?, out)
+    return fillOut(c, c.tensor(a[3]), c.tensor(a[0]).sizes, c.scalar(a[1]));
+  };
+  k["aten::scalar_tensor.out"] = [](KernelContext& c, const Args& a) {  // (s, out)
+    return fillOut(c, c.tensor(a[1]), {}, c.scalar(a[0]));
+  };
+  k["aten::arange.start_out"] = [](KernelContext& c, const Args& a) {  // (start, end, step, out)
+    double start = c.scalar(a[0]), end = c.scalar(a[1]), step = c.scalar(a[2]);
+    RunTensor& out = c.tensor(a[3]);
+    if (step == 0) return c.fail("arange step is zero");
+    int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+    if (!c.resize(out, {std::max<int64_t>(n, 0)})) return false;
+    for (int64_t i = 0; i < n; ++i) storeAs<double>(out, static_cast<uint64_t>(i), start + static_cast<double>(i) * step);
+    return true;
+  };
+}
+
+}  // namespace
+
+void addElementwiseKernels(KernelTable& k) {
+  addArithmeticKernels(k);
+  addFunctionAndFillKernels(k);
+}
+
+}  // namespace lstudio::run::kernels

@@ -1,0 +1,400 @@
+// Neural-network kernels: matrix products, convolution, batch and layer norm, pooling,
+// nearest upsampling and embedding.
+// Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
+#include <limits>
+
+#include "engine/run/KernelSupport.h"
+
+namespace lstudio::run::kernels {
+
+namespace {
+
+/// out[b] = alpha * (A[b] @ B[b]) + beta * C, accumulated in order k = 0..K-1 as vec_matmul.
+template <typename T>
+void matmul(const RunTensor& A, const RunTensor& B, RunTensor& out, int64_t batch, int64_t m, int64_t k, int64_t n,
+            const RunTensor* C, double beta, double alpha) {
+  std::vector<int64_t> csizes;
+  std::vector<int64_t> cst;
+  if (C) {
+    cst = C->strides();
+    csizes = C->sizes;
+  }
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += loadAs<T>(A, static_cast<uint64_t>((b * m + i) * k + p)) *
+                 loadAs<T>(B, static_cast<uint64_t>((b * k + p) * n + j));
+        T r = sum;
+        if (C) {
+          // self broadcasts to [m, n]
+          int64_t ci = 0;
+          size_t cr = csizes.size();
+          if (cr == 2) ci = (csizes[0] == 1 ? 0 : i) * cst[0] + (csizes[1] == 1 ? 0 : j) * cst[1];
+          else if (cr == 1) ci = csizes[0] == 1 ? 0 : j;
+          T cv = loadAs<T>(*C, static_cast<uint64_t>(ci));
+          r = static_cast<T>(alpha) * sum + static_cast<T>(beta) * cv;
+        }
+        storeAs<T>(out, static_cast<uint64_t>((b * m + i) * n + j), r);
+      }
+}
+
+bool mmOut(KernelContext& c, const Args& a) {
+  RunTensor &A = c.tensor(a[0]), &B = c.tensor(a[1]), &out = c.tensor(a[2]);
+  if (A.sizes.size() != 2 || B.sizes.size() != 2 || A.sizes[1] != B.sizes[0]) return c.fail("mm shapes");
+  if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], B.sizes[1]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * B.sizes[1])) return false;
+  withComputeType(out.dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) matmul<T>(A, B, out, 1, A.sizes[0], A.sizes[1], B.sizes[1], nullptr, 0, 1);
+  });
+  return true;
+}
+
+bool bmmOut(KernelContext& c, const Args& a) {
+  RunTensor &A = c.tensor(a[0]), &B = c.tensor(a[1]), &out = c.tensor(a[2]);
+  if (A.sizes.size() != 3 || B.sizes.size() != 3 || A.sizes[2] != B.sizes[1] || A.sizes[0] != B.sizes[0])
+    return c.fail("bmm shapes");
+  if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], A.sizes[1], B.sizes[2]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * A.sizes[2] * B.sizes[2])) return false;
+  withComputeType(out.dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>)
+      matmul<T>(A, B, out, A.sizes[0], A.sizes[1], A.sizes[2], B.sizes[2], nullptr, 0, 1);
+  });
+  return true;
+}
+
+bool addmmOut(KernelContext& c, const Args& a) {  // (self, mat1, mat2, beta, alpha, out)
+  RunTensor &C = c.tensor(a[0]), &A = c.tensor(a[1]), &B = c.tensor(a[2]), &out = c.tensor(a[5]);
+  if (A.sizes.size() != 2 || B.sizes.size() != 2 || A.sizes[1] != B.sizes[0]) return c.fail("addmm shapes");
+  if (!contiguousOperands(c, {&A, &B}) || !c.resize(out, {A.sizes[0], B.sizes[1]})) return false;
+  if (!c.allowWork(static_cast<uint64_t>(A.sizes[0]) * A.sizes[1] * B.sizes[1])) return false;
+  if (C.sizes.size() > 2 || (C.sizes.size() == 2 && ((C.sizes[0] != 1 && C.sizes[0] != A.sizes[0]) ||
+                                                        (C.sizes[1] != 1 && C.sizes[1] != B.sizes[1]))) ||
+      (C.sizes.size() == 1 && C.sizes[0] != 1 && C.sizes[0] != B.sizes[1]))
+    return c.fail("addmm self does not broadcast to the product");
+  double beta = c.scalar(a[3]), alpha = c.scalar(a[4]);
+  withComputeType(out.dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>)
+      matmul<T>(A, B, out, 1, A.sizes[0], A.sizes[1], B.sizes[1], &C, beta, alpha);
+  });
+  return true;
+}
+
+bool convolutionOut(KernelContext& c, const Args& a) {
+  // (input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, out)
+  RunTensor &in = c.tensor(a[0]), &w = c.tensor(a[1]), &out = c.tensor(a[9]);
+  if (c.integer(a[6])) return c.fail("transposed convolution is not supported yet");
+  if (!contiguousOperands(c, {&in, &w})) return false;
+  size_t spatial = in.sizes.size() - 2;
+  if (spatial < 1 || spatial > 2 || w.sizes.size() != in.sizes.size()) return c.fail("convolution rank");
+  auto pick = [&](ValueId v, size_t d, int64_t dflt) {
+    std::vector<int64_t> xs = c.ints(v);
+    return xs.empty() ? dflt : xs[xs.size() == 1 ? 0 : d];
+  };
+  int64_t N = in.sizes[0], C = in.sizes[1], OC = w.sizes[0], groups = c.integer(a[8]);
+  int64_t H = spatial == 2 ? in.sizes[2] : 1, W = in.sizes[spatial == 2 ? 3 : 2];
+  int64_t KH = spatial == 2 ? w.sizes[2] : 1, KW = w.sizes[spatial == 2 ? 3 : 2];
+  int64_t sH = spatial == 2 ? pick(a[3], 0, 1) : 1, sW = pick(a[3], spatial - 1, 1);
+  int64_t pH = spatial == 2 ? pick(a[4], 0, 0) : 0, pW = pick(a[4], spatial - 1, 0);
+  int64_t dH = spatial == 2 ? pick(a[5], 0, 1) : 1, dW = pick(a[5], spatial - 1, 1);
+  int64_t OH = (H + 2 * pH - dH * (KH - 1) - 1) / sH + 1, OW = (W + 2 * pW - dW * (KW - 1) - 1) / sW + 1;
+  int64_t CG = C / groups, OCG = OC / groups;
+  std::vector<int64_t> sizes = spatial == 2 ? std::vector<int64_t>{N, OC, OH, OW} : std::vector<int64_t>{N, OC, OW};
+  if (groups <= 0 || C % groups || OC % groups || CG != w.sizes[1] || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0)
+    return c.fail("convolution groups, channels, strides or dilations do not fit");
+  if (!c.resize(out, sizes)) return false;
+  if (!c.allowWork(static_cast<uint64_t>(N * OC * OH * OW) * static_cast<uint64_t>(CG * KH * KW))) return false;
+  const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  if (bias && bias->numel() < static_cast<uint64_t>(OC)) return c.fail("convolution bias shorter than the channels");
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      int64_t g = oc / OCG;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float acc = 0;
+          for (int64_t ic = 0; ic < CG; ++ic)
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              int64_t ih = oh * sH - pH + kh * dH;
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                int64_t iw = ow * sW - pW + kw * dW;
+                if (iw < 0 || iw >= W) continue;
+                float x = loadAs<float>(in, static_cast<uint64_t>(((n * C + g * CG + ic) * H + ih) * W + iw));
+                float k = loadAs<float>(w, static_cast<uint64_t>(((oc * CG + ic) * KH + kh) * KW + kw));
+                acc += x * k;
+              }
+            }
+          if (bias) acc += loadAs<float>(*bias, static_cast<uint64_t>(oc));
+          storeAs<float>(out, static_cast<uint64_t>(((n * OC + oc) * OH + oh) * OW + ow), acc);
+        }
+    }
+  return true;
+}
+
+bool batchNormNoTraining(KernelContext& c, const Args& a) {
+  // (input, weight?, bias?, running_mean, running_var, momentum, eps, out, save_mean, save_invstd)
+  RunTensor &in = c.tensor(a[0]), &mean = c.tensor(a[3]), &var = c.tensor(a[4]), &out = c.tensor(a[7]);
+  double eps = c.scalar(a[6]);
+  if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
+  for (ValueId extra : {a[8], a[9]})
+    if (!c.resize(c.tensor(extra), {0})) return false;
+  const RunTensor* weight = c.isNone(a[1]) ? nullptr : &c.tensor(a[1]);
+  const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  if (in.sizes.empty()) return c.fail("batch norm of a 0-d tensor");
+  int64_t N = in.sizes[0], C = in.sizes.size() > 1 ? in.sizes[1] : 1, inner = 1;
+  for (const RunTensor* t : std::initializer_list<const RunTensor*>{&mean, &var, weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(C)) return c.fail("batch norm statistics shorter than the channels");
+  for (size_t d = 2; d < in.sizes.size(); ++d) inner *= in.sizes[d];
+  for (int64_t ch = 0; ch < C; ++ch) {
+    float m = loadAs<float>(mean, ch), v = loadAs<float>(var, ch);
+    float invstd = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
+    float wt = weight ? loadAs<float>(*weight, ch) : 1.0f, b = bias ? loadAs<float>(*bias, ch) : 0.0f;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        uint64_t at = static_cast<uint64_t>((n * C + ch) * inner + i);
+        storeAs<float>(out, at, (loadAs<float>(in, at) - m) * invstd * wt + b);
+      }
+  }
+  return true;
+}
+
+bool layerNorm(KernelContext& c, const Args& a) {
+  // (input, normalized_shape, weight?, bias?, eps, out, mean_out, rstd_out)
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[5]);
+  std::vector<int64_t> shape = c.ints(a[1]);
+  double eps = c.scalar(a[4]);
+  if (!contiguousOperands(c, {&in}) || !c.resize(out, in.sizes)) return false;
+  if (shape.size() > in.sizes.size() ||
+      !std::equal(shape.begin(), shape.end(), in.sizes.end() - static_cast<int64_t>(shape.size())))
+    return c.fail("layer norm's normalized_shape is not the input's trailing shape");
+  int64_t inner = 1;
+  for (int64_t s : shape) inner *= s;
+  int64_t outer = inner ? static_cast<int64_t>(in.numel()) / inner : 0;
+  std::vector<int64_t> statSizes(in.sizes.begin(), in.sizes.end() - static_cast<int64_t>(shape.size()));
+  for (size_t i = 0; i < shape.size(); ++i) statSizes.push_back(1);
+  RunTensor &meanOut = c.tensor(a[6]), &rstdOut = c.tensor(a[7]);
+  if (!c.resize(meanOut, statSizes) || !c.resize(rstdOut, statSizes)) return false;
+  const RunTensor* weight = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  const RunTensor* bias = c.isNone(a[3]) ? nullptr : &c.tensor(a[3]);
+  for (const RunTensor* t : {weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(inner)) return c.fail("layer norm weight or bias shorter than the shape");
+  for (int64_t o = 0; o < outer; ++o) {
+    float sum = 0, sq = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      float x = loadAs<float>(in, static_cast<uint64_t>(o * inner + i));
+      sum += x;
+      sq += x * x;
+    }
+    float mean = sum / static_cast<float>(inner);
+    float variance = sq / static_cast<float>(inner) - mean * mean;
+    float stdev = std::sqrt(variance + static_cast<float>(eps));
+    float rstd = static_cast<float>(1.0 / stdev);
+    for (int64_t i = 0; i < inner; ++i) {
+      uint64_t at = static_cast<uint64_t>(o * inner + i);
+      float y = (loadAs<float>(in, at) - mean) / stdev;
+      if (weight) y *= loadAs<float>(*weight, static_cast<uint64_t>(i));
+      if (bias) y += loadAs<float>(*bias, static_cast<uint64_t>(i));
+      storeAs<float>(out, at, y);
+    }
+    storeAs<float>(meanOut, static_cast<uint64_t>(o), mean);
+    storeAs<float>(rstdOut, static_cast<uint64_t>(o), rstd);
+  }
+  return true;
+}
+
+bool embeddingOut(KernelContext& c, const Args& a) {  // (weight, indices, padding_idx, scale, sparse, out)
+  RunTensor &w = c.tensor(a[0]), &idx = c.tensor(a[1]), &out = c.tensor(a[5]);
+  if (w.sizes.size() != 2 || !contiguousOperands(c, {&w})) return c.fail("embedding weight must be 2-D");
+  std::vector<int64_t> sizes = idx.sizes;
+  sizes.push_back(w.sizes[1]);
+  if (!c.resize(out, sizes)) return false;
+  uint64_t n = idx.numel(), row = static_cast<uint64_t>(w.sizes[1]) * elementSize(w.dtype);
+  if (w.dtype != out.dtype) return c.fail("embedding output dtype differs from the weight's");
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t r = loadAs<int64_t>(idx, i);
+    if (r < 0 || r >= w.sizes[0]) return c.fail("embedding index " + std::to_string(r) + " out of range");
+    std::memcpy(out.data + i * row, w.data + static_cast<uint64_t>(r) * row, row);
+  }
+  return true;
+}
+
+bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
+  // (self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[6]), &indices = c.tensor(a[7]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3) return c.fail("max_pool2d input rank");
+  auto two = [&](ValueId v, int64_t dflt0) {
+    std::vector<int64_t> xs = c.ints(v);
+    if (xs.empty()) return std::pair<int64_t, int64_t>{dflt0, dflt0};
+    return std::pair<int64_t, int64_t>{xs[0], xs.size() > 1 ? xs[1] : xs[0]};
+  };
+  auto [KH, KW] = two(a[1], 1);
+  auto [sH, sW] = two(a[2], 0);
+  if (c.ints(a[2]).empty()) sH = KH, sW = KW;
+  auto [pH, pW] = two(a[3], 0);
+  auto [dH, dW] = two(a[4], 1);
+  bool ceil = c.integer(a[5]) != 0;
+  size_t r = in.sizes.size();
+  int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+    return c.fail("max_pool2d kernel, stride, padding or dilation out of range");
+  auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p, int64_t d) {
+    int64_t num = L + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+    int64_t o = num / s + 1;
+    if (ceil && (o - 1) * s >= L + p) --o;
+    return o;
+  };
+  int64_t OH = outLen(H, KH, sH, pH, dH), OW = outLen(W, KW, sW, pW, dW);
+  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
+  sizes.push_back(OH);
+  sizes.push_back(OW);
+  if (!c.resize(out, sizes) || !c.resize(indices, sizes)) return false;
+  int64_t planes = static_cast<int64_t>(in.numel()) / (H * W);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t bestAt = -1;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            int64_t ih = oh * sH - pH + kh * dH, iw = ow * sW - pW + kw * dW;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            float x = loadAs<float>(in, static_cast<uint64_t>((p * H + ih) * W + iw));
+            if (x > best || std::isnan(x) || bestAt < 0) {
+              best = x;
+              bestAt = ih * W + iw;
+              if (std::isnan(x)) break;
+            }
+          }
+        uint64_t at = static_cast<uint64_t>((p * OH + oh) * OW + ow);
+        storeAs<float>(out, at, best);
+        storeAs<int64_t>(indices, at, bestAt);
+      }
+  return true;
+}
+
+bool adaptiveAvgPool2d(KernelContext& c, const Args& a) {  // (self, output_size, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+  std::vector<int64_t> os = c.ints(a[1]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3 || os.size() != 2) return c.fail("adaptive_avg_pool2d shapes");
+  size_t r = in.sizes.size();
+  int64_t H = in.sizes[r - 2], W = in.sizes[r - 1], OH = os[0], OW = os[1];
+  if (OH <= 0 || OW <= 0) return c.fail("adaptive_avg_pool2d output size must be positive");
+  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
+  sizes.push_back(OH);
+  sizes.push_back(OW);
+  if (!c.resize(out, sizes)) return false;
+  int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;
+        int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;
+        float sum = 0;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += loadAs<float>(in, static_cast<uint64_t>((p * H + ih) * W + iw));
+        storeAs<float>(out, static_cast<uint64_t>((p * OH + oh) * OW + ow),
+                       sum / static_cast<float>((h1 - h0) * (w1 - w0)));
+      }
+  return true;
+}
+
+bool avgPool2d(KernelContext& c, const Args& a) {
+  // (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override?, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[7]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3) return c.fail("avg_pool2d input rank");
+  auto two = [&](ValueId v, int64_t d0) {
+    std::vector<int64_t> xs = c.ints(v);
+    if (xs.empty()) return std::pair<int64_t, int64_t>{d0, d0};
+    return std::pair<int64_t, int64_t>{xs[0], xs.size() > 1 ? xs[1] : xs[0]};
+  };
+  auto [KH, KW] = two(a[1], 1);
+  std::pair<int64_t, int64_t> stride = c.ints(a[2]).empty() ? std::pair<int64_t, int64_t>{KH, KW} : two(a[2], 1);
+  auto [pH, pW] = two(a[3], 0);
+  bool ceil = c.integer(a[4]) != 0, includePad = c.integer(a[5]) != 0;
+  int64_t divisor = c.isNone(a[6]) ? 0 : c.integer(a[6]);
+  int64_t sH = stride.first, sW = stride.second;
+  size_t r = in.sizes.size();
+  int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+    return c.fail("avg_pool2d kernel, stride or padding out of range");
+  auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p) {
+    int64_t o = (L + 2 * p - k + (ceil ? s - 1 : 0)) / s + 1;
+    if (ceil && (o - 1) * s >= L + p) --o;
+    return o;
+  };
+  int64_t OH = outLen(H, KH, sH, pH), OW = outLen(W, KW, sW, pW);
+  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
+  sizes.push_back(OH);
+  sizes.push_back(OW);
+  if (!c.resize(out, sizes)) return false;
+  int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t h0 = oh * sH - pH, w0 = ow * sW - pW;
+        int64_t h1 = std::min(h0 + KH, H + pH), w1 = std::min(w0 + KW, W + pW);
+        int64_t poolSize = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0), w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, H), w1 = std::min(w1, W);
+        float sum = 0;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += loadAs<float>(in, static_cast<uint64_t>((p * H + ih) * W + iw));
+        int64_t div = divisor ? divisor : (includePad ? poolSize : (h1 - h0) * (w1 - w0));
+        storeAs<float>(out, static_cast<uint64_t>((p * OH + oh) * OW + ow), div ? sum / static_cast<float>(div) : 0.0f);
+      }
+  return true;
+}
+
+bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_size?, scale_factors?, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() != 4) return c.fail("upsample_nearest2d input rank");
+  int64_t H = in.sizes[2], W = in.sizes[3], OH, OW;
+  double fh = 0, fw = 0;
+  if (!c.isNone(a[1])) {
+    std::vector<int64_t> os = c.ints(a[1]);
+    if (os.size() != 2) return c.fail("upsample_nearest2d output_size");
+    OH = os[0], OW = os[1];
+  } else {
+    const RunValue& f = c.value(a[2]);
+    if (f.doubles.size() != 2) return c.fail("upsample_nearest2d scale_factors");
+    fh = f.doubles[0], fw = f.doubles[1];
+    OH = static_cast<int64_t>(std::floor(static_cast<double>(H) * fh));
+    OW = static_cast<int64_t>(std::floor(static_cast<double>(W) * fw));
+  }
+  if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
+  // As ATen's nearest: source = floor(dst * scale), scale = 1/factor when given, else in/out.
+  float sh = fh > 0 ? static_cast<float>(1.0 / fh) : static_cast<float>(H) / static_cast<float>(OH);
+  float sw = fw > 0 ? static_cast<float>(1.0 / fw) : static_cast<float>(W) / static_cast<float>(OW);
+  uint32_t es = elementSize(in.dtype);
+  int64_t planes = in.sizes[0] * in.sizes[1];
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int64_t ih = std::min(static_cast<int64_t>(std::floor(static_cast<float>(oh) * sh)), H - 1);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t iw = std::min(static_cast<int64_t>(std::floor(static_cast<float>(ow) * sw)), W - 1);
+        std::memcpy(out.data + static_cast<uint64_t>((p * OH + oh) * OW + ow) * es,
+                    in.data + static_cast<uint64_t>((p * H + ih) * W + iw) * es, es);
+      }
+    }
+  return true;
+}
+
+}  // namespace
+
+void addNeuralNetKernels(KernelTable& k) {
+  k["aten::mm.out"] = mmOut;
+  k["aten::bmm.out"] = bmmOut;
+  k["aten::addmm.out"] = addmmOut;
+  k["aten::convolution.out"] = convolutionOut;
+  k["aten::_native_batch_norm_legit_no_training.out"] = batchNormNoTraining;
+  k["aten::native_layer_norm.out"] = layerNorm;
+  k["aten::embedding.out"] = embeddingOut;
+  k["aten::max_pool2d_with_indices.out"] = maxPool2dWithIndices;
+  k["aten::_adaptive_avg_pool2d.out"] = adaptiveAvgPool2d;
+  k["aten::avg_pool2d.out"] = avgPool2d;
+  k["aten::upsample_nearest2d.vec_out"] = upsampleNearest2d;
+}
+
+}  // namespace lstudio::run::kernels

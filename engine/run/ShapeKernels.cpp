@@ -1,0 +1,311 @@
+// Shape kernels: views and permutations copied, slices, selects, expand, squeeze and
+// unsqueeze, cat and split, dim-order copies, copy_ and constant padding.
+// Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
+#include "engine/run/KernelSupport.h"
+
+namespace lstudio::run::kernels {
+
+namespace {
+
+bool viewCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[2]);
+  std::vector<int64_t> sizes = c.ints(a[1]);
+  int64_t known = 1, infer = -1;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] == -1) infer = static_cast<int64_t>(d);
+    else known *= sizes[d];
+  if (infer >= 0) sizes[infer] = known ? static_cast<int64_t>(in.numel()) / known : 0;
+  if (!c.resize(out, sizes)) return false;
+  if (out.numel() != in.numel()) return c.fail("view_copy to a different element count");
+  copyLogical(in, out);
+  return true;
+}
+
+bool permuteCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[2]);
+  std::vector<int64_t> dims = c.ints(a[1]);
+  if (dims.size() != in.sizes.size()) return c.fail("permute dims do not match the rank");
+  std::vector<int64_t> sizes(dims.size());
+  std::vector<int64_t> st = in.strides(), vst(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    int64_t s;
+    if (!dimOf(c, dims[d], dims.size(), s)) return false;
+    sizes[d] = in.sizes[s];
+    vst[d] = st[s];
+  }
+  if (!c.resize(out, sizes)) return false;
+  Walker wo(sizes, {&out});
+  std::vector<int64_t> idx(sizes.size(), 0);
+  uint64_t n = out.numel();
+  for (uint64_t k = 0; k < n; ++k, wo.next()) {
+    int64_t off = 0;
+    for (size_t d = 0; d < sizes.size(); ++d) off += idx[d] * vst[d];
+    storeAs<double>(out, wo.offset(0), loadAs<double>(in, static_cast<uint64_t>(off)));
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+bool sliceCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[5]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
+  if (in.sizes.empty()) return c.fail("slice of a 0-d tensor");
+  int64_t size = in.sizes[dim];
+  int64_t start = c.isNone(a[2]) ? 0 : c.integer(a[2]);
+  int64_t end = c.isNone(a[3]) ? size : c.integer(a[3]);
+  int64_t step = c.integer(a[4]);
+  if (step <= 0) return c.fail("slice step must be positive");
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  std::vector<int64_t> sizes = in.sizes;
+  sizes[dim] = (end - start + step - 1) / step;
+  if (!c.resize(out, sizes)) return false;
+  std::vector<int64_t> st(sizes.size(), 0), sp(sizes.size(), 1);
+  st[dim] = start;
+  sp[dim] = step;
+  strided(in, out, st, sp);
+  return true;
+}
+
+bool selectCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[3]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
+  int64_t index = c.integer(a[2]);
+  if (in.sizes.empty()) return c.fail("select of a 0-d tensor");
+  if (index < 0) index += in.sizes[dim];
+  if (index < 0 || index >= in.sizes[dim]) return c.fail("select index out of range");
+  std::vector<int64_t> sizes = in.sizes;
+  sizes[dim] = 1;
+  RunTensor tmp = out;
+  std::vector<int64_t> outSizes = in.sizes;
+  outSizes.erase(outSizes.begin() + dim);
+  if (!c.resize(out, outSizes)) return false;
+  tmp.sizes = sizes;
+  tmp.dimOrder.clear();
+  std::vector<int64_t> st(sizes.size(), 0), sp(sizes.size(), 1);
+  st[dim] = index;
+  strided(in, tmp, st, sp);
+  return true;
+}
+
+bool expandCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[3]);
+  std::vector<int64_t> sizes = c.ints(a[1]);
+  size_t k = in.sizes.size();
+  if (sizes.size() < k) return c.fail("expand to fewer dimensions");
+  for (size_t d = 0; d < k; ++d) {
+    int64_t& s = sizes[sizes.size() - k + d];
+    if (s == -1) s = in.sizes[d];
+    if (in.sizes[d] != 1 && in.sizes[d] != s) return c.fail("expand of a dimension that is not 1");
+  }
+  if (!c.resize(out, sizes)) return false;
+  elementwise<double>(out, {&in}, [](const std::vector<double>& v) { return v[0]; });
+  return true;
+}
+
+bool unsqueezeCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[2]);
+  int64_t dim = c.integer(a[1]);
+  if (dim < 0) dim += static_cast<int64_t>(in.sizes.size()) + 1;
+  if (dim < 0 || dim > static_cast<int64_t>(in.sizes.size())) return c.fail("unsqueeze dim out of range");
+  std::vector<int64_t> sizes = in.sizes;
+  sizes.insert(sizes.begin() + dim, 1);
+  if (!c.resize(out, sizes)) return false;
+  copyLogical(in, out);
+  return true;
+}
+
+bool squeezeCopyDims(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[2]);
+  std::vector<int64_t> dims = c.ints(a[1]);
+  std::vector<int64_t> sizes;
+  for (size_t d = 0; d < in.sizes.size(); ++d) {
+    bool drop = in.sizes[d] == 1 && std::any_of(dims.begin(), dims.end(), [&](int64_t x) {
+                  return wrapDim(x, in.sizes.size()) == static_cast<int64_t>(d);
+                });
+    if (!drop) sizes.push_back(in.sizes[d]);
+  }
+  if (!c.resize(out, sizes)) return false;
+  copyLogical(in, out);
+  return true;
+}
+
+bool catOut(KernelContext& c, const Args& a) {
+  const RunValue& list = c.value(a[0]);
+  RunTensor& out = c.tensor(a[2]);
+  std::vector<const RunTensor*> parts;
+  for (ValueId t : list.items) {
+    const RunTensor& x = c.tensor(t);
+    if (x.sizes.size() == 1 && x.sizes[0] == 0) continue;  // legacy empty tensors are skipped
+    parts.push_back(&x);
+  }
+  if (parts.empty()) return c.resize(out, {0});
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), parts[0]->sizes.size(), dim)) return false;
+  if (parts[0]->sizes.empty()) return c.fail("cat of 0-d tensors");
+  std::vector<int64_t> sizes = parts[0]->sizes;
+  sizes[dim] = 0;
+  for (auto* p : parts) {
+    if (p->sizes.size() != sizes.size()) return c.fail("cat of tensors of different ranks");
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && p->sizes[d] != parts[0]->sizes[d])
+        return c.fail("cat of tensors whose other dimensions differ");
+    sizes[dim] += p->sizes[dim];
+  }
+  if (!c.resize(out, sizes)) return false;
+  int64_t at = 0;
+  std::vector<int64_t> ost = out.strides();
+  for (auto* p : parts) {
+    Walker w(p->sizes, {p});
+    std::vector<int64_t> idx(p->sizes.size(), 0);
+    uint64_t n = p->numel();
+    for (uint64_t k = 0; k < n; ++k, w.next()) {
+      int64_t off = 0;
+      for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + (static_cast<int64_t>(d) == dim ? at : 0)) * ost[d];
+      storeAs<double>(out, static_cast<uint64_t>(off), loadAs<double>(*p, w.offset(0)));
+      for (size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < p->sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    at += p->sizes[dim];
+  }
+  return true;
+}
+
+/// dim_order_ops::_to_dim_order_copy / _clone_dim_order: (self, non_blocking, dim_order, out).
+bool dimOrderCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[3]);
+  if (!c.resize(out, in.sizes)) return false;
+  if (!c.isNone(a[2])) {
+    std::vector<int64_t> order = c.ints(a[2]);
+    if (order.size() != in.sizes.size()) return c.fail("dim_order does not match the rank");
+    std::vector<bool> seen(order.size(), false);
+    for (int64_t d : order) {
+      if (d < 0 || d >= static_cast<int64_t>(order.size()) || seen[d]) return c.fail("dim_order is not a permutation");
+      seen[d] = true;
+    }
+    out.dimOrder.assign(order.begin(), order.end());
+  }
+  copyLogical(in, out);
+  return true;
+}
+
+bool copyInPlace(KernelContext& c, const Args& a) {  // aten::copy_(self, src, non_blocking) -> self
+  RunTensor& self = c.tensor(a[0]);
+  RunTensor& src = c.tensor(a[1]);
+  std::vector<int64_t> sizes;
+  if (!broadcastSizes(c, {&self, &src}, sizes) || sizes != self.sizes) return c.fail("copy_ source does not broadcast");
+  elementwise<double>(self, {&src}, [](const std::vector<double>& v) { return v[0]; });
+  if (a.size() > 3 && a[3] != a[0]) c.value(a[3]).t = self;
+  return true;
+}
+
+bool splitWithSizesCopy(KernelContext& c, const Args& a) {  // (self, split_sizes, dim, out[])
+  RunTensor& in = c.tensor(a[0]);
+  std::vector<int64_t> splits = c.ints(a[1]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[2]), in.sizes.size(), dim)) return false;
+  const RunValue& outs = c.value(a[3]);
+  if (outs.items.size() != splits.size()) return c.fail("split_with_sizes: one output per split");
+  if (in.sizes.empty()) return c.fail("split of a 0-d tensor");
+  int64_t total = 0;
+  for (int64_t x : splits) {
+    if (x < 0 || x > in.sizes[dim]) return c.fail("split sizes outside the dimension");
+    total += x;
+  }
+  if (total != in.sizes[dim]) return c.fail("split sizes do not add up to the dimension");
+  int64_t at = 0;
+  for (size_t k = 0; k < splits.size(); ++k) {
+    RunTensor& o = c.tensor(outs.items[k]);
+    std::vector<int64_t> sizes = in.sizes;
+    sizes[dim] = splits[k];
+    if (!c.resize(o, sizes)) return false;
+    std::vector<int64_t> st(sizes.size(), 0), sp(sizes.size(), 1);
+    st[dim] = at;
+    strided(in, o, st, sp);
+    at += splits[k];
+  }
+  return true;
+}
+
+bool constantPadNd(KernelContext& c, const Args& a) {  // (self, pad, value, out)
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
+  std::vector<int64_t> pad = c.ints(a[1]);
+  double value = c.scalar(a[2]);
+  size_t r = in.sizes.size();
+  if (pad.size() % 2 || pad.size() / 2 > r) return c.fail("constant_pad_nd pad length");
+  std::vector<int64_t> before(r, 0), sizes = in.sizes;
+  for (size_t k = 0; k < pad.size() / 2; ++k) {
+    size_t d = r - 1 - k;
+    before[d] = pad[2 * k];
+    sizes[d] += pad[2 * k] + pad[2 * k + 1];
+    if (sizes[d] < 0) return c.fail("constant_pad_nd removes more than the dimension holds");
+  }
+  if (!c.resize(out, sizes)) return false;
+  std::vector<int64_t> at(r, 0), st = in.strides();
+  Walker wo(sizes, {&out});
+  for (uint64_t e = 0; e < out.numel(); ++e, wo.next()) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < r; ++d) {
+      int64_t x = at[d] - before[d];
+      inside = inside && x >= 0 && x < in.sizes[d];
+      off += x * st[d];
+    }
+    storeAs<double>(out, wo.offset(0), inside ? loadAs<double>(in, static_cast<uint64_t>(off)) : value);
+    for (size_t d = r; d-- > 0;) {
+      if (++at[d] < sizes[d]) break;
+      at[d] = 0;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void addShapeKernels(KernelTable& k) {
+  k["aten::view_copy.out"] = viewCopy;
+  k["aten::permute_copy.out"] = permuteCopy;
+  k["aten::slice_copy.Tensor_out"] = sliceCopy;
+  k["aten::select_copy.int_out"] = selectCopy;
+  k["aten::expand_copy.out"] = expandCopy;
+  k["aten::unsqueeze_copy.out"] = unsqueezeCopy;
+  k["aten::squeeze_copy.dims_out"] = squeezeCopyDims;
+  k["aten::cat.out"] = catOut;
+  k["aten::split_with_sizes_copy.out"] = splitWithSizesCopy;
+  k["aten::alias_copy.out"] = [](KernelContext& c, const Args& a) {
+    RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[1]);
+    if (!c.resize(out, in.sizes)) return false;
+    copyLogical(in, out);
+    return true;
+  };
+  k["aten::clone.out"] = [](KernelContext& c, const Args& a) {  // (self, memory_format?, out)
+    RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+    if (!c.resize(out, in.sizes)) return false;
+    copyLogical(in, out);
+    return true;
+  };
+  k["dim_order_ops::_to_dim_order_copy.out"] = dimOrderCopy;
+  k["dim_order_ops::_clone_dim_order.out"] = dimOrderCopy;
+  k["aten::copy_.default"] = copyInPlace;
+  k["aten::copy_"] = copyInPlace;
+  k["aten::constant_pad_nd.out"] = constantPadNd;
+}
+
+}  // namespace lstudio::run::kernels
