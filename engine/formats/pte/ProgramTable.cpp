@@ -377,6 +377,90 @@ class ProgramEmitter {
     return single<fb::FrameListBuilder>(fbb, &fb::FrameListBuilder::add_items, items);
   }
 
+  using ChainsOffset = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Chain>>>;
+  /// The method's chains: nodes grouped by Node::chain, in order within each chain.
+  Result<ChainsOffset> chains(Fbb& fbb, const Method& m, size_t mi) {
+    std::string w = plan_.where(mi);
+    uint64_t nchains = m.chainCount;
+    for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+      uint32_t c = m.nodes[ni].chain;
+      if (c >= static_cast<uint64_t>(m.chainCount) + m.nodes.size())
+        return plan_.error(ErrorCode::OutOfRange, w + ".nodes[" + std::to_string(ni) + "].chain",
+                           "< " + std::to_string(m.chainCount) + " chains", std::to_string(c));
+      nchains = std::max<uint64_t>(nchains, uint64_t(c) + 1);
+    }
+    std::vector<std::vector<size_t>> byChain(nchains);
+    for (size_t ni = 0; ni < m.nodes.size(); ++ni) byChain[m.nodes[ni].chain].push_back(ni);
+    std::vector<flatbuffers::Offset<fb::Chain>> list;
+    for (uint64_t c = 0; c < nchains; ++c) {
+      // The IR does not keep chain inputs/outputs; ExecuTorch writes them empty.
+      auto chainIns = vec(fbb, std::vector<int32_t>{});
+      auto chainOuts = vec(fbb, std::vector<int32_t>{});
+      std::vector<flatbuffers::Offset<fb::Instruction>> instrs;
+      for (size_t ni : byChain[c]) {
+        if (auto s = room(fbb, 4096 + 4 * m.nodes[ni].args.size(), w + ".chains"); !s) return s.error();
+        auto r = instruction(fbb, m, mi, ni, static_cast<uint32_t>(byChain[c].size()));
+        if (!r) return r.error();
+        instrs.push_back(r.value());
+      }
+      auto instrVec = vec(fbb, instrs);
+      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FrameList>>> stVec = 0;
+      if (stackTraces_) {
+        // One frame list per instruction (empty for nodes without a trace).
+        std::vector<flatbuffers::Offset<fb::FrameList>> st;
+        for (size_t ni : byChain[c]) {
+          uint64_t bytes = 0;
+          for (const auto& f : m.nodes[ni].meta.stackTrace)
+            bytes += 64 + f.file.size() + f.function.size() + f.context.size();
+          if (auto s = room(fbb, 4096 + bytes, w + " stack traces"); !s) return s.error();
+          st.push_back(frames(fbb, m.nodes[ni]));
+        }
+        stVec = vec(fbb, st);
+      }
+      fb::ChainBuilder chain(fbb);
+      chain.add_inputs(chainIns);
+      chain.add_outputs(chainOuts);
+      chain.add_instructions(instrVec);
+      if (!stVec.IsNull()) chain.add_stacktrace(stVec);
+      list.push_back(chain.Finish());
+    }
+    return vec(fbb, list);
+  }
+
+  using DelegatesOffset = flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::BackendDelegate>>>;
+  Result<DelegatesOffset> delegates(Fbb& fbb, const Method& m, size_t mi) {
+    std::string w = plan_.where(mi);
+    std::vector<flatbuffers::Offset<fb::BackendDelegate>> dels;
+    for (size_t d = 0; d < m.delegates.size(); ++d) {
+      const Delegate& del = m.delegates[d];
+      uint64_t specBytes = 0;
+      for (const auto& cs : del.compileSpecs) specBytes += 64 + cs.key.size() + cs.value.size();
+      if (auto s = room(fbb, 4096 + specBytes, w + ".delegates"); !s) return s.error();
+      auto id = str(fbb, del.backendId);
+      const auto& ref = plan_.delegateRefs[mi][d];
+      fb::BackendDelegateDataReferenceBuilder processedBuilder(fbb);
+      processedBuilder.add_location(ref.segment ? fb::DataLocation::SEGMENT : fb::DataLocation::INLINE);
+      processedBuilder.add_index(ref.index);
+      auto processed = processedBuilder.Finish();
+      std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
+      for (const auto& cs : del.compileSpecs) {
+        auto key = str(fbb, cs.key);
+        auto bytes = vec(fbb, cs.value);
+        fb::CompileSpecBuilder t(fbb);
+        t.add_key(key);
+        t.add_value(bytes);
+        specs.push_back(t.Finish());
+      }
+      auto specVec = vec(fbb, specs);
+      fb::BackendDelegateBuilder t(fbb);
+      t.add_id(id);
+      t.add_processed(processed);
+      t.add_compile_specs(specVec);
+      dels.push_back(t.Finish());
+    }
+    return vec(fbb, dels);
+  }
+
   Result<flatbuffers::Offset<fb::ExecutionPlan>> method(Fbb& fbb, size_t mi) {
     const Method& m = p_.methods[mi];
     std::string w = plan_.where(mi);
@@ -416,51 +500,8 @@ class ProgramEmitter {
     }
     auto insVec = vec(fbb, ins);
     auto outsVec = vec(fbb, outs);
-    // Chains: nodes grouped by Node::chain, in order within each chain.
-    uint64_t nchains = m.chainCount;
-    for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
-      uint32_t c = m.nodes[ni].chain;
-      if (c >= static_cast<uint64_t>(m.chainCount) + m.nodes.size())
-        return plan_.error(ErrorCode::OutOfRange, w + ".nodes[" + std::to_string(ni) + "].chain",
-                           "< " + std::to_string(m.chainCount) + " chains", std::to_string(c));
-      nchains = std::max<uint64_t>(nchains, uint64_t(c) + 1);
-    }
-    std::vector<std::vector<size_t>> byChain(nchains);
-    for (size_t ni = 0; ni < m.nodes.size(); ++ni) byChain[m.nodes[ni].chain].push_back(ni);
-    std::vector<flatbuffers::Offset<fb::Chain>> chains;
-    for (uint64_t c = 0; c < nchains; ++c) {
-      // The IR does not keep chain inputs/outputs; ExecuTorch writes them empty.
-      auto chainIns = vec(fbb, std::vector<int32_t>{});
-      auto chainOuts = vec(fbb, std::vector<int32_t>{});
-      std::vector<flatbuffers::Offset<fb::Instruction>> instrs;
-      for (size_t ni : byChain[c]) {
-        if (auto s = room(fbb, 4096 + 4 * m.nodes[ni].args.size(), w + ".chains"); !s) return s.error();
-        auto r = instruction(fbb, m, mi, ni, static_cast<uint32_t>(byChain[c].size()));
-        if (!r) return r.error();
-        instrs.push_back(r.value());
-      }
-      auto instrVec = vec(fbb, instrs);
-      flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FrameList>>> stVec = 0;
-      if (stackTraces_) {
-        // One frame list per instruction (empty for nodes without a trace).
-        std::vector<flatbuffers::Offset<fb::FrameList>> st;
-        for (size_t ni : byChain[c]) {
-          uint64_t bytes = 0;
-          for (const auto& f : m.nodes[ni].meta.stackTrace)
-            bytes += 64 + f.file.size() + f.function.size() + f.context.size();
-          if (auto s = room(fbb, 4096 + bytes, w + " stack traces"); !s) return s.error();
-          st.push_back(frames(fbb, m.nodes[ni]));
-        }
-        stVec = vec(fbb, st);
-      }
-      fb::ChainBuilder chain(fbb);
-      chain.add_inputs(chainIns);
-      chain.add_outputs(chainOuts);
-      chain.add_instructions(instrVec);
-      if (!stVec.IsNull()) chain.add_stacktrace(stVec);
-      chains.push_back(chain.Finish());
-    }
-    auto chainsVec = vec(fbb, chains);
+    auto chainsVec = chains(fbb, m, mi);
+    if (!chainsVec) return chainsVec.error();
     std::vector<flatbuffers::Offset<fb::Operator>> ops;
     for (const auto& o : m.operators) {
       auto opName = str(fbb, o.name);
@@ -471,35 +512,8 @@ class ProgramEmitter {
       ops.push_back(t.Finish());
     }
     auto opsVec = vec(fbb, ops);
-    std::vector<flatbuffers::Offset<fb::BackendDelegate>> dels;
-    for (size_t d = 0; d < m.delegates.size(); ++d) {
-      const Delegate& del = m.delegates[d];
-      uint64_t specBytes = 0;
-      for (const auto& cs : del.compileSpecs) specBytes += 64 + cs.key.size() + cs.value.size();
-      if (auto s = room(fbb, 4096 + specBytes, w + ".delegates"); !s) return s.error();
-      auto id = str(fbb, del.backendId);
-      const auto& ref = plan_.delegateRefs[mi][d];
-      fb::BackendDelegateDataReferenceBuilder processedBuilder(fbb);
-      processedBuilder.add_location(ref.segment ? fb::DataLocation::SEGMENT : fb::DataLocation::INLINE);
-      processedBuilder.add_index(ref.index);
-      auto processed = processedBuilder.Finish();
-      std::vector<flatbuffers::Offset<fb::CompileSpec>> specs;
-      for (const auto& cs : del.compileSpecs) {
-        auto key = str(fbb, cs.key);
-        auto bytes = vec(fbb, cs.value);
-        fb::CompileSpecBuilder t(fbb);
-        t.add_key(key);
-        t.add_value(bytes);
-        specs.push_back(t.Finish());
-      }
-      auto specVec = vec(fbb, specs);
-      fb::BackendDelegateBuilder t(fbb);
-      t.add_id(id);
-      t.add_processed(processed);
-      t.add_compile_specs(specVec);
-      dels.push_back(t.Finish());
-    }
-    auto delsVec = vec(fbb, dels);
+    auto delsVec = delegates(fbb, m, mi);
+    if (!delsVec) return delsVec.error();
     for (size_t i = 0; i < m.nonConstBufferSizes.size(); ++i)
       if (m.nonConstBufferSizes[i] < 0)
         return plan_.error(ErrorCode::Invalid, w + ".nonConstBufferSizes[" + std::to_string(i) + "]", ">= 0",
@@ -511,9 +525,9 @@ class ProgramEmitter {
     plan.add_values(valuesVec);
     plan.add_inputs(insVec);
     plan.add_outputs(outsVec);
-    plan.add_chains(chainsVec);
+    plan.add_chains(chainsVec.value());
     plan.add_operators(opsVec);
-    plan.add_delegates(delsVec);
+    plan.add_delegates(delsVec.value());
     plan.add_non_const_buffer_sizes(sizesVec);
     return plan.Finish();
   }
