@@ -1,5 +1,5 @@
 // Neural-network kernels: matrix products, convolution, batch and layer norm, pooling,
-// nearest upsampling and embedding.
+// nearest and bilinear upsampling and embedding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <limits>
 
@@ -381,6 +381,57 @@ bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_siz
   return true;
 }
 
+/// upsample_bilinear2d.vec (input, output_size?, align_corners, scale_factors?, out): each
+/// output pixel mixes the four nearest inputs, as ATen's area-pixel source index places it.
+bool upsampleBilinear2d(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[4]);
+  if (!contiguousOperands(c, {&in}) || in.sizes.size() != 4) return c.fail("upsample_bilinear2d input rank");
+  bool alignCorners = c.integer(a[2]) != 0;
+  int64_t H = in.sizes[2], W = in.sizes[3], OH, OW;
+  double fh = 0, fw = 0;
+  if (!c.isNone(a[1])) {
+    std::vector<int64_t> os = c.ints(a[1]);
+    if (os.size() != 2) return c.fail("upsample_bilinear2d output_size");
+    OH = os[0], OW = os[1];
+  } else {
+    const RunValue& f = c.value(a[3]);
+    if (f.doubles.size() != 2 || !(f.doubles[0] > 0) || !(f.doubles[1] > 0))
+      return c.fail("upsample_bilinear2d scale_factors");
+    fh = f.doubles[0], fw = f.doubles[1];
+    OH = static_cast<int64_t>(std::floor(static_cast<double>(H) * fh));
+    OW = static_cast<int64_t>(std::floor(static_cast<double>(W) * fw));
+  }
+  if (H <= 0 || W <= 0) return c.fail("upsample_bilinear2d of an empty image");
+  if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
+  // The scale from output to input coordinates, and the source coordinate of an output index.
+  auto scale = [&](int64_t inSize, int64_t outSize, double factor) -> float {
+    if (alignCorners) return outSize > 1 ? static_cast<float>(inSize - 1) / static_cast<float>(outSize - 1) : 0.0f;
+    return factor > 0 ? static_cast<float>(1.0 / factor) : static_cast<float>(inSize) / static_cast<float>(outSize);
+  };
+  auto source = [&](int64_t dst, float sc) -> float {
+    if (alignCorners) return static_cast<float>(dst) * sc;
+    float s = (static_cast<float>(dst) + 0.5f) * sc - 0.5f;
+    return s < 0 ? 0.0f : s;
+  };
+  float sh = scale(H, OH, fh), sw = scale(W, OW, fw);
+  int64_t planes = in.sizes[0] * in.sizes[1];
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      float y = source(oh, sh);
+      int64_t h0 = std::min(static_cast<int64_t>(y), H - 1), h1 = std::min(h0 + 1, H - 1);
+      float lh = y - static_cast<float>(h0), lh0 = 1.0f - lh;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float x = source(ow, sw);
+        int64_t w0 = std::min(static_cast<int64_t>(x), W - 1), w1 = std::min(w0 + 1, W - 1);
+        float lw = x - static_cast<float>(w0), lw0 = 1.0f - lw;
+        auto at = [&](int64_t h, int64_t w) { return loadAs<float>(in, static_cast<uint64_t>((p * H + h) * W + w)); };
+        float v = lh0 * (lw0 * at(h0, w0) + lw * at(h0, w1)) + lh * (lw0 * at(h1, w0) + lw * at(h1, w1));
+        storeAs<float>(out, static_cast<uint64_t>((p * OH + oh) * OW + ow), v);
+      }
+    }
+  return true;
+}
+
 }  // namespace
 
 void addNeuralNetKernels(KernelTable& k) {
@@ -395,6 +446,7 @@ void addNeuralNetKernels(KernelTable& k) {
   k["aten::_adaptive_avg_pool2d.out"] = adaptiveAvgPool2d;
   k["aten::avg_pool2d.out"] = avgPool2d;
   k["aten::upsample_nearest2d.vec_out"] = upsampleNearest2d;
+  k["aten::upsample_bilinear2d.vec_out"] = upsampleBilinear2d;
 }
 
 }  // namespace lstudio::run::kernels

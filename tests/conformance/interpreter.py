@@ -29,8 +29,8 @@ from zoo import TORCH_DTYPES  # noqa: E402
 
 MAX_ULP = 64
 # What the interpreter runs today; each must keep running and agreeing.
-MUST_RUN = {"batch_matmul", "cat_stack_split", "cond", "constant_buffers", "dynamic_batch", "dynamic_derived",
-            "elementwise_mixed", "embedding", "index_put", "llama_kv", "llama_static", "lstm", "mlp",
+MUST_RUN = {"batch_matmul", "cat_stack_split", "cond", "constant_buffers", "conv1d_pool", "dynamic_batch",
+            "dynamic_derived", "elementwise_mixed", "embedding", "index_put", "llama_kv", "llama_static", "lstm", "mlp",
             "mobilenet_v2", "prefill_decode", "quantized_linear_pt2e", "resnet18", "resnet_block",
             "softmax_logsoftmax", "training", "transformer_encoder", "views", "vit_tiny"} | {"fixture:" + f for f in (
                 "add", "arduino_AddModel_model", "berry_id", "berry_two", "djl_dtypes", "djl_med_output", "dnf",
