@@ -42,10 +42,7 @@ bool advancedIndex(KernelContext& c, const RunTensor& self, ValueId indexList, I
     for (uint64_t e = 0; e < t.numel(); ++e, w.next()) {
       if (loadAs<int64_t>(t, w.offset(0)))
         for (size_t j = 0; j < k; ++j) coords[j].push_back(at[j]);
-      for (size_t j = k; j-- > 0;) {
-        if (++at[j] < t.sizes[j]) break;
-        at[j] = 0;
-      }
+      nextIndex(at, t.sizes);
     }
     for (size_t j = 0; j < k; ++j) {
       coordinates.push_back(std::move(coords[j]));
@@ -109,10 +106,7 @@ bool advancedIndex(KernelContext& c, const RunTensor& self, ValueId indexList, I
       off += v * selfStrides[pos[i]];
     }
     g.offsets.push_back(static_cast<uint64_t>(off));
-    for (size_t k = at.size(); k-- > 0;) {
-      if (++at[k] < g.sizes[k]) break;
-      at[k] = 0;
-    }
+    nextIndex(at, g.sizes);
   }
   return true;
 }
@@ -180,10 +174,7 @@ bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
     for (size_t d = 0; d < at.size(); ++d) off += (static_cast<int64_t>(d) == dim ? v : at[d]) * st[d];
     if (scatter) storeAs<double>(out, static_cast<uint64_t>(off), value);
     else storeAs<double>(out, e, loadAs<double>(self, static_cast<uint64_t>(off)));
-    for (size_t d = at.size(); d-- > 0;) {
-      if (++at[d] < index.sizes[d]) break;
-      at[d] = 0;
-    }
+    nextIndex(at, index.sizes);
   }
   return true;
 }

@@ -80,6 +80,22 @@ class Walker {
   std::vector<int64_t> off_;
 };
 
+/// Steps a multi-index through `sizes` in logical (row-major) order, the last dimension fastest.
+inline void nextIndex(std::vector<int64_t>& at, const std::vector<int64_t>& sizes) {
+  for (size_t d = at.size(); d-- > 0;) {
+    if (++at[d] < sizes[d]) return;
+    at[d] = 0;
+  }
+}
+
+/// The sizes of a 2-D pooling or resampling result: the input's leading dimensions, then OH, OW.
+inline std::vector<int64_t> pooledSizes(const std::vector<int64_t>& in, int64_t oh, int64_t ow) {
+  std::vector<int64_t> sizes(in.begin(), in.end() - 2);
+  sizes.push_back(oh);
+  sizes.push_back(ow);
+  return sizes;
+}
+
 inline bool broadcastSizes(KernelContext& c, const std::vector<const RunTensor*>& ts, std::vector<int64_t>& out) {
   size_t r = 0;
   for (auto* t : ts) r = std::max(r, t->sizes.size());
@@ -150,10 +166,7 @@ inline void strided(const RunTensor& in, RunTensor& out, const std::vector<int64
     int64_t off = 0;
     for (size_t d = 0; d < idx.size(); ++d) off += (start[d] + idx[d] * step[d]) * st[d];
     storeAs<double>(out, wo.offset(0), loadAs<double>(in, static_cast<uint64_t>(off)));
-    for (size_t d = idx.size(); d-- > 0;) {
-      if (++idx[d] < out.sizes[d]) break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, out.sizes);
   }
 }
 
@@ -204,10 +217,7 @@ bool reduce(KernelContext& c, const RunTensor& in, std::vector<int64_t> dims, bo
     int64_t o = 0;
     for (size_t d = 0; d < r; ++d) o += idx[d] * outStride[d];
     accs[static_cast<size_t>(o)] = acc(accs[static_cast<size_t>(o)], loadAs<T>(in, w.offset(0)));
-    for (size_t d = r; d-- > 0;) {
-      if (++idx[d] < in.sizes[d]) break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, in.sizes);
   }
   Walker wo(out.sizes, {&out});
   for (uint64_t i = 0; i < nOut; ++i, wo.next()) storeAs<T>(out, wo.offset(0), finish(accs[i], count));

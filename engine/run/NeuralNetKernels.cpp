@@ -246,9 +246,7 @@ bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
     return o;
   };
   int64_t OH = outLen(H, KH, sH, pH, dH), OW = outLen(W, KW, sW, pW, dW);
-  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
-  sizes.push_back(OH);
-  sizes.push_back(OW);
+  std::vector<int64_t> sizes = pooledSizes(in.sizes, OH, OW);
   if (!c.resize(out, sizes) || !c.resize(indices, sizes)) return false;
   int64_t planes = static_cast<int64_t>(in.numel()) / (H * W);
   for (int64_t p = 0; p < planes; ++p)
@@ -281,9 +279,7 @@ bool adaptiveAvgPool2d(KernelContext& c, const Args& a) {  // (self, output_size
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1], OH = os[0], OW = os[1];
   if (OH <= 0 || OW <= 0) return c.fail("adaptive_avg_pool2d output size must be positive");
-  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
-  sizes.push_back(OH);
-  sizes.push_back(OW);
+  std::vector<int64_t> sizes = pooledSizes(in.sizes, OH, OW);
   if (!c.resize(out, sizes)) return false;
   int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
   for (int64_t p = 0; p < planes; ++p)
@@ -325,9 +321,7 @@ bool avgPool2d(KernelContext& c, const Args& a) {
     return o;
   };
   int64_t OH = outLen(H, KH, sH, pH), OW = outLen(W, KW, sW, pW);
-  std::vector<int64_t> sizes(in.sizes.begin(), in.sizes.end() - 2);
-  sizes.push_back(OH);
-  sizes.push_back(OW);
+  std::vector<int64_t> sizes = pooledSizes(in.sizes, OH, OW);
   if (!c.resize(out, sizes)) return false;
   int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
   for (int64_t p = 0; p < planes; ++p)

@@ -43,10 +43,7 @@ bool permuteCopy(KernelContext& c, const Args& a) {
     int64_t off = 0;
     for (size_t d = 0; d < sizes.size(); ++d) off += idx[d] * vst[d];
     storeAs<double>(out, wo.offset(0), loadAs<double>(in, static_cast<uint64_t>(off)));
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, sizes);
   }
   return true;
 }
@@ -177,10 +174,7 @@ bool catOut(KernelContext& c, const Args& a) {
       int64_t off = 0;
       for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + (static_cast<int64_t>(d) == dim ? at : 0)) * ost[d];
       storeAs<double>(out, static_cast<uint64_t>(off), loadAs<double>(*p, w.offset(0)));
-      for (size_t d = idx.size(); d-- > 0;) {
-        if (++idx[d] < p->sizes[d]) break;
-        idx[d] = 0;
-      }
+      nextIndex(idx, p->sizes);
     }
     at += p->sizes[dim];
   }
@@ -269,10 +263,7 @@ bool constantPadNd(KernelContext& c, const Args& a) {  // (self, pad, value, out
       off += x * st[d];
     }
     storeAs<double>(out, wo.offset(0), inside ? loadAs<double>(in, static_cast<uint64_t>(off)) : value);
-    for (size_t d = r; d-- > 0;) {
-      if (++at[d] < sizes[d]) break;
-      at[d] = 0;
-    }
+    nextIndex(at, sizes);
   }
   return true;
 }
