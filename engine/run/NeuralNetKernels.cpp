@@ -2,6 +2,7 @@
 // nearest and bilinear upsampling and embedding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <limits>
+#include <string>
 
 #include "engine/run/KernelSupport.h"
 
@@ -341,22 +342,31 @@ bool avgPool2d(KernelContext& c, const Args& a) {
   return true;
 }
 
+/// A resampled image's size: `outputSize` when given, else the input's times the scale
+/// factors (which come back in fh, fw; 0 when the size was given).
+bool resampledSize(KernelContext& c, const RunTensor& in, ValueId outputSize, ValueId scales, const std::string& op,
+                   int64_t& OH, int64_t& OW, double& fh, double& fw) {
+  fh = fw = 0;
+  if (!c.isNone(outputSize)) {
+    std::vector<int64_t> os = c.ints(outputSize);
+    if (os.size() != 2) return c.fail(op + " output_size");
+    OH = os[0], OW = os[1];
+    return true;
+  }
+  const RunValue& f = c.value(scales);
+  if (f.doubles.size() != 2) return c.fail(op + " scale_factors");
+  fh = f.doubles[0], fw = f.doubles[1];
+  OH = static_cast<int64_t>(std::floor(static_cast<double>(in.sizes[2]) * fh));
+  OW = static_cast<int64_t>(std::floor(static_cast<double>(in.sizes[3]) * fw));
+  return true;
+}
+
 bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_size?, scale_factors?, out)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
   if (!contiguousOperands(c, {&in}) || in.sizes.size() != 4) return c.fail("upsample_nearest2d input rank");
   int64_t H = in.sizes[2], W = in.sizes[3], OH, OW;
-  double fh = 0, fw = 0;
-  if (!c.isNone(a[1])) {
-    std::vector<int64_t> os = c.ints(a[1]);
-    if (os.size() != 2) return c.fail("upsample_nearest2d output_size");
-    OH = os[0], OW = os[1];
-  } else {
-    const RunValue& f = c.value(a[2]);
-    if (f.doubles.size() != 2) return c.fail("upsample_nearest2d scale_factors");
-    fh = f.doubles[0], fw = f.doubles[1];
-    OH = static_cast<int64_t>(std::floor(static_cast<double>(H) * fh));
-    OW = static_cast<int64_t>(std::floor(static_cast<double>(W) * fw));
-  }
+  double fh, fw;
+  if (!resampledSize(c, in, a[1], a[2], "upsample_nearest2d", OH, OW, fh, fw)) return false;
   if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
   // As ATen's nearest: source = floor(dst * scale), scale = 1/factor when given, else in/out.
   float sh = fh > 0 ? static_cast<float>(1.0 / fh) : static_cast<float>(H) / static_cast<float>(OH);
@@ -382,19 +392,9 @@ bool upsampleBilinear2d(KernelContext& c, const Args& a) {
   if (!contiguousOperands(c, {&in}) || in.sizes.size() != 4) return c.fail("upsample_bilinear2d input rank");
   bool alignCorners = c.integer(a[2]) != 0;
   int64_t H = in.sizes[2], W = in.sizes[3], OH, OW;
-  double fh = 0, fw = 0;
-  if (!c.isNone(a[1])) {
-    std::vector<int64_t> os = c.ints(a[1]);
-    if (os.size() != 2) return c.fail("upsample_bilinear2d output_size");
-    OH = os[0], OW = os[1];
-  } else {
-    const RunValue& f = c.value(a[3]);
-    if (f.doubles.size() != 2 || !(f.doubles[0] > 0) || !(f.doubles[1] > 0))
-      return c.fail("upsample_bilinear2d scale_factors");
-    fh = f.doubles[0], fw = f.doubles[1];
-    OH = static_cast<int64_t>(std::floor(static_cast<double>(H) * fh));
-    OW = static_cast<int64_t>(std::floor(static_cast<double>(W) * fw));
-  }
+  double fh, fw;
+  if (!resampledSize(c, in, a[1], a[3], "upsample_bilinear2d", OH, OW, fh, fw)) return false;
+  if (c.isNone(a[1]) && (!(fh > 0) || !(fw > 0))) return c.fail("upsample_bilinear2d scale_factors");
   if (H <= 0 || W <= 0) return c.fail("upsample_bilinear2d of an empty image");
   if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
   // The scale from output to input coordinates, and the source coordinate of an output index.
