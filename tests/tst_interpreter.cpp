@@ -16,6 +16,7 @@
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/run/Interpreter.h"
+#include "engine/run/KernelSupport.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 
@@ -147,6 +148,43 @@ class TestInterpreter : public QObject {
       QVERIFY(!r);
       QVERIFY(r.error().message().find("cancelled") != std::string::npos);
     }
+  }
+
+  // A float outside an integer type's range, or NaN, becomes what executorch.runtime 1.5.1
+  // gives (x86's conversion; the values below were read off it), never undefined behaviour.
+  void floatToIntegerAsTheRuntime() {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const int64_t lmin = std::numeric_limits<int64_t>::min();
+    QCOMPARE(run::integerFrom<int64_t>(1e30), lmin);
+    QCOMPARE(run::integerFrom<int64_t>(nan), lmin);
+    QCOMPARE(run::integerFrom<int64_t>(1e19), lmin);
+    QCOMPARE(run::integerFrom<int64_t>(3e9), int64_t(3000000000));
+    QCOMPARE(run::integerFrom<int64_t>(-129.5), int64_t(-129));
+    QCOMPARE(run::integerFrom<int32_t>(3e9), std::numeric_limits<int32_t>::min());
+    QCOMPARE(run::integerFrom<int32_t>(-1e30), std::numeric_limits<int32_t>::min());
+    QCOMPARE(run::integerFrom<int16_t>(70000.2), int16_t(4464));
+    QCOMPARE(run::integerFrom<int16_t>(1e30), int16_t(0));
+    QCOMPARE(run::integerFrom<int8_t>(300.7), int8_t(44));
+    QCOMPARE(run::integerFrom<int8_t>(-129.5), int8_t(127));
+    QCOMPARE(run::integerFrom<uint8_t>(-129.5), uint8_t(127));
+    QCOMPARE(run::integerFrom<uint8_t>(nan), uint8_t(0));
+  }
+
+  // The portable kernels' division (also read off executorch.runtime 1.5.1): floor division
+  // rounds toward minus infinity exactly for integers; a float divisor of 0 gives an
+  // infinity with the dividend's sign; INT64_MIN / -1 wraps instead of trapping.
+  void divisionAsThePortableKernels() {
+    using run::kernels::floorDivide;
+    QCOMPARE(floorDivide<int64_t>(-7, 2), int64_t(-4));
+    QCOMPARE(floorDivide<int64_t>(7, -2), int64_t(-4));
+    QCOMPARE(floorDivide<int64_t>(-7, -2), int64_t(3));
+    QCOMPARE(floorDivide<int64_t>(std::numeric_limits<int64_t>::max(), 2), int64_t(4611686018427387903));
+    QCOMPARE(floorDivide<int64_t>(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
+    QCOMPARE(floorDivide<float>(-7.5f, 2.0f), -4.0f);
+    QCOMPARE(floorDivide<float>(0.3f, 0.1f), 3.0f);
+    QCOMPARE(floorDivide<float>(-5.0f, 0.0f), -std::numeric_limits<float>::infinity());
+    QCOMPARE(floorDivide<float>(0.0f, 0.0f), std::numeric_limits<float>::infinity());
+    QCOMPARE(run::kernels::quotient<int64_t>(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
   }
 
   void iotaInputRule() {

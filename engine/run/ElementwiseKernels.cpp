@@ -33,9 +33,9 @@ bool binary(KernelContext& c, ValueId a, ValueId b, ValueId out, F f, bool compu
   }
   withComputeType(compute, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
-      elementwise<int64_t>(o, {ta, tb}, [&](const std::vector<int64_t>& v) { return static_cast<int64_t>(f(v[0], v[1])); });
+      elementwise<int64_t>(o, {ta, tb}, [&](const std::vector<int64_t>& v) { return convertElement<int64_t>(f(v[0], v[1])); });
     } else {
-      elementwise<T>(o, {ta, tb}, [&](const std::vector<T>& v) { return static_cast<T>(f(v[0], v[1])); });
+      elementwise<T>(o, {ta, tb}, [&](const std::vector<T>& v) { return convertElement<T>(f(v[0], v[1])); });
     }
   });
   return true;
@@ -48,9 +48,9 @@ bool unary(KernelContext& c, ValueId in, ValueId out, F f) {
   if (!c.resize(o, i.sizes)) return false;
   withComputeType(isFloating(o.dtype) ? o.dtype : i.dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
-      elementwise<int64_t>(o, {&i}, [&](const std::vector<int64_t>& v) { return static_cast<int64_t>(f(v[0])); });
+      elementwise<int64_t>(o, {&i}, [&](const std::vector<int64_t>& v) { return convertElement<int64_t>(f(v[0])); });
     } else {
-      elementwise<T>(o, {&i}, [&](const std::vector<T>& v) { return static_cast<T>(f(v[0])); });
+      elementwise<T>(o, {&i}, [&](const std::vector<T>& v) { return convertElement<T>(f(v[0])); });
     }
   });
   return true;
@@ -90,7 +90,7 @@ bool quantizePerTensor(KernelContext& c, const Args& a) {
   for (uint64_t e = 0; e < in.numel(); ++e) {
     float q = std::nearbyint(loadAs<float>(in, e) * inv) + static_cast<float>(zp);
     q = std::max(static_cast<float>(qmin), std::min(static_cast<float>(qmax), q));
-    storeAs<int64_t>(out, e, static_cast<int64_t>(q));
+    storeAs<int64_t>(out, e, integerFrom<int64_t>(q));
   }
   return true;
 }
@@ -114,48 +114,71 @@ double gelu(double x, bool tanhApprox) {
   return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
 }
 
+/// x / y into a floating `out` (ExecuTorch refuses true division into an integer tensor).
+bool trueDivide(KernelContext& c, ValueId x, ValueId y, ValueId out) {
+  if (!isFloating(c.tensor(out).dtype)) return c.fail("true division needs a floating output");
+  return binary(c, x, y, out, [](auto p, auto q) { return p / q; });
+}
+
 /// Arithmetic, comparisons and the integer-or-float unary ops.
 void addArithmeticKernels(KernelTable& k) {
   auto alphaOf = [](KernelContext& c, ValueId v) { return c.scalar(v); };
   k["aten::add.out"] = [=](KernelContext& c, const Args& a) {
     double alpha = alphaOf(c, a[2]);
-    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x + y : x + static_cast<decltype(y)>(alpha) * y; });
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x + y : x + convertElement<decltype(y)>(alpha) * y; });
   };
   k["aten::add.Scalar_out"] = k["aten::add.out"];
   k["aten::sub.out"] = [=](KernelContext& c, const Args& a) {
     double alpha = alphaOf(c, a[2]);
-    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x - y : x - static_cast<decltype(y)>(alpha) * y; });
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return alpha == 1 ? x - y : x - convertElement<decltype(y)>(alpha) * y; });
   };
   k["aten::sub.Scalar_out"] = k["aten::sub.out"];
   k["aten::mul.out"] = [](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return x * y; }); };
   k["aten::mul.Scalar_out"] = k["aten::mul.out"];
-  k["aten::div.out"] = [](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return x / y; }); };
+  // Division as the portable kernels do it (checked against executorch.runtime): true
+  // division writes a floating tensor; integer quotients are exact, "trunc" then passes
+  // through double (std::trunc of an integer), "floor" rounds toward minus infinity; an
+  // integer divisor of 0 is an error. INT64_MIN / -1, which traps there, wraps here.
+  k["aten::div.out"] = [](KernelContext& c, const Args& a) { return trueDivide(c, a[0], a[1], singleOut(a)); };
   k["aten::div.Scalar_out"] = k["aten::div.out"];
   k["aten::div.out_mode"] = [](KernelContext& c, const Args& a) {  // (self, other, rounding_mode?, out)
     std::string mode = c.value(a[2]).kind == ValueKind::String ? c.value(a[2]).s : "";
-    return binary(c, a[0], a[1], a[3], [mode](auto x, auto y) {
-      auto q = x / y;
-      if (mode == "trunc") return static_cast<decltype(q)>(std::trunc(static_cast<double>(q)));
-      if (mode == "floor") return static_cast<decltype(q)>(std::floor(static_cast<double>(q)));
-      return q;
-    });
-  };
-  k["aten::remainder.Scalar_out"] = [](KernelContext& c, const Args& a) {
-    return binary(c, a[0], a[1], a[2], [](auto x, auto y) {
+    if (c.isNone(a[2])) return trueDivide(c, a[0], a[1], a[3]);
+    if (mode != "trunc" && mode != "floor") return c.fail("div rounding_mode \"" + mode + "\"");
+    bool byZero = false;
+    bool ok = binary(c, a[0], a[1], a[3], [&mode, &byZero](auto x, auto y) {
       using T = decltype(x);
       if constexpr (std::is_floating_point_v<T>) {
-        T r = std::fmod(x, y);
-        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+        return mode == "trunc" ? std::trunc(x / y) : floorDivide(x, y);
       } else {
+        if (y == 0) byZero = true;
         if (y == 0) return T(0);
-        T r = x % y;
-        return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+        if (mode == "floor") return floorDivide(x, y);
+        return convertElement<T>(std::trunc(static_cast<double>(quotient(x, y))));
       }
     });
+    return ok && (!byZero || c.fail("integer division by zero"));
+  };
+  // The portable remainder: an integer's is C++'s % (the sign of x, unlike PyTorch's eager
+  // remainder); a floating one is fmod taken through float, moved to the sign of y.
+  k["aten::remainder.Scalar_out"] = [](KernelContext& c, const Args& a) {
+    bool byZero = false;
+    bool ok = binary(c, a[0], a[1], a[2], [&byZero](auto x, auto y) {
+      using T = decltype(x);
+      if constexpr (std::is_floating_point_v<T>) {
+        float r = static_cast<float>(std::fmod(x, y));
+        if (((x < 0) != (y < 0)) && r != 0) r = static_cast<float>(r + y);
+        return static_cast<T>(r);
+      } else {
+        if (y == 0) byZero = true;
+        return y == 0 || y == -1 ? T(0) : T(x % y);
+      }
+    });
+    return ok && (!byZero || c.fail("integer division by zero"));
   };
   k["aten::remainder.Tensor_out"] = k["aten::remainder.Scalar_out"];
   k["aten::pow.Tensor_Scalar_out"] = [](KernelContext& c, const Args& a) {
-    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return static_cast<decltype(x)>(std::pow(x, y)); });
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
   };
   k["aten::maximum.out"] = [](KernelContext& c, const Args& a) {
     return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return (x != x || x > y) ? x : y; });
@@ -176,7 +199,7 @@ void addArithmeticKernels(KernelTable& k) {
   compare("le", [](auto x, auto y) { return x <= y; });
   k["aten::bitwise_and.Tensor_out"] = [](KernelContext& c, const Args& a) {
     return binary(c, a[0], a[1], a[2], [](auto x, auto y) {
-      return static_cast<decltype(x)>(static_cast<int64_t>(x) & static_cast<int64_t>(y));
+      return static_cast<decltype(x)>(convertElement<int64_t>(x) & convertElement<int64_t>(y));
     }, true);
   };
   k["aten::logical_not.out"] = [](KernelContext& c, const Args& a) {
@@ -242,7 +265,7 @@ void addFunctionAndFillKernels(KernelTable& k) {
     double start = c.scalar(a[0]), end = c.scalar(a[1]), step = c.scalar(a[2]);
     RunTensor& out = c.tensor(a[3]);
     if (step == 0) return c.fail("arange step is zero");
-    int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+    int64_t n = integerFrom<int64_t>(std::ceil((end - start) / step));
     if (!c.resize(out, {std::max<int64_t>(n, 0)})) return false;
     for (int64_t i = 0; i < n; ++i) storeAs<double>(out, static_cast<uint64_t>(i), start + static_cast<double>(i) * step);
     return true;

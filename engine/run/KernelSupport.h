@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <string>
@@ -232,6 +233,28 @@ inline bool fillOut(KernelContext& c, RunTensor& out, const std::vector<int64_t>
   else
     for (uint64_t i = 0; i < n; ++i) storeAs<double>(out, i, value);
   return true;
+}
+
+/// x / y for integers without the undefined case: INT64_MIN / -1 wraps (callers rule out 0).
+template <typename T>
+T quotient(T x, T y) {
+  return y == -1 ? static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x)) : x / y;
+}
+
+/// Division rounded toward minus infinity, as the portable kernels' floor_divide: integers
+/// exactly (y != 0); floats as (x - fmod(x, y)) / y, less one when the remainder's sign
+/// differs from y's, and a divisor of 0 giving an infinity with x's sign.
+template <typename T>
+T floorDivide(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (y == 0) return std::signbit(x) ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    T mod = std::fmod(x, y), q = (x - mod) / y;
+    return mod != 0 && std::signbit(y) != std::signbit(mod) ? q - 1 : q;
+  } else {
+    T q = quotient(x, y);
+    if ((x < 0) == (y < 0) || y == -1) return q;
+    return x % y ? q - 1 : q;
+  }
 }
 
 /// The output of a single-out kernel: the argument before the return (optional keyword

@@ -11,7 +11,7 @@ RunTensor& KernelContext::tensor(ValueId id) { return value(id).t; }
 int64_t KernelContext::integer(ValueId id) {
   const RunValue& v = value(id);
   if (v.kind == ValueKind::Bool) return v.b ? 1 : 0;
-  if (v.kind == ValueKind::Double) return static_cast<int64_t>(v.d);
+  if (v.kind == ValueKind::Double) return integerFrom<int64_t>(v.d);
   return v.i;
 }
 

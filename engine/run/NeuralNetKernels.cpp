@@ -99,11 +99,11 @@ bool convolutionOut(KernelContext& c, const Args& a) {
   int64_t sH = spatial == 2 ? pick(a[3], 0, 1) : 1, sW = pick(a[3], spatial - 1, 1);
   int64_t pH = spatial == 2 ? pick(a[4], 0, 0) : 0, pW = pick(a[4], spatial - 1, 0);
   int64_t dH = spatial == 2 ? pick(a[5], 0, 1) : 1, dW = pick(a[5], spatial - 1, 1);
+  if (groups <= 0 || C % groups || OC % groups || C / groups != w.sizes[1] || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0)
+    return c.fail("convolution groups, channels, strides or dilations do not fit");
   int64_t OH = (H + 2 * pH - dH * (KH - 1) - 1) / sH + 1, OW = (W + 2 * pW - dW * (KW - 1) - 1) / sW + 1;
   int64_t CG = C / groups, OCG = OC / groups;
   std::vector<int64_t> sizes = spatial == 2 ? std::vector<int64_t>{N, OC, OH, OW} : std::vector<int64_t>{N, OC, OW};
-  if (groups <= 0 || C % groups || OC % groups || CG != w.sizes[1] || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0)
-    return c.fail("convolution groups, channels, strides or dilations do not fit");
   if (!c.resize(out, sizes)) return false;
   if (!c.allowWork(static_cast<uint64_t>(N * OC * OH * OW) * static_cast<uint64_t>(CG * KH * KW))) return false;
   const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
@@ -351,14 +351,22 @@ bool resampledSize(KernelContext& c, const RunTensor& in, ValueId outputSize, Va
     std::vector<int64_t> os = c.ints(outputSize);
     if (os.size() != 2) return c.fail(op + " output_size");
     OH = os[0], OW = os[1];
-    return true;
+  } else {
+    const RunValue& f = c.value(scales);
+    if (f.doubles.size() != 2) return c.fail(op + " scale_factors");
+    fh = f.doubles[0], fw = f.doubles[1];
+    OH = integerFrom<int64_t>(std::floor(static_cast<double>(in.sizes[2]) * fh));
+    OW = integerFrom<int64_t>(std::floor(static_cast<double>(in.sizes[3]) * fw));
   }
-  const RunValue& f = c.value(scales);
-  if (f.doubles.size() != 2) return c.fail(op + " scale_factors");
-  fh = f.doubles[0], fw = f.doubles[1];
-  OH = static_cast<int64_t>(std::floor(static_cast<double>(in.sizes[2]) * fh));
-  OW = static_cast<int64_t>(std::floor(static_cast<double>(in.sizes[3]) * fw));
+  if (OH < 0 || OW < 0) return c.fail(op + " output size is negative");
+  if ((in.sizes[2] <= 0 || in.sizes[3] <= 0) && OH && OW) return c.fail(op + " of an empty image");
   return true;
+}
+
+/// The input row or column a resampling source coordinate falls in, kept inside the image
+/// (NaN or a coordinate past the edge from extreme scale factors reads the edge).
+int64_t inputIndex(float coordinate, int64_t size) {
+  return std::clamp<int64_t>(integerFrom<int64_t>(coordinate), 0, size - 1);
 }
 
 bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_size?, scale_factors?, out)
@@ -375,9 +383,9 @@ bool upsampleNearest2d(KernelContext& c, const Args& a) {  // (input, output_siz
   int64_t planes = in.sizes[0] * in.sizes[1];
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < OH; ++oh) {
-      int64_t ih = std::min(static_cast<int64_t>(std::floor(static_cast<float>(oh) * sh)), H - 1);
+      int64_t ih = inputIndex(std::floor(static_cast<float>(oh) * sh), H);
       for (int64_t ow = 0; ow < OW; ++ow) {
-        int64_t iw = std::min(static_cast<int64_t>(std::floor(static_cast<float>(ow) * sw)), W - 1);
+        int64_t iw = inputIndex(std::floor(static_cast<float>(ow) * sw), W);
         std::memcpy(out.data + static_cast<uint64_t>((p * OH + oh) * OW + ow) * es,
                     in.data + static_cast<uint64_t>((p * H + ih) * W + iw) * es, es);
       }
@@ -395,7 +403,6 @@ bool upsampleBilinear2d(KernelContext& c, const Args& a) {
   double fh, fw;
   if (!resampledSize(c, in, a[1], a[3], "upsample_bilinear2d", OH, OW, fh, fw)) return false;
   if (c.isNone(a[1]) && (!(fh > 0) || !(fw > 0))) return c.fail("upsample_bilinear2d scale_factors");
-  if (H <= 0 || W <= 0) return c.fail("upsample_bilinear2d of an empty image");
   if (!c.resize(out, {in.sizes[0], in.sizes[1], OH, OW})) return false;
   // The scale from output to input coordinates, and the source coordinate of an output index.
   auto scale = [&](int64_t inSize, int64_t outSize, double factor) -> float {
@@ -412,11 +419,11 @@ bool upsampleBilinear2d(KernelContext& c, const Args& a) {
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < OH; ++oh) {
       float y = source(oh, sh);
-      int64_t h0 = std::min(static_cast<int64_t>(y), H - 1), h1 = std::min(h0 + 1, H - 1);
+      int64_t h0 = inputIndex(y, H), h1 = std::min(h0 + 1, H - 1);
       float lh = y - static_cast<float>(h0), lh0 = 1.0f - lh;
       for (int64_t ow = 0; ow < OW; ++ow) {
         float x = source(ow, sw);
-        int64_t w0 = std::min(static_cast<int64_t>(x), W - 1), w1 = std::min(w0 + 1, W - 1);
+        int64_t w0 = inputIndex(x, W), w1 = std::min(w0 + 1, W - 1);
         float lw = x - static_cast<float>(w0), lw0 = 1.0f - lw;
         auto at = [&](int64_t h, int64_t w) { return loadAs<float>(in, static_cast<uint64_t>((p * H + h) * W + w)); };
         float v = lh0 * (lw0 * at(h0, w0) + lw * at(h0, w1)) + lh * (lw0 * at(h1, w0) + lw * at(h1, w1));

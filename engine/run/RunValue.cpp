@@ -103,19 +103,19 @@ template <typename T>
 T loadAs(const RunTensor& t, uint64_t i) {
   const uint8_t* p = t.data + i * elementSize(t.dtype);
   switch (t.dtype) {
-    case ScalarType::Byte: return static_cast<T>(read<uint8_t>(p));
-    case ScalarType::Char: return static_cast<T>(read<int8_t>(p));
-    case ScalarType::Short: return static_cast<T>(read<int16_t>(p));
-    case ScalarType::Int: return static_cast<T>(read<int32_t>(p));
-    case ScalarType::Long: return static_cast<T>(read<int64_t>(p));
-    case ScalarType::Half: return static_cast<T>(fromHalf(read<uint16_t>(p)));
-    case ScalarType::Float: return static_cast<T>(read<float>(p));
-    case ScalarType::Double: return static_cast<T>(read<double>(p));
+    case ScalarType::Byte: return convertElement<T>(read<uint8_t>(p));
+    case ScalarType::Char: return convertElement<T>(read<int8_t>(p));
+    case ScalarType::Short: return convertElement<T>(read<int16_t>(p));
+    case ScalarType::Int: return convertElement<T>(read<int32_t>(p));
+    case ScalarType::Long: return convertElement<T>(read<int64_t>(p));
+    case ScalarType::Half: return convertElement<T>(fromHalf(read<uint16_t>(p)));
+    case ScalarType::Float: return convertElement<T>(read<float>(p));
+    case ScalarType::Double: return convertElement<T>(read<double>(p));
     case ScalarType::Bool: return static_cast<T>(read<uint8_t>(p) != 0);
-    case ScalarType::BFloat16: return static_cast<T>(fromBFloat16(read<uint16_t>(p)));
-    case ScalarType::UInt16: return static_cast<T>(read<uint16_t>(p));
-    case ScalarType::UInt32: return static_cast<T>(read<uint32_t>(p));
-    case ScalarType::UInt64: return static_cast<T>(read<uint64_t>(p));
+    case ScalarType::BFloat16: return convertElement<T>(fromBFloat16(read<uint16_t>(p)));
+    case ScalarType::UInt16: return convertElement<T>(read<uint16_t>(p));
+    case ScalarType::UInt32: return convertElement<T>(read<uint32_t>(p));
+    case ScalarType::UInt64: return convertElement<T>(read<uint64_t>(p));
     default: return T{};
   }
 }
@@ -124,19 +124,19 @@ template <typename T>
 void storeAs(RunTensor& t, uint64_t i, T v) {
   uint8_t* p = t.data + i * elementSize(t.dtype);
   switch (t.dtype) {
-    case ScalarType::Byte: write(p, static_cast<uint8_t>(v)); break;
-    case ScalarType::Char: write(p, static_cast<int8_t>(v)); break;
-    case ScalarType::Short: write(p, static_cast<int16_t>(v)); break;
-    case ScalarType::Int: write(p, static_cast<int32_t>(v)); break;
-    case ScalarType::Long: write(p, static_cast<int64_t>(v)); break;
+    case ScalarType::Byte: write(p, convertElement<uint8_t>(v)); break;
+    case ScalarType::Char: write(p, convertElement<int8_t>(v)); break;
+    case ScalarType::Short: write(p, convertElement<int16_t>(v)); break;
+    case ScalarType::Int: write(p, convertElement<int32_t>(v)); break;
+    case ScalarType::Long: write(p, convertElement<int64_t>(v)); break;
     case ScalarType::Half: write(p, toHalf(static_cast<float>(v))); break;
     case ScalarType::Float: write(p, static_cast<float>(v)); break;
     case ScalarType::Double: write(p, static_cast<double>(v)); break;
     case ScalarType::Bool: write(p, static_cast<uint8_t>(v != T{} ? 1 : 0)); break;
     case ScalarType::BFloat16: write(p, toBFloat16(static_cast<float>(v))); break;
-    case ScalarType::UInt16: write(p, static_cast<uint16_t>(v)); break;
-    case ScalarType::UInt32: write(p, static_cast<uint32_t>(v)); break;
-    case ScalarType::UInt64: write(p, static_cast<uint64_t>(v)); break;
+    case ScalarType::UInt16: write(p, convertElement<uint16_t>(v)); break;
+    case ScalarType::UInt32: write(p, convertElement<uint32_t>(v)); break;
+    case ScalarType::UInt64: write(p, convertElement<uint64_t>(v)); break;
     default: break;
   }
 }

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/ir/Ir.h"
@@ -40,6 +42,33 @@ struct RunValue {
   std::vector<double> doubles;  ///< DoubleList
   std::vector<uint8_t> bools;   ///< BoolList
 };
+
+/// `v` as the integer type To, converted as x86-64 compilers convert it, which is what
+/// ExecuTorch's runtime (and PyTorch) give: NaN or a value outside int32's or int64's range
+/// becomes that type's smallest value; the narrower types take int32's result, wrapped.
+/// C++ leaves such conversions undefined, and a program's values are untrusted input.
+template <typename To>
+To integerFrom(double v) {
+  auto int64 = [](double x) {  // cvttsd2si, 64-bit
+    return x >= -0x1p63 && x < 0x1p63 ? static_cast<int64_t>(x) : std::numeric_limits<int64_t>::min();
+  };
+  auto int32 = [](double x) {  // cvttsd2si, 32-bit
+    return x > -0x1p31 - 1 && x < 0x1p31 ? static_cast<int32_t>(x) : std::numeric_limits<int32_t>::min();
+  };
+  if constexpr (std::is_same_v<To, int64_t>) return int64(v);
+  else if constexpr (std::is_same_v<To, uint64_t>) return v >= 0x1p63 && v < 0x1p64 ? static_cast<uint64_t>(v) : static_cast<uint64_t>(int64(v));
+  else if constexpr (std::is_same_v<To, uint32_t>) return static_cast<uint32_t>(int64(v));
+  else return static_cast<To>(int32(v));
+}
+
+/// `v` as To: integers from floating values by integerFrom, everything else as C++ converts.
+template <typename To, typename From>
+To convertElement(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>)
+    return integerFrom<To>(static_cast<double>(v));
+  else
+    return static_cast<To>(v);
+}
 
 /// Element i (flat, in memory order) of `t` as T.
 template <typename T>
