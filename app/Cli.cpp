@@ -29,6 +29,7 @@
 #include "engine/formats/EtRecordLink.h"
 #include "engine/formats/OpenProgram.h"
 #include "engine/run/Interpreter.h"
+#include "engine/run/Npy.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"
@@ -122,18 +123,21 @@ const char* kUsageText =
     "      prints, after each pass that changed the program, only the lines it\n"
     "      added (+), removed (-) or changed (- then +).\n"
     "\n"
-    "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME] [--inputs iota]\n"
-    "      [--save-outputs DIR] [--json]\n"
+    "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME]\n"
+    "      [--inputs iota|IN.npy...] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime)\n"
-    "      on iota inputs: element i of a floating input is (i % 7) * 0.25 - 0.5,\n"
-    "      of an integer input i % 5, of a bool input i % 2 (i the flat index in\n"
-    "      memory order, dynamic dimensions at their upper bound; other inputs\n"
-    "      keep the value the program stores). A .pte runs as stored, planned\n"
-    "      tensors in their arenas at their offsets; a .pt2 is lowered under\n"
-    "      CFG.json (default: the default config) and emitted first. Prints each\n"
-    "      output's dtype, sizes, first values and the FNV-1a-64 checksum of its\n"
-    "      bytes. An operator without a kernel, a delegate call or a plan that\n"
-    "      puts a tensor outside its arena fails naming the instruction.\n"
+    "      on iota inputs (the default): element i of a floating input is\n"
+    "      (i % 7) * 0.25 - 0.5, of an integer input i % 5, of a bool input i % 2\n"
+    "      (i the flat index in memory order, dynamic dimensions at their upper\n"
+    "      bound; other inputs keep the value the program stores). Or on .npy\n"
+    "      files, one per input in order: a tensor input takes an array of its\n"
+    "      dtype and rank (a dynamic dimension up to its bound), a scalar input\n"
+    "      a 0-d array. A .pte runs as stored, planned tensors in their arenas\n"
+    "      at their offsets; a .pt2 is lowered under CFG.json (default: the\n"
+    "      default config) and emitted first. Prints each output's dtype, sizes,\n"
+    "      first values and the FNV-1a-64 checksum of its bytes (C order). An\n"
+    "      operator without a kernel, a delegate call or a plan that puts a\n"
+    "      tensor outside its arena fails naming the instruction.\n"
     "      --save-outputs writes each output to DIR/output_N.npy (bfloat16 as\n"
     "      float32, exactly).\n"
     "\n"
@@ -811,8 +815,9 @@ std::string hex64(uint64_t v) {
 }
 
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath, method, inputs = "iota", saveDir;
-  std::vector<std::string> ptds;
+  std::string file, configPath, method, saveDir;
+  std::vector<std::string> ptds, npys;
+  bool iota = false;
   bool json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -822,7 +827,14 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     if (a == "--json") json = true;
     else if (a == "--config") ok = next(configPath);
     else if (a == "--method") ok = next(method);
-    else if (a == "--inputs") ok = next(inputs);
+    else if (a == "--inputs") {  // iota, or .npy files up to the next option
+      ok = i + 1 < args.size();
+      if (ok && args[i + 1] == "iota") iota = true, ++i;
+      else
+        while (i + 1 < args.size() && args[i + 1].size() > 4 && args[i + 1].substr(args[i + 1].size() - 4) == ".npy")
+          npys.push_back(args[++i]);
+      ok = ok && (iota || !npys.empty());
+    }
     else if (a == "--save-outputs") ok = next(saveDir);
     else if (a == "--ptd") ok = next(v), ptds.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
@@ -837,10 +849,17 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     err << "lowering-cli run: missing FILE\n" << commandUsage("run");
     return kUsage;
   }
-  if (inputs != "iota") {
-    err << "lowering-cli run: --inputs takes iota (the only input rule so far)\n";
+  if (iota && !npys.empty()) {
+    err << "lowering-cli run: --inputs takes iota or .npy files, not both\n";
     return kUsage;
   }
+  std::vector<run::HostValue> given;
+  for (const std::string& f : npys) {
+    auto v = run::readNpy(f);
+    if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
+    given.push_back(std::move(v.value()));
+  }
+  std::string inputs = npys.empty() ? "iota" : std::to_string(npys.size()) + " .npy";
   FileArgs fa;
   fa.file = file;
   fa.ptds = ptds;
@@ -862,6 +881,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   }
   run::RunOptions o;
   o.method = method;
+  o.inputs = std::move(given);
   auto r = run::runProgram(*subject, o);
   if (!r) return err << "error: " << r.error().message() << "\n", kRunFailed;
   if (!saveDir.empty()) {

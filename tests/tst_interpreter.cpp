@@ -17,6 +17,8 @@
 #include "engine/lowering/Pipeline.h"
 #include "engine/run/Interpreter.h"
 #include "engine/run/KernelSupport.h"
+#include "engine/run/Npy.h"
+#include "engine/support/AtomicFile.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 
@@ -198,11 +200,14 @@ class TestInterpreter : public QObject {
   }
 
   void npyFiles() {
-    run::RunOutput o;
+    run::HostValue o;
     o.kind = ValueKind::Tensor;
     o.dtype = ScalarType::Float;
     o.sizes = {2, 3};
-    o.bytes.assign(24, 0);
+    for (int i = 0; i < 6; ++i) {
+      float f = static_cast<float>(i) - 2.5f;
+      o.bytes.insert(o.bytes.end(), reinterpret_cast<uint8_t*>(&f), reinterpret_cast<uint8_t*>(&f) + 4);
+    }
     std::string f = run::npyBytes(o);
     QCOMPARE(f.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
     size_t headerLen = static_cast<uint8_t>(f[8]) | (static_cast<uint8_t>(f[9]) << 8);
@@ -212,8 +217,91 @@ class TestInterpreter : public QObject {
     QVERIFY2(header.find("'shape': (2, 3)") != std::string::npos, header.c_str());
     QCOMPARE(header.back(), '\n');
     QCOMPARE(f.size(), 10 + headerLen + 24);
-    o.sizes = {5};
-    QVERIFY(run::npyBytes(o).find("'shape': (5,)") != std::string::npos);
+    // Read back: the same array.
+    auto back = run::parseNpy(f, "a.npy");
+    QVERIFY2(back, back ? "" : back.error().message().c_str());
+    QCOMPARE(back->dtype, ScalarType::Float);
+    QCOMPARE(back->sizes, o.sizes);
+    QCOMPARE(back->bytes, o.bytes);
+    // As NumPy writes it too: version 2.0, double quotes, keys in another order, 0-d, |b1.
+    std::string hdr = "{\"shape\": (), \"fortran_order\": False, \"descr\": \"|b1\"}\n";
+    std::string v2 = std::string("\x93NUMPY\x02\x00", 8) + std::string(1, char(hdr.size())) + std::string(3, '\0') + hdr + "\x01";
+    auto b2 = run::parseNpy(v2, "b.npy");
+    QVERIFY2(b2, b2 ? "" : b2.error().message().c_str());
+    QCOMPARE(b2->dtype, ScalarType::Bool);
+    QVERIFY(b2->sizes.empty());
+    o.sizes = {6};
+    QVERIFY(run::npyBytes(o).find("'shape': (6,)") != std::string::npos);
+    // What it refuses, with the file and the offset named.
+    auto refused = [&](const std::string& bytes, const std::string& needle, uint64_t offset) {
+      auto r = run::parseNpy(bytes, "x.npy");
+      if (r) return std::string("accepted");
+      std::string m = r.error().message();
+      if (m.find("x.npy") == std::string::npos || m.find(needle) == std::string::npos ||
+          r.error().offset != std::optional<uint64_t>(offset))
+        return m;
+      return std::string();
+    };
+    auto withHeader = [&](std::string h, size_t dataBytes) {
+      std::string out = std::string("\x93NUMPY\x01\x00", 8) + char(h.size()) + '\0' + h;
+      return out + std::string(dataBytes, '\0');
+    };
+    QCOMPARE(refused("PK\x03\x04 not numpy", "\\x93NUMPY", 0), std::string());
+    QCOMPARE(refused(f.substr(0, f.size() - 4), "24 bytes", 10 + headerLen), std::string());
+    QCOMPARE(refused(withHeader("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", 4), ">f4", 10), std::string());
+    QCOMPARE(refused(withHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", 4), "C order", 10),
+             std::string());
+    QCOMPARE(refused(withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': [1], }", 4), "tuple", 60),
+             std::string());
+    QCOMPARE(refused(withHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 8), "<c8", 10),
+             std::string());
+  }
+
+  // Inputs given as values run like the iota rule's own values; a wrong count, dtype or
+  // shape is refused naming the input and what it needs.
+  void givenInputs() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path(), "mlp");
+    QVERIFY(emitted);
+    const Method& m = emitted->methods[0];
+    QCOMPARE(m.inputs.size(), size_t(1));
+    const TensorSpec& spec = m.values[static_cast<size_t>(m.inputs[0])].tensor();
+    QCOMPARE(spec.dtype, ScalarType::Float);
+    run::HostValue x;
+    x.kind = ValueKind::Tensor;
+    x.dtype = spec.dtype;
+    x.sizes = spec.sizes;
+    for (uint64_t i = 0; i < *spec.nbytes() / 4; ++i) {
+      float f = static_cast<float>(run::iotaElement(ScalarType::Float, i));
+      x.bytes.insert(x.bytes.end(), reinterpret_cast<uint8_t*>(&f), reinterpret_cast<uint8_t*>(&f) + 4);
+    }
+    auto iota = run::runProgram(emitted.value());
+    run::RunOptions o;
+    o.inputs = {x};
+    auto given = run::runProgram(emitted.value(), o);
+    QVERIFY2(given, message(given).c_str());
+    QCOMPARE(given->outputs[0].checksum, iota->outputs[0].checksum);
+    x.bytes[5] ^= 0x40;  // another input, another output
+    o.inputs = {x};
+    auto other = run::runProgram(emitted.value(), o);
+    QVERIFY(other);
+    QVERIFY(other->outputs[0].checksum != iota->outputs[0].checksum);
+    o.inputs = {x, x};
+    auto two = run::runProgram(emitted.value(), o);
+    QVERIFY(!two);
+    QVERIFY2(two.error().message().find("1 values") != std::string::npos, two.error().message().c_str());
+    run::HostValue wrong = x;
+    wrong.dtype = ScalarType::Int;
+    o.inputs = {wrong};
+    auto typed = run::runProgram(emitted.value(), o);
+    QVERIFY(!typed);
+    QVERIFY2(typed.error().message().find("input 0") != std::string::npos &&
+                 typed.error().message().find(spec.shapeString()) != std::string::npos,
+             typed.error().message().c_str());
+    wrong = x;
+    wrong.sizes.back() -= 1;
+    o.inputs = {wrong};
+    QVERIFY(!run::runProgram(emitted.value(), o));
   }
 
   void cliRun() {
@@ -228,6 +316,24 @@ class TestInterpreter : public QObject {
     QVERIFY2(out.str().find("output 0: float32[") != std::string::npos, out.str().c_str());
     QVERIFY2(out.str().find("fnv1a64 0x") != std::string::npos, out.str().c_str());
     QVERIFY(QFile::exists(QString::fromStdString(saved) + "/output_0.npy"));
+    // The input back as a .npy file: the same output; a file that is not one: exit 3.
+    const Method& m = emitted->methods[0];
+    const TensorSpec& spec = m.values[static_cast<size_t>(m.inputs[0])].tensor();
+    run::HostValue x;
+    x.kind = ValueKind::Tensor;
+    x.sizes = spec.sizes;
+    for (uint64_t i = 0; i < *spec.nbytes() / 4; ++i) {
+      float f = static_cast<float>(run::iotaElement(ScalarType::Float, i));
+      x.bytes.insert(x.bytes.end(), reinterpret_cast<uint8_t*>(&f), reinterpret_cast<uint8_t*>(&f) + 4);
+    }
+    std::string in = (dir.path() + "/in.npy").toStdString();
+    QVERIFY(writeFileAtomically(in, run::npyBytes(x)));
+    std::ostringstream outIn, errIn;
+    QCOMPARE(cli::run({"run", pte, "--inputs", in}, outIn, errIn), int(cli::kOk));
+    QCOMPARE(outIn.str().substr(outIn.str().find("output 0")), out.str().substr(out.str().find("output 0")));
+    std::ostringstream outBad, errBad;
+    QCOMPARE(cli::run({"run", "--inputs", pte + ".npy", pte}, outBad, errBad), int(cli::kBadFile));
+    QVERIFY2(errBad.str().find(pte + ".npy") != std::string::npos, errBad.str().c_str());
     // A delegated program: the delegate is named, exit 5.
     QString delegated = test::fixture("pte/djl_add.pte");
     std::ostringstream out2, err2;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/ir/OpRegistry.h"
+#include "engine/run/KernelSupport.h"
 #include "engine/run/Kernels.h"
 #include "engine/run/RunValue.h"
 
@@ -30,7 +31,7 @@ class MethodRun {
   Result<RunResult> run() {
     if (auto s = checkKernels(); !s) return s.error();
     if (auto s = allocate(); !s) return s.error();
-    fillInputs();
+    if (auto s = fillInputs(); !s) return s.error();
     RunResult r;
     r.method = m_.name;
     // Each chain's instructions are contiguous in `nodes`; jump targets count within it.
@@ -276,13 +277,65 @@ class MethodRun {
     return Ok{};
   }
 
-  void fillInputs() {
-    for (ValueId v : m_.inputs) {
-      RunValue& r = values_[static_cast<size_t>(v)];
-      if (r.kind != ValueKind::Tensor) continue;
-      uint64_t n = r.t.numel();
-      for (uint64_t i = 0; i < n; ++i) storeAs<double>(r.t, i, iotaElement(r.t.dtype, i));
+  Status fillInputs() {
+    if (o_.inputs.empty()) {
+      for (ValueId v : m_.inputs) {
+        RunValue& r = values_[static_cast<size_t>(v)];
+        if (r.kind != ValueKind::Tensor) continue;
+        uint64_t n = r.t.numel();
+        for (uint64_t i = 0; i < n; ++i) storeAs<double>(r.t, i, iotaElement(r.t.dtype, i));
+      }
+      return Ok{};
     }
+    if (o_.inputs.size() != m_.inputs.size())
+      return inputError(m_.name + " inputs", std::to_string(m_.inputs.size()) + " values",
+                        std::to_string(o_.inputs.size()) + " given");
+    for (size_t k = 0; k < m_.inputs.size(); ++k) {
+      RunValue& r = values_[static_cast<size_t>(m_.inputs[k])];
+      const HostValue& g = o_.inputs[k];
+      std::string who = m_.name + " input " + std::to_string(k);
+      TensorSpec given;
+      given.dtype = g.dtype;
+      given.sizes = g.sizes;
+      std::string found = g.kind == ValueKind::Tensor ? given.shapeString() : "a " + std::string(valueKindName(g.kind));
+      if (r.kind == ValueKind::Tensor) {
+        const TensorSpec& spec = m_.values[static_cast<size_t>(m_.inputs[k])].tensor();
+        bool fits = g.kind == ValueKind::Tensor && g.dtype == spec.dtype && g.sizes.size() == spec.sizes.size() &&
+                    g.bytes.size() == given.nbytes().value_or(UINT64_MAX);
+        for (size_t d = 0; fits && d < g.sizes.size(); ++d)
+          fits = spec.dynamism == ShapeDynamism::Static ? g.sizes[d] == spec.sizes[d]
+                                                         : g.sizes[d] >= 0 && g.sizes[d] <= spec.sizes[d];
+        if (!fits)
+          return inputError(who, spec.shapeString() + (spec.dynamism == ShapeDynamism::Static ? "" : " or smaller"), found);
+        RunTensor src;
+        src.dtype = g.dtype;
+        src.sizes = g.sizes;
+        src.data = const_cast<uint8_t*>(g.bytes.data());
+        r.t.sizes = g.sizes;
+        kernels::copyLogical(src, r.t);
+        continue;
+      }
+      bool scalar = r.kind == ValueKind::Int || r.kind == ValueKind::Double || r.kind == ValueKind::Bool;
+      if (!scalar) return inputError(who, "no value (a " + std::string(valueKindName(r.kind)) + " input keeps its own)", found);
+      double x = g.number;
+      if (g.kind == ValueKind::Tensor) {
+        RunTensor src;
+        src.dtype = g.dtype;
+        src.sizes = g.sizes;
+        src.data = const_cast<uint8_t*>(g.bytes.data());
+        if (src.numel() != 1 || g.bytes.size() != elementSize(g.dtype))
+          return inputError(who, "one number (a " + std::string(valueKindName(r.kind)) + ")", found);
+        x = loadAs<double>(src, 0);
+      }
+      if (r.kind == ValueKind::Int) r.i = integerFrom<int64_t>(x);
+      else if (r.kind == ValueKind::Double) r.d = x;
+      else r.b = x != 0;
+    }
+    return Ok{};
+  }
+
+  Error inputError(const std::string& what, const std::string& expected, const std::string& found) const {
+    return Error{ErrorCode::Mismatch, p_.path, std::nullopt, what, expected, found};
   }
 
   Status etView(const Node& n) {  // (self, size, out): the out shares self's storage
@@ -357,13 +410,18 @@ class MethodRun {
     return Ok{};
   }
 
-  static RunOutput output(const RunValue& v) {
-    RunOutput o;
+  static HostValue output(const RunValue& v) {
+    HostValue o;
     o.kind = v.kind;
     if (v.kind == ValueKind::Tensor) {
       o.dtype = v.t.dtype;
       o.sizes = v.t.sizes;
-      o.bytes.assign(v.t.data, v.t.data + v.t.nbytes());
+      o.bytes.resize(v.t.nbytes());
+      RunTensor logical;  // C order, whatever the dim order inside the run
+      logical.dtype = o.dtype;
+      logical.sizes = o.sizes;
+      logical.data = o.bytes.data();
+      kernels::copyLogical(v.t, logical);
     } else if (v.kind == ValueKind::Int) {
       o.number = static_cast<double>(v.i);
     } else if (v.kind == ValueKind::Double) {
@@ -398,58 +456,7 @@ Result<RunResult> runProgram(const Program& program, const RunOptions& options) 
   return MethodRun(program, *m, options).run();
 }
 
-std::string npyBytes(const RunOutput& o) {
-  std::string descr;
-  RunTensor t;
-  t.dtype = o.dtype;
-  t.sizes = o.sizes;
-  t.data = const_cast<uint8_t*>(o.bytes.data());
-  std::string data;
-  if (o.kind != ValueKind::Tensor) {
-    descr = "<f8";
-    data.assign(reinterpret_cast<const char*>(&o.number), sizeof(double));
-  } else if (o.dtype == ScalarType::BFloat16) {
-    descr = "<f4";
-    for (uint64_t i = 0; i < t.numel(); ++i) {
-      float f = loadAs<float>(t, i);
-      data.append(reinterpret_cast<const char*>(&f), 4);
-    }
-  } else {
-    switch (o.dtype) {
-      case ScalarType::Float: descr = "<f4"; break;
-      case ScalarType::Double: descr = "<f8"; break;
-      case ScalarType::Half: descr = "<f2"; break;
-      case ScalarType::Long: descr = "<i8"; break;
-      case ScalarType::Int: descr = "<i4"; break;
-      case ScalarType::Short: descr = "<i2"; break;
-      case ScalarType::Char: descr = "|i1"; break;
-      case ScalarType::Byte: descr = "|u1"; break;
-      case ScalarType::Bool: descr = "|b1"; break;
-      case ScalarType::UInt16: descr = "<u2"; break;
-      case ScalarType::UInt32: descr = "<u4"; break;
-      case ScalarType::UInt64: descr = "<u8"; break;
-      default: descr = "|u1"; break;  // an opaque type: its bytes
-    }
-    data.assign(reinterpret_cast<const char*>(o.bytes.data()), o.bytes.size());
-  }
-  std::string shape = "(";
-  if (o.kind == ValueKind::Tensor)
-    for (int64_t d : o.sizes) shape += std::to_string(d) + (o.sizes.size() == 1 ? "," : ", ");
-  if (shape.size() > 2 && shape.back() == ' ') shape.resize(shape.size() - 2);
-  shape += ")";
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  return out + header + data;
-}
-
-std::vector<double> leadingValues(const RunOutput& o, size_t count) {
+std::vector<double> leadingValues(const HostValue& o, size_t count) {
   if (o.kind != ValueKind::Tensor) return {o.number};
   RunTensor t;
   t.dtype = o.dtype;
@@ -460,7 +467,7 @@ std::vector<double> leadingValues(const RunOutput& o, size_t count) {
   return v;
 }
 
-std::string firstValues(const RunOutput& o, size_t count) {
+std::string firstValues(const HostValue& o, size_t count) {
   std::ostringstream s;
   std::vector<double> v = leadingValues(o, count);
   if (o.kind != ValueKind::Tensor) {

@@ -15,6 +15,18 @@
 
 namespace lstudio::run {
 
+/// A value outside a run, an output it produced or an input given to it: a tensor's dtype,
+/// sizes and bytes (logical C order, whatever the dim order inside the run), or a scalar as
+/// a number.
+struct HostValue {
+  ValueKind kind = ValueKind::None;
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> bytes;
+  double number = 0;
+  uint64_t checksum = 0;  ///< FNV-1a-64 of `bytes`
+};
+
 struct RunOptions {
   std::string method;  ///< empty: "forward" when there is one, else the first method
   /// Called every few instructions with (done, total); returning false cancels the run.
@@ -24,22 +36,16 @@ struct RunOptions {
   /// exhausting the machine.
   uint64_t memoryLimit = 0;
   uint64_t workLimit = 0;
+  /// The method's inputs, in order; empty: the iota rule. A tensor input takes a tensor of
+  /// its dtype and rank whose sizes fit its own (a dynamic dimension up to its bound); a
+  /// scalar input takes a number.
+  std::vector<HostValue> inputs;
 };
 
-/// One output of a method: a tensor's dtype, sizes and bytes (in memory order), or a
-/// scalar as a number.
-struct RunOutput {
-  ValueKind kind = ValueKind::None;
-  ScalarType dtype = ScalarType::Float;
-  std::vector<int64_t> sizes;
-  std::vector<uint8_t> bytes;
-  double number = 0;
-  uint64_t checksum = 0;  ///< FNV-1a-64 of `bytes`
-};
 
 struct RunResult {
   std::string method;
-  std::vector<RunOutput> outputs;
+  std::vector<HostValue> outputs;
   uint64_t instructions = 0;  ///< instructions executed
 };
 
@@ -48,18 +54,14 @@ struct RunResult {
 /// dimensions at their upper bound; a non-tensor input keeps the value the program stores.
 double iotaElement(ScalarType dtype, uint64_t i);
 
-/// Runs one method on iota inputs. Fails (never crashes) naming the instruction, its
+/// Runs one method on the given inputs, or iota ones. Fails (never crashes) naming the instruction, its
 /// operator and node, when an operator has no kernel, a delegate is called, a plan puts
 /// a tensor outside its arena, or a kernel refuses its arguments.
 Result<RunResult> runProgram(const Program& program, const RunOptions& options = {});
 
-/// An output as a NumPy .npy file (format 1.0, C order); a scalar as a 0-d array, bfloat16
-/// as float32 (NumPy has no bfloat16; the conversion is exact).
-std::string npyBytes(const RunOutput& o);
-
 /// The first `count` elements of an output (in memory order) as numbers.
-std::vector<double> leadingValues(const RunOutput& o, size_t count);
+std::vector<double> leadingValues(const HostValue& o, size_t count);
 /// The same as text: "[0.25, -0.5, ...]" ("..." when there are more); a scalar as itself.
-std::string firstValues(const RunOutput& o, size_t count);
+std::string firstValues(const HostValue& o, size_t count);
 
 }  // namespace lstudio::run
