@@ -148,7 +148,9 @@ inline void copyLogical(const RunTensor& in, RunTensor& out) {
   Walker wi(in.sizes, {&in});
   Walker wo(out.sizes, {&out});
   uint64_t n = out.numel();
-  if (isIntegral(in.dtype) || isIntegral(out.dtype)) {
+  // Integers and bools move through int64 (exact); floats through double, so a float becomes
+  // an integer of the output's own width directly (out-of-range values as the runtime has them).
+  if (!isFloating(in.dtype)) {
     for (uint64_t k = 0; k < n; ++k, wi.next(), wo.next())
       storeAs<int64_t>(out, wo.offset(0), loadAs<int64_t>(in, wi.offset(0)));
   } else {

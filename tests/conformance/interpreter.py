@@ -12,6 +12,12 @@ cannot run (an operator without a kernel, a delegate call, a non-tensor input) i
 the reason; the programs in MUST_RUN must run and agree. One line per program, then
   interpreter: A agree (B bit-identical), N not runnable of T; worst ULP W (PROGRAM)
 and the exit status is non-zero when a program that runs disagrees or a MUST_RUN one cannot run.
+
+Then the edge values (EDGE_CASES): small programs exported here and run on chosen inputs given
+to the studio as .npy files (`--inputs`): casts of NaN, infinities and out-of-range floats to
+every integer type and to half and bfloat16, integer and float division with negative operands,
+wrapping integer arithmetic. Their outputs must be bit-identical to the runtime's; where the
+runtime refuses the inputs (an integer division by zero), the studio must refuse them too.
 """
 
 from __future__ import annotations
@@ -141,6 +147,90 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
     return ("bit-identical" if identical else "agree"), "", worst
 
 
+def edge_cases():
+    """(name, module, inputs, refused): programs whose values the iota rule never reaches."""
+    import torch
+
+    class Casts(torch.nn.Module):
+        def forward(self, x):
+            return (x.to(torch.int64), x.to(torch.int32), x.to(torch.int16), x.to(torch.int8), x.to(torch.uint8),
+                    x.to(torch.bool), x.to(torch.float16), x.to(torch.bfloat16), x.to(torch.float64))
+
+    class IntegerArithmetic(torch.nn.Module):
+        def forward(self, a, b):
+            return (torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+                    torch.remainder(a, b), a * b, a + b, a - b, -a, torch.abs(a), a / b)
+
+    class FloatArithmetic(torch.nn.Module):
+        def forward(self, x, y):
+            return (torch.div(x, y, rounding_mode="floor"), torch.div(x, y, rounding_mode="trunc"),
+                    torch.remainder(x, y), x / y, torch.maximum(x, y), torch.minimum(x, y), torch.clamp(x, -2.0, 2.0))
+
+    class IntegerDivision(torch.nn.Module):
+        def forward(self, a, b):
+            return torch.div(a, b, rounding_mode="floor")
+
+    big = 2 ** 63 - 1
+    floats = torch.tensor([1e30, -1e30, float("nan"), float("inf"), float("-inf"), 300.7, -129.5, 70000.2, 3e9,
+                           1e19, -0.0, 0.99, -0.99, 65520.0, 65504.0, 6e-8, 1e-40, 3.3895e38], dtype=torch.float32)
+    a = torch.tensor([-7, 7, -7, 7, big, -big, 0, 1, -1, big, 6, -6, 3 ** 39], dtype=torch.int64)
+    b = torch.tensor([2, -2, -2, 2, 2, -1, 5, -1, 3, big, 3, -4, 3 ** 2], dtype=torch.int64)
+    x = torch.tensor([-7.5, 7.5, -7.5, 7.5, 1e30, 0.3, 5.0, -5.0, 0.0, -0.0, float("nan"), float("inf"), 1.0, -3.0],
+                     dtype=torch.float32)
+    y = torch.tensor([2.0, -2.0, -2.0, 2.0, 3e-10, 0.1, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, float("inf"), float("nan")],
+                     dtype=torch.float32)
+    return [("casts", Casts(), (floats,), False),
+            ("integer_arithmetic", IntegerArithmetic(), (a, b), False),
+            ("float_arithmetic", FloatArithmetic(), (x, y), False),
+            ("integer_division_by_zero", IntegerDivision(), (a[:3], torch.tensor([2, 0, 1])), True)]
+
+
+def run_edge_cases(work: Path, cli: Path) -> list[str]:
+    """Each edge case through the studio and the runtime; the names of those that disagree."""
+    import numpy as np
+    import torch
+    from executorch.exir import to_edge
+
+    bad = []
+    for name, module, inputs, refused in edge_cases():
+        d = work / "edge" / name
+        d.mkdir(parents=True, exist_ok=True)
+        pte = d / "model.pte"
+        pte.write_bytes(to_edge(torch.export.export(module, inputs)).to_executorch().buffer)
+        files = []
+        for i, t in enumerate(inputs):
+            files.append(d / f"input_{i}.npy")
+            np.save(files[-1], t.numpy())
+        out_dir = d / "outputs"
+        p = subprocess.run([str(cli), "run", str(pte), "--inputs", *map(str, files), "--save-outputs", str(out_dir)],
+                           capture_output=True, text=True)
+        try:
+            up = harness.run_pte(pte, [], {"forward": inputs})["forward"]
+            up_error = ""
+        except Exception as e:  # noqa: BLE001
+            up, up_error = None, harness.runtime_error(e)
+        if refused or up is None:
+            ok = up is None and refused and p.returncode == 5
+            detail = (f"both refuse ({p.stderr.strip().splitlines()[-1][-60:]})" if ok else
+                      f"runtime: {up_error or 'ran'}; studio: exit {p.returncode} {p.stderr.strip()[-120:]}")
+        elif p.returncode != 0:
+            ok, detail = False, f"lowering-cli run failed (exit {p.returncode}): {p.stderr.strip()[:300]}"
+        else:
+            ok, detail = True, f"{len(up)} outputs bit-identical"
+            for i, u in enumerate(up):
+                s = torch.from_numpy(np.load(out_dir / f"output_{i}.npy"))
+                u = u.to(torch.float32) if u.dtype == torch.bfloat16 else u
+                if not harness.bit_equal(s, u.contiguous()):
+                    diff = [(j, a_, b_) for j, (a_, b_) in enumerate(zip(s.reshape(-1).tolist(), u.reshape(-1).tolist()))
+                            if not (a_ == b_ or (a_ != a_ and b_ != b_))]
+                    ok, detail = False, f"output {i} ({u.dtype}) differs at {diff[:3]} (index, studio, ExecuTorch)"
+                    break
+        print(f"{'edge:' + name:48} {'agree' if ok else 'differ':14} {detail}", flush=True)
+        if not ok:
+            bad.append("edge:" + name)
+    return bad
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--from", dest="source", default=str(HERE.parents[1] / "build" / "conformance"),
@@ -174,6 +264,7 @@ def main() -> int:
         if result == "differ" or (result == "not runnable" and name in MUST_RUN):
             bad.append(name)
         print(f"{name:48} {result:14} {f'worst {ulp:.1f} ULP' if result == 'agree' else detail}", flush=True)
+    bad += run_edge_cases(work, cli)
     agree = counts["bit-identical"] + counts["agree"]
     print(f"interpreter: {agree} agree ({counts['bit-identical']} bit-identical), {counts['not runnable']} not runnable"
           f" of {len(cases)}; worst {worst[0]:.1f} ULP ({worst[1] or '-'}); {counts['differ']} differ")
