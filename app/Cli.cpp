@@ -2,8 +2,11 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <ostream>
 
@@ -21,6 +24,7 @@
 #include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/Delower.h"
 #include "engine/lowering/Emitter.h"
+#include "engine/lowering/Executable.h"
 #include "engine/lowering/Export.h"
 #include "engine/lowering/GraphDiff.h"
 #include "engine/lowering/GraphText.h"
@@ -124,7 +128,8 @@ const char* kUsageText =
     "      added (+), removed (-) or changed (- then +).\n"
     "\n"
     "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME]\n"
-    "      [--inputs iota|IN.npy...] [--save-outputs DIR] [--json]\n"
+    "      [--inputs iota|IN.npy...] [--after PASS] [--compare-to PASS]\n"
+    "      [--tolerance T] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime)\n"
     "      on iota inputs (the default): element i of a floating input is\n"
     "      (i % 7) * 0.25 - 0.5, of an integer input i % 5, of a bool input i % 2\n"
@@ -140,6 +145,12 @@ const char* kUsageText =
     "      tensor outside its arena fails naming the instruction.\n"
     "      --save-outputs writes each output to DIR/output_N.npy (bfloat16 as\n"
     "      float32, exactly).\n"
+    "      --after PASS runs the program as it is after PASS (input: before any\n"
+    "      pass), finished for running by the passes that leave the numbers\n"
+    "      alone (out variants, specs, a plan without reuse). --compare-to PASS\n"
+    "      runs the program after PASS too and prints how far each output is\n"
+    "      from it and the first node, in execution order, whose values differ\n"
+    "      from its namesake's by more than --tolerance T (default 0).\n"
     "\n"
     "  COMMAND --help  show the text of one command\n"
     "  --help     show this text\n"
@@ -814,8 +825,52 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
+/// The number of passes after which `name` holds ("input": 0), or -1 with the valid names
+/// written to `err`.
+long passesRunFor(const Pipeline& pipeline, const std::string& name, const std::string& option, std::ostream& err) {
+  if (name == "input") return 0;
+  for (size_t i = 0; i < pipeline.records().size(); ++i)
+    if (pipeline.records()[i].name == name) return static_cast<long>(i + 1);
+  err << "lowering-cli run: " << option << " " << name << ": no such pass here; one of: input";
+  for (const auto& r : pipeline.records()) err << ", " << r.name;
+  err << "\n";
+  return -1;
+}
+
+void printRunOutputs(const run::RunResult& r, std::ostream& out) {
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const auto& o = r.outputs[i];
+    out << "  output " << i << ": ";
+    if (o.kind == ValueKind::Tensor) {
+      TensorSpec shape;
+      shape.dtype = o.dtype;
+      shape.sizes = o.sizes;
+      out << shape.shapeString() << " " << run::firstValues(o, 6) << " fnv1a64 " << hex64(o.checksum) << "\n";
+    } else {
+      out << valueKindName(o.kind) << " " << run::firstValues(o, 1) << "\n";
+    }
+  }
+}
+
+nlohmann::json runOutputsJson(const run::RunResult& r) {
+  nlohmann::json outs = nlohmann::json::array();
+  for (const auto& o : r.outputs) {
+    nlohmann::json e = {{"kind", valueKindName(o.kind)}};
+    if (o.kind == ValueKind::Tensor) {
+      e["dtype"] = std::string(scalarTypeName(o.dtype));
+      e["sizes"] = o.sizes;
+      e["first"] = run::leadingValues(o, 8);
+      e["fnv1a64"] = hex64(o.checksum);
+    } else {
+      e["value"] = o.number;
+    }
+    outs.push_back(e);
+  }
+  return outs;
+}
+
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath, method, saveDir;
+  std::string file, configPath, method, saveDir, afterPass, comparePass, toleranceText;
   std::vector<std::string> ptds, npys;
   bool iota = false;
   bool json = false;
@@ -827,6 +882,9 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     if (a == "--json") json = true;
     else if (a == "--config") ok = next(configPath);
     else if (a == "--method") ok = next(method);
+    else if (a == "--after") ok = next(afterPass);
+    else if (a == "--compare-to") ok = next(comparePass);
+    else if (a == "--tolerance") ok = next(toleranceText);
     else if (a == "--inputs") {  // iota, or .npy files up to the next option
       ok = i + 1 < args.size();
       if (ok && args[i + 1] == "iota") iota = true, ++i;
@@ -853,6 +911,19 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     err << "lowering-cli run: --inputs takes iota or .npy files, not both\n";
     return kUsage;
   }
+  double tolerance = 0;
+  if (!toleranceText.empty()) {
+    char* end = nullptr;
+    tolerance = std::strtod(toleranceText.c_str(), &end);
+    if (end == toleranceText.c_str() || *end || !(tolerance >= 0)) {
+      err << "lowering-cli run: --tolerance takes a number >= 0, not '" << toleranceText << "'\n";
+      return kUsage;
+    }
+    if (comparePass.empty()) {
+      err << "lowering-cli run: --tolerance applies with --compare-to\n";
+      return kUsage;
+    }
+  }
   std::vector<run::HostValue> given;
   for (const std::string& f : npys) {
     auto v = run::readNpy(f);
@@ -866,24 +937,54 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
-  std::shared_ptr<const Program> subject = std::make_shared<const Program>(std::move(*program));
-  if (subject->format != SourceFormat::Pte) {  // lower and emit it first
-    auto loaded = configFor(subject.get(), configPath, {});
-    if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
-    auto lowered = lowerToEnd(subject, loaded.value(), file, err);
-    if (!lowered) return kPassFailed;
-    auto emitted = emitProgram(*lowered, loaded.value());
-    if (!emitted) return err << "error: " << emitted.error().message() << "\n", kPassFailed;
-    subject = std::make_shared<const Program>(std::move(emitted.value()));
-  } else if (!configPath.empty()) {
-    err << "lowering-cli run: --config applies to a .pt2 (a .pte runs as stored)\n";
+  std::shared_ptr<const Program> input = std::make_shared<const Program>(std::move(*program));
+  bool pte = input->format == SourceFormat::Pte;
+  if (pte && !configPath.empty() && afterPass.empty() && comparePass.empty()) {
+    err << "lowering-cli run: --config applies to a .pt2, or with --after/--compare-to (a .pte runs as stored)\n";
     return kUsage;
   }
-  run::RunOptions o;
-  o.method = method;
-  o.inputs = std::move(given);
-  auto r = run::runProgram(*subject, o);
+  auto loaded = configFor(input.get(), configPath, {});
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  // The snapshot to run (passes run before it), and the one to compare with.
+  Pipeline pipeline(input, loaded.value());
+  long at = static_cast<long>(pipeline.records().size()), reference = -1;
+  if (!afterPass.empty() && (at = passesRunFor(pipeline, afterPass, "--after", err)) < 0) return kUsage;
+  if (!comparePass.empty() && (reference = passesRunFor(pipeline, comparePass, "--compare-to", err)) < 0) return kUsage;
+  bool asStored = pte && afterPass.empty() && comparePass.empty();
+  if (!asStored) {
+    while (static_cast<long>(pipeline.position()) < std::max(at, reference) && pipeline.step()) {
+    }
+    if (pipeline.failed()) {
+      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+      err << "error: " << file << ": lowering failed in " << r.name;
+      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
+      err << "\n";
+      return kPassFailed;
+    }
+  }
+  auto runAt = [&](long passesRun, bool trace) -> Result<run::RunResult> {
+    run::RunOptions o;
+    o.method = method;
+    o.inputs = given;
+    o.trace = trace;
+    if (asStored) return run::runProgram(*input, o);
+    auto executable = executableSnapshot(pipeline, static_cast<size_t>(passesRun));
+    if (!executable) return executable.error();
+    return run::runProgram(executable.value(), o);
+  };
+  auto snapshotName = [&](long passesRun) {
+    return passesRun == 0 ? std::string("input") : pipeline.records()[static_cast<size_t>(passesRun - 1)].name;
+  };
+  auto r = runAt(at, reference >= 0);
   if (!r) return err << "error: " << r.error().message() << "\n", kRunFailed;
+  std::optional<run::RunResult> ref;
+  std::optional<run::NodeDifference> firstDiff;
+  if (reference >= 0) {
+    auto rr = runAt(reference, true);
+    if (!rr) return err << "error: " << rr.error().message() << "\n", kRunFailed;
+    ref = std::move(rr.value());
+    firstDiff = run::firstDifferingNode(r.value(), *ref, tolerance);
+  }
   if (!saveDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(saveDir, ec);
@@ -893,37 +994,47 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
         return err << "error: " << s.error().message() << "\n", kBadFile;
     }
   }
+  // Output i against the reference's output i.
+  std::vector<double> outputDiffs;
+  if (ref)
+    for (size_t i = 0; i < r->outputs.size(); ++i)
+      outputDiffs.push_back(i < ref->outputs.size() ? run::maxDifference(r->outputs[i], ref->outputs[i])
+                                                    : std::numeric_limits<double>::infinity());
   if (json) {
     nlohmann::json j = {{"file", file}, {"method", r->method}, {"instructions", r->instructions}, {"inputs", inputs}};
-    nlohmann::json outs = nlohmann::json::array();
-    for (const auto& o : r->outputs) {
-      nlohmann::json e = {{"kind", valueKindName(o.kind)}};
-      if (o.kind == ValueKind::Tensor) {
-        e["dtype"] = std::string(scalarTypeName(o.dtype));
-        e["sizes"] = o.sizes;
-        e["first"] = run::leadingValues(o, 8);
-        e["fnv1a64"] = hex64(o.checksum);
-      } else {
-        e["value"] = o.number;
-      }
-      outs.push_back(e);
+    if (!asStored) j["after"] = snapshotName(at);
+    j["outputs"] = runOutputsJson(r.value());
+    if (ref) {
+      nlohmann::json c = {{"snapshot", snapshotName(reference)}, {"tolerance", tolerance}};
+      c["output_max_abs_diff"] = nlohmann::json::array();
+      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"));
+      if (firstDiff)
+        c["first_differing_node"] = {{"node", firstDiff->node}, {"op", firstDiff->op},
+                                     {"instruction", firstDiff->instruction},
+                                     {"max_abs_diff", std::isfinite(firstDiff->difference) ? nlohmann::json(firstDiff->difference)
+                                                                                         : nlohmann::json("inf")}};
+      else
+        c["first_differing_node"] = nullptr;
+      j["compared_to"] = c;
     }
-    j["outputs"] = outs;
     out << jsonText(j) << "\n";
     return kOk;
   }
-  out << file << ": " << r->method << ", " << r->instructions << " instructions on " << inputs << " inputs\n";
-  for (size_t i = 0; i < r->outputs.size(); ++i) {
-    const auto& o = r->outputs[i];
-    out << "  output " << i << ": ";
-    if (o.kind == ValueKind::Tensor) {
-      TensorSpec shape;
-      shape.dtype = o.dtype;
-      shape.sizes = o.sizes;
-      out << shape.shapeString() << " " << run::firstValues(o, 6) << " fnv1a64 " << hex64(o.checksum) << "\n";
-    } else {
-      out << valueKindName(o.kind) << " " << run::firstValues(o, 1) << "\n";
+  out << file << ": " << r->method << (asStored ? "" : " after " + snapshotName(at)) << ", " << r->instructions
+      << " instructions on " << inputs << " inputs\n";
+  printRunOutputs(r.value(), out);
+  if (ref) {
+    out << "compared to the program after " << snapshotName(reference) << " (tolerance " << tolerance << "):\n";
+    for (size_t i = 0; i < outputDiffs.size(); ++i) {
+      out << "  output " << i << ": ";
+      if (i >= ref->outputs.size()) out << "not an output there\n";
+      else out << "max |difference| " << outputDiffs[i] << "\n";
     }
+    if (firstDiff)
+      out << "  first differing node: " << firstDiff->node << " (" << firstDiff->op << ", instruction "
+          << firstDiff->instruction << "): max |difference| " << firstDiff->difference << "\n";
+    else
+      out << "  no node differs by more than " << tolerance << "\n";
   }
   return kOk;
 }

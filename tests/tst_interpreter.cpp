@@ -8,12 +8,15 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/Cli.h"
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteReader.h"
 #include "engine/formats/PteWriter.h"
 #include "engine/formats/OpenProgram.h"
 #include "engine/lowering/Emitter.h"
+#include "engine/lowering/Executable.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/run/Interpreter.h"
 #include "engine/run/KernelSupport.h"
@@ -42,6 +45,22 @@ Result<Program> emittedSample(const QString& dir, const std::string& name) {
   if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", "a failed pass"};
   return emitProgram(*p.current(), c);
 }
+
+/// A pass that changes what the program computes: its first relu becomes a sigmoid.
+class ReluToSigmoid : public Pass {
+ public:
+  std::string name() const override { return "ReluToSigmoid"; }
+  std::string description() const override { return "a deliberate change of the numbers (tests)"; }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    for (Method& m : p.methods)
+      for (OperatorRef& op : m.operators)
+        if (op.name == "aten::relu") {
+          op.name = "aten::sigmoid";
+          return PassOutcome{true, false, {}};
+        }
+    return {};
+  }
+};
 
 std::string message(const Result<run::RunResult>& r) { return r ? std::string() : r.error().message(); }
 
@@ -97,6 +116,63 @@ class TestInterpreter : public QObject {
     auto wrong = run::runProgram(bad);
     QVERIFY2(wrong, message(wrong).c_str());
     QVERIFY(wrong->outputs[0].checksum != good->outputs[0].checksum);
+  }
+
+  // Every snapshot from to_edge's conversion on runs; the numerics-neutral passes keep the
+  // numbers bit for bit, and a pass that changes them is found at the node it changed.
+  void snapshotsAndTheFirstDifferingNode() {
+    QTemporaryDir dir;
+    auto built = buildSample("mlp", SampleOptions{});
+    QVERIFY(built);
+    std::string pt2 = (dir.path() + "/mlp.pt2").toStdString();
+    QVERIFY(writePt2(built.value(), pt2));
+    auto opened = openProgramFile(pt2);
+    QVERIFY(opened);
+    std::vector<std::shared_ptr<const Pass>> passes = defaultPasses();
+    size_t at = 0;
+    for (size_t i = 0; i < passes.size(); ++i)
+      if (passes[i]->name() == "ReinplacePass") at = i + 1;
+    QVERIFY(at > 0);
+    passes.insert(passes.begin() + static_cast<long>(at), std::make_shared<ReluToSigmoid>());
+    Pipeline p(std::make_shared<const Program>(std::move(opened.value())), ExecutorchBackendConfig{}, passes);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    size_t perturb = 0, converted = 0;
+    for (size_t i = 0; i < p.records().size(); ++i) {
+      if (p.records()[i].name == "ReluToSigmoid") perturb = i + 1;
+      if (p.records()[i].name == "ReplaceViewOpsWithViewCopyOpsPass") converted = i + 1;
+    }
+    QVERIFY(perturb > converted && converted > 0);
+    run::RunOptions traced;
+    traced.trace = true;
+    auto runAt = [&](size_t k) -> Result<run::RunResult> {
+      auto e = executableSnapshot(p, k);
+      if (!e) return e.error();
+      return run::runProgram(e.value(), traced);
+    };
+    std::vector<uint64_t> checksums;
+    for (size_t k = converted; k <= p.records().size(); ++k) {
+      auto r = runAt(k);
+      QVERIFY2(r, (p.records()[k - 1].name + ": " + message(r)).c_str());
+      checksums.push_back(r->outputs[0].checksum);
+    }
+    for (size_t k = converted; k <= p.records().size(); ++k)
+      QCOMPARE(checksums[k - converted], checksums[(k < perturb ? converted : perturb) - converted]);
+    QVERIFY(checksums.front() != checksums.back());
+    auto before = runAt(perturb - 1), after = runAt(perturb), end = runAt(p.records().size());
+    QVERIFY(before && after && end);
+    QVERIFY(!before->trace.empty());
+    auto first = run::firstDifferingNode(after.value(), before.value(), 0);
+    QVERIFY(first);
+    QCOMPARE(first->op, std::string("aten::sigmoid.out"));
+    QVERIFY2(first->node.find("relu") != std::string::npos, first->node.c_str());
+    QVERIFY(first->difference > 0.1);
+    QVERIFY(!run::firstDifferingNode(end.value(), after.value(), 0));  // the rest of the passes keep it
+    // Before to_edge's conversion the ATen program cannot run; the error says from where it can.
+    auto input = executableSnapshot(p, 0);
+    QVERIFY(!input);
+    QVERIFY2(input.error().message().find("ReplaceViewOpsWithViewCopyOpsPass") != std::string::npos,
+             input.error().message().c_str());
   }
 
   void refusesWhatItCannotRun() {
@@ -334,6 +410,31 @@ class TestInterpreter : public QObject {
     std::ostringstream outBad, errBad;
     QCOMPARE(cli::run({"run", "--inputs", pte + ".npy", pte}, outBad, errBad), int(cli::kBadFile));
     QVERIFY2(errBad.str().find(pte + ".npy") != std::string::npos, errBad.str().c_str());
+    // --after / --compare-to on a .pt2: the same numbers from to_edge's conversion on.
+    auto built = buildSample("mlp", SampleOptions{});
+    QVERIFY(built);
+    std::string pt2 = (dir.path() + "/mlp.pt2").toStdString();
+    QVERIFY(writePt2(built.value(), pt2));
+    std::ostringstream outCmp, errCmp;
+    QCOMPARE(cli::run({"run", pt2, "--after", "ToOutVarPass", "--compare-to", "ReplaceViewOpsWithViewCopyOpsPass"},
+                      outCmp, errCmp),
+             int(cli::kOk));
+    QVERIFY2(outCmp.str().find("forward after ToOutVarPass") != std::string::npos, outCmp.str().c_str());
+    QVERIFY2(outCmp.str().find("output 0: max |difference| 0\n") != std::string::npos, outCmp.str().c_str());
+    QVERIFY2(outCmp.str().find("no node differs by more than 0") != std::string::npos, outCmp.str().c_str());
+    std::ostringstream outJ, errJ;
+    QCOMPARE(cli::run({"run", pt2, "--compare-to", "SpecPropPass", "--tolerance", "1e-6", "--json"}, outJ, errJ),
+             int(cli::kOk));
+    auto j = nlohmann::json::parse(outJ.str());
+    QCOMPARE(j["compared_to"]["snapshot"].get<std::string>(), std::string("SpecPropPass"));
+    QVERIFY(j["compared_to"]["first_differing_node"].is_null());
+    std::ostringstream outU, errU;  // a pass that is not there: the valid names
+    QCOMPARE(cli::run({"run", pt2, "--after", "NoSuchPass"}, outU, errU), int(cli::kUsage));
+    QVERIFY2(errU.str().find("ToOutVarPass") != std::string::npos, errU.str().c_str());
+    std::ostringstream outA, errA;  // the ATen program before to_edge's conversion: exit 5, and from where it runs
+    QCOMPARE(cli::run({"run", pt2, "--after", "input"}, outA, errA), int(cli::kRunFailed));
+    QVERIFY2(errA.str().find("runs from after ReplaceViewOpsWithViewCopyOpsPass") != std::string::npos,
+             errA.str().c_str());
     // A delegated program: the delegate is named, exit 5.
     QString delegated = test::fixture("pte/djl_add.pte");
     std::ostringstream out2, err2;

@@ -76,8 +76,11 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});
 }
 
-std::shared_ptr<const Program> Pipeline::current() const {
-  for (size_t i = position_; i-- > 0;)
+std::shared_ptr<const Program> Pipeline::current() const { return snapshot(position_); }
+
+std::shared_ptr<const Program> Pipeline::snapshot(size_t passesRun) const {
+  if (passesRun > position_) return nullptr;
+  for (size_t i = passesRun; i-- > 0;)
     if (records_[i].after) return records_[i].after;
   return input_;
 }

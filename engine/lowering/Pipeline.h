@@ -36,6 +36,9 @@ class Pipeline {
   bool failed() const { return failed_; }
   /// The program after the last pass run (the input before any).
   std::shared_ptr<const Program> current() const;
+  /// The program after the first `passesRun` passes (the input for 0); null past position().
+  std::shared_ptr<const Program> snapshot(size_t passesRun) const;
+  const std::vector<std::shared_ptr<const Pass>>& passes() const { return passes_; }
   const ExecutorchBackendConfig& config() const { return config_; }
 
   /// Runs the next pass; false at the end or after a failure.

@@ -212,6 +212,12 @@ void addIndexingKernels(KernelTable& k) {
   k["aten::scatter.value_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, true); };
   k["aten::index_select.out"] = indexSelectOut;
   k["aten::index_put.out"] = indexPutOut;
+  // index_put_ (self, indices, values, accumulate) -> self, as ReinplacePass leaves it.
+  k["aten::index_put_"] = [](KernelContext& c, const Args& a) {
+    if (!indexPutOut(c, {a[0], a[1], a[2], a[3], a[0]})) return false;
+    if (a.size() > 4 && a[4] != a[0]) c.value(a[4]).t = c.tensor(a[0]);
+    return true;
+  };
 }
 
 }  // namespace lstudio::run::kernels

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -61,6 +63,7 @@ class MethodRun {
           } else if (!(*findKernel(op.fullName()))(ctx, n.args)) {
             return fail(pc, ctx.message());
           }
+          if (o_.trace) traceNode(r, pc, n, op);
           ++pc;
           break;
         }
@@ -410,6 +413,15 @@ class MethodRun {
     return Ok{};
   }
 
+  void traceNode(RunResult& r, size_t pc, const Node& n, const OperatorRef& op) const {
+    TracedNode t{pc, n.name, op.fullName(), {}};
+    std::vector<ValueId> written = n.outputs;
+    if (written.empty() && !n.args.empty()) written.push_back(n.args.back());  // the return
+    for (ValueId v : written)
+      if (values_[static_cast<size_t>(v)].kind == ValueKind::Tensor) t.values.push_back(output(values_[static_cast<size_t>(v)]));
+    r.trace.push_back(std::move(t));
+  }
+
   static HostValue output(const RunValue& v) {
     HostValue o;
     o.kind = v.kind;
@@ -454,6 +466,43 @@ Result<RunResult> runProgram(const Program& program, const RunOptions& options) 
   if (!m && options.method.empty()) m = &program.methods[0];
   if (!m) return Error{ErrorCode::Invalid, program.path, std::nullopt, "running", "a method named " + want, "none"};
   return MethodRun(program, *m, options).run();
+}
+
+double maxDifference(const HostValue& a, const HostValue& b) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (a.kind != b.kind) return inf;
+  if (a.kind != ValueKind::Tensor) return a.number == b.number ? 0 : std::fabs(a.number - b.number);
+  if (a.dtype != b.dtype || a.sizes != b.sizes || a.bytes.size() != b.bytes.size()) return inf;
+  if (a.bytes == b.bytes) return 0;
+  RunTensor ta, tb;
+  ta.dtype = tb.dtype = a.dtype;
+  ta.sizes = tb.sizes = a.sizes;
+  ta.data = const_cast<uint8_t*>(a.bytes.data());
+  tb.data = const_cast<uint8_t*>(b.bytes.data());
+  double worst = 0;
+  for (uint64_t i = 0; i < ta.numel(); ++i) {
+    double x = loadAs<double>(ta, i), y = loadAs<double>(tb, i);
+    if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+    double d = std::fabs(x - y);
+    worst = std::max(worst, std::isnan(d) ? inf : d);
+  }
+  return worst;
+}
+
+std::optional<NodeDifference> firstDifferingNode(const RunResult& run, const RunResult& reference, double tolerance) {
+  std::map<std::string, const TracedNode*> byName;
+  for (const TracedNode& t : reference.trace)
+    if (!t.node.empty()) byName.emplace(t.node, &t);
+  for (const TracedNode& t : run.trace) {
+    auto it = byName.find(t.node);
+    if (t.node.empty() || it == byName.end()) continue;
+    const TracedNode& ref = *it->second;
+    double worst = t.values.size() == ref.values.size() ? 0 : std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < t.values.size() && i < ref.values.size(); ++i)
+      worst = std::max(worst, maxDifference(t.values[i], ref.values[i]));
+    if (worst > tolerance) return NodeDifference{t.instruction, t.node, t.op, worst};
+  }
+  return std::nullopt;
 }
 
 std::vector<double> leadingValues(const HostValue& o, size_t count) {

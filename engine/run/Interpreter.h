@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ struct RunOptions {
   /// its dtype and rank whose sizes fit its own (a dynamic dimension up to its bound); a
   /// scalar input takes a number.
   std::vector<HostValue> inputs;
+  /// Keep every kernel instruction's results (RunResult::trace), for comparing runs.
+  bool trace = false;
+};
+
+/// What one kernel instruction wrote, kept when RunOptions::trace is on.
+struct TracedNode {
+  size_t instruction = 0;
+  std::string node;  ///< the graph node's name ("aten_add_tensor"), as passes keep it
+  std::string op;    ///< "aten::add.out"
+  std::vector<HostValue> values;
 };
 
 
@@ -47,6 +58,7 @@ struct RunResult {
   std::string method;
   std::vector<HostValue> outputs;
   uint64_t instructions = 0;  ///< instructions executed
+  std::vector<TracedNode> trace;
 };
 
 /// The input rule `--inputs iota`: element i (flat, in memory order) of a floating tensor
@@ -58,6 +70,21 @@ double iotaElement(ScalarType dtype, uint64_t i);
 /// operator and node, when an operator has no kernel, a delegate is called, a plan puts
 /// a tensor outside its arena, or a kernel refuses its arguments.
 Result<RunResult> runProgram(const Program& program, const RunOptions& options = {});
+
+/// How far apart two values are: the largest |a - b| over their elements; 0 when equal
+/// (NaN equals NaN), infinity for NaN against a number, another dtype or another shape.
+double maxDifference(const HostValue& a, const HostValue& b);
+
+struct NodeDifference {
+  size_t instruction = 0;  ///< in the run compared
+  std::string node, op;
+  double difference = 0;  ///< maxDifference of the first value past the tolerance
+};
+
+/// The first node of `run` (in execution order) whose values differ by more than `tolerance`
+/// from those of the node of the same name in `reference` (both traced); nodes the reference
+/// has no namesake for are passed over. None when every matched node agrees.
+std::optional<NodeDifference> firstDifferingNode(const RunResult& run, const RunResult& reference, double tolerance);
 
 /// The first `count` elements of an output (in memory order) as numbers.
 std::vector<double> leadingValues(const HostValue& o, size_t count);

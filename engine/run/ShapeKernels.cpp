@@ -286,12 +286,16 @@ void addShapeKernels(KernelTable& k) {
     copyLogical(in, out);
     return true;
   };
-  k["aten::clone.out"] = [](KernelContext& c, const Args& a) {  // (self, memory_format?, out)
-    RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+  // clone (self, memory_format?, out) and _to_copy (self, non_blocking, memory_format?, out):
+  // the values into out's dtype and dim order (_to_copy is what a program holds before
+  // MemoryFormatOpsPass makes it _to_dim_order_copy).
+  k["aten::clone.out"] = [](KernelContext& c, const Args& a) {
+    RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
     if (!c.resize(out, in.sizes)) return false;
     copyLogical(in, out);
     return true;
   };
+  k["aten::_to_copy.out"] = k["aten::clone.out"];
   k["dim_order_ops::_to_dim_order_copy.out"] = dimOrderCopy;
   k["dim_order_ops::_clone_dim_order.out"] = dimOrderCopy;
   k["aten::copy_.default"] = copyInPlace;

@@ -1,17 +1,22 @@
 """The studio's interpreter (`lowering-cli run`) against ExecuTorch's runtime, output for output.
 
 Every .pte ExecuTorch wrote for the conformance corpus under the default config (the harness's
-work folder, --from) and every .pte of the fixtures runs twice on the same iota inputs (element
-i of a floating input (i % 7) * 0.25 - 0.5, of an integer input i % 5, of a bool input i % 2):
-in the studio's interpreter, which saves its outputs as .npy, and in executorch.runtime.
-Integer and bool outputs must be equal; floating outputs may differ by at most MAX_ULP units in
-the last place of the output's largest magnitude (the runtime's optimized kernels sum in another
-order; measured against the largest magnitude so that a value near zero is not held to its own,
-much finer, spacing). A program the interpreter
+work folder, --from), those its run_reinplace_pass config changed, and every .pte of the
+fixtures runs twice on the same iota inputs (element i of a floating input (i % 7) * 0.25 - 0.5,
+of an integer input i % 5, of a bool input i % 2): in the studio's interpreter, which saves its
+outputs as .npy, and in executorch.runtime. Integer and bool outputs must be equal; floating
+outputs may differ by at most MAX_ULP units in the last place of the output's largest magnitude
+(the runtime's optimized kernels sum in another order; measured against the largest magnitude so
+that a value near zero is not held to its own, much finer, spacing). A program the interpreter
 cannot run (an operator without a kernel, a delegate call, a non-tensor input) is listed with
 the reason; the programs in MUST_RUN must run and agree. One line per program, then
   interpreter: A agree (B bit-identical), N not runnable of T; worst ULP W (PROGRAM)
 and the exit status is non-zero when a program that runs disagrees or a MUST_RUN one cannot run.
+
+Each corpus program's ATen .pt2 is also lowered by the studio itself, under the default config
+and with run_reinplace_pass, and run after every pass from to_edge's conversion on
+(`--compare-to`): no pass may change a node's values, and the numbers must agree with the
+runtime's for upstream's default-config .pte as above.
 
 Then the edge values (EDGE_CASES): small programs exported here and run on chosen inputs given
 to the studio as .npy files (`--inputs`): casts of NaN, infinities and out-of-range floats to
@@ -93,9 +98,6 @@ def ulp_distance(studio, upstream) -> float:
 
 def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, str, int]:
     """(result, detail, worst ulp): result 'bit-identical', 'agree', 'differ' or 'not runnable'."""
-    import numpy as np
-    import torch
-
     out_dir = work / "outputs"
     cmd = [str(cli), "run", str(pte), "--save-outputs", str(out_dir), "--json"] + \
         [a for p in ptds for a in ("--ptd", str(p))]
@@ -120,6 +122,19 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
         up = harness.run_pte(pte, ptds, {method: inputs[method], **inputs})[method]
     except Exception as e:  # noqa: BLE001
         return "not runnable", f"ExecuTorch's runtime refuses it: {harness.runtime_error(e)[:200]}", 0
+    result = compare_outputs(out_dir, up)
+    if result[0] in ("bit-identical", "agree"):
+        snap = compare_snapshots(pte, method, up, work / "snapshots", cli)
+        if snap:
+            return "differ", snap, result[2]
+    return result
+
+
+def compare_outputs(out_dir: Path, up: list) -> tuple[str, str, float]:
+    """The studio's saved outputs against the runtime's: (result, detail, worst ulp)."""
+    import numpy as np
+    import torch
+
     worst, identical = 0.0, True
     for i, u in enumerate(up):
         f = out_dir / f"output_{i}.npy"
@@ -145,6 +160,42 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
             err = (s.double() - u.double()).abs().max().item()
             return "differ", f"output {i}: {d:.1f} ULP apart (max abs {err:.3g})", d
     return ("bit-identical" if identical else "agree"), "", worst
+
+
+SNAPSHOTS = {"checked": 0, "not lowered": set()}
+
+
+def compare_snapshots(pte: Path, method: str, up: list, work: Path, cli: Path) -> str:
+    """For a corpus program: its ATen .pt2 lowered by the studio and run after every pass
+    from to_edge's conversion (ReplaceViewOpsWithViewCopyOpsPass) on must give the numbers
+    the runtime gives for upstream's .pte, and no pass may change a node's values. Returns
+    what went wrong, or ''."""
+    aten = pte.parents[2] / "aten.pt2"
+    if not aten.exists() or pte.parts[-3] != "default":
+        return ""
+    work.mkdir(parents=True, exist_ok=True)
+    # Under the default config, and with run_reinplace_pass (in-place index_put_ and friends must
+    # leave the numbers as they were; the runtime itself cannot run those programs).
+    for config in ({}, {"run_reinplace_pass": True}):
+        cfg = work / "config.json"
+        cfg.write_text(json.dumps(config))
+        p = subprocess.run([str(cli), "run", str(aten), "--method", method, "--config", str(cfg), "--compare-to",
+                            "ReplaceViewOpsWithViewCopyOpsPass", "--save-outputs", str(work / "outputs"), "--json"],
+                           capture_output=True, text=True)
+        if p.returncode == 4:  # the studio cannot lower it yet (issue 18); the .pte comparison stands
+            SNAPSHOTS["not lowered"].add(pte.parts[-4])
+            return ""
+        where = f"the studio's own lowering ({json.dumps(config) if config else 'default config'})"
+        if p.returncode != 0:
+            return f"{where} does not run (exit {p.returncode}): {p.stderr.strip()[:200]}"
+        first = json.loads(p.stdout)["compared_to"]["first_differing_node"]
+        if first:
+            return f"{where}: a pass after to_edge's conversion changes node {first['node']} ({first['op']})"
+        result, detail, _ = compare_outputs(work / "outputs", up)
+        if result not in ("bit-identical", "agree"):
+            return f"{where}: {detail}"
+    SNAPSHOTS["checked"] += 1
+    return ""
 
 
 def edge_cases():
@@ -243,6 +294,10 @@ def main() -> int:
     cases = []
     for pte in sorted(Path(args.source).glob("*/default/upstream/model.pte")):
         cases.append((pte.parts[-4], pte, sorted(pte.parent.glob("*.ptd"))))
+    # run_reinplace_pass=True leaves in-place operators (index_put_ on KV caches) in the program.
+    for pte in sorted(Path(args.source).glob("*/reinplace/upstream/model.pte")):
+        if (pte.parents[2] / "default" / "upstream" / "model.pte").read_bytes() != pte.read_bytes():
+            cases.append((pte.parts[-4] + ":reinplace", pte, sorted(pte.parent.glob("*.ptd"))))
     if not cases:
         print(f"error: no upstream files under {args.source}: run tests/conformance/harness.py first")
         return 1
@@ -268,6 +323,9 @@ def main() -> int:
     agree = counts["bit-identical"] + counts["agree"]
     print(f"interpreter: {agree} agree ({counts['bit-identical']} bit-identical), {counts['not runnable']} not runnable"
           f" of {len(cases)}; worst {worst[0]:.1f} ULP ({worst[1] or '-'}); {counts['differ']} differ")
+    print(f"snapshots: {SNAPSHOTS['checked']} corpus programs lowered by the studio run alike after every pass from"
+          f" to_edge's conversion on and agree with the runtime; not lowered yet: "
+          f"{', '.join(sorted(SNAPSHOTS['not lowered'])) or 'none'}")
     for b in bad:
         print(f"  FAILED: {b}", file=sys.stderr)
     return 1 if bad else 0
