@@ -46,6 +46,7 @@ struct Options {
   QCommandLineOption config{"config", "Start with this ExecutorchBackendConfig (JSON).", "cfg.json"};
   QCommandLineOption dock{"dock", "Bring this panel to the front: inspector, config, constants or log.", "panel"};
   QCommandLineOption compare{"compare", "Show the previous pass's graph beside the current one."};
+  QCommandLineOption runProgram{"run-program", "Run the shown program in the interpreter (its values in the inspector)."};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000"};
 
   void addTo(QCommandLineParser& parser) const {
@@ -53,7 +54,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
-    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, size});
+    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, runProgram, size});
   }
 };
 
@@ -105,6 +106,10 @@ int takeScreenshot(lstudio::ui::MainWindow& w, const QCommandLineParser& parser,
   }
   if (parser.isSet(o.runTo)) {
     if (!startRunTo(w, parser.value(o.runTo))) return 2;
+    settle(w, 120000);
+  }
+  if (parser.isSet(o.runProgram)) {
+    w.runProgram();
     settle(w, 120000);
   }
   if (parser.isSet(o.dock)) raiseDock(w, parser.value(o.dock));

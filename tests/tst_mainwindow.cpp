@@ -824,6 +824,54 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.beforeView()->isVisible());
   }
 
+  // Lowering > Run Program: each node's values in the inspector, against the earliest snapshot
+  // that runs; values of another snapshot are not passed off as the shown one's; a run can be
+  // cancelled.
+  void runsTheProgram() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openProgram(sample("mlp"), "mlp");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QAction* run = menuAction(w, "R&un Program");
+    QVERIFY(run && run->isEnabled());
+    run->trigger();
+    QVERIFY(w.programRun()->running());
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto r = w.programRun()->result();
+    QVERIFY(r && r->ok);
+    QCOMPARE(r->snapshot, w.shownSnapshot());
+    QVERIFY(r->reference > 0);  // an ATen program's input does not run; a later snapshot does
+    QVERIFY(!r->firstDifference);
+    QVERIFY2(w.logView()->toPlainText().contains("every node equals its namesake"), qPrintable(w.logView()->toPlainText()));
+    QVERIFY(w.selectNodeByName("relu"));
+    QString text = w.inspector()->toPlainText();
+    QVERIFY2(text.contains("min / max") && text.contains("histogram") && text.contains("0 (equal)"), qPrintable(text));
+    QVERIFY(text.contains("float32[4, 256]"));
+    // Another snapshot shown: the values are not this one's.
+    w.showSnapshot(row(w.timeline(), "SpecPropPass"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.selectNodeByName("relu"));
+    QVERIFY2(w.inspector()->toPlainText().contains("another snapshot"), qPrintable(w.inspector()->toPlainText()));
+
+    // A longer program, cancelled as soon as it starts.
+    SampleOptions o;
+    o.layers = 4;
+    w.openProgram(sample("llama", o), "llama");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runProgram();
+    w.programRun()->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.programRun()->result()->error, QString("cancelled"));
+    QVERIFY(w.logView()->toPlainText().contains("Run: cancelled"));
+  }
+
   void configChangesReplan() {
     ui::MainWindow w;
     w.setQuietErrors(true);

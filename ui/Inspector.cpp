@@ -165,7 +165,8 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
 
 }  // namespace
 
-QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, const Program* program) {
+QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, const Program* program,
+                    const QString& values) {
   if (index < 0 || static_cast<size_t>(index) >= m.nodes.size()) return {};
   const Node& n = m.nodes[index];
   QString op = n.kind == NodeKind::Kernel && n.op >= 0 ? q(m.operators[n.op].fullName()) : nodeKindName(n.kind);
@@ -196,6 +197,7 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
     if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor()) continue;
     h += "<b>Result " + valueLink(m, v) + "</b><table>" + specRows(m, v, plan) + "</table>";
   }
+  h += values;
   if (!n.meta.moduleStack.empty()) {
     h += "<b>Module</b><table>";
     for (const ModuleFrame& f : n.meta.moduleStack)
@@ -269,7 +271,62 @@ void Inspector::showNode(std::shared_ptr<const Program> p, int method, int node)
   const MemoryPlanReport* plan = planFor(p, method);
   program_ = p;
   method_ = method;
-  setHtml(nodeDetails(p->methods[method], node, plan, p.get()));
+  QString values;
+  if (run_ && node >= 0 && static_cast<size_t>(node) < p->methods[method].nodes.size())
+    values = valuesDetails(*run_, p->methods[method].nodes[node].name, runApplies_);
+  setHtml(nodeDetails(p->methods[method], node, plan, p.get(), values));
+}
+
+void Inspector::setRunValues(std::shared_ptr<const ProgramRunResult> run, bool applies) {
+  run_ = std::move(run);
+  runApplies_ = applies;
+}
+
+QString valuesDetails(const ProgramRunResult& r, const std::string& node, bool applies) {
+  QString h = "<b>Values</b>";
+  if (!r.ok) return h + "<p class=sub>The run failed: " + q(r.error.toStdString()) + "</p>";
+  if (!applies)
+    return h + "<p class=sub>The last run was of another snapshot: Lowering &gt; Run Program (Ctrl+R) runs this one.</p>";
+  const run::TracedNode* t = r.node(node);
+  if (!t) return h + "<p class=sub>This node wrote nothing the run kept (not a kernel call, or not run).</p>";
+  h += QString("<p class=sub>method %1, iota inputs, instruction %2</p>").arg(q(r.run.method)).arg(t->instruction);
+  static const char* kBars[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
+  for (size_t i = 0; i < t->values.size(); ++i) {
+    const run::HostValue& v = t->values[i];
+    run::ValueStats st = run::valueStats(v, 24);
+    TensorSpec shape;
+    shape.dtype = v.dtype;
+    shape.sizes = v.sizes;
+    h += "<table>";
+    h += "<tr><td class=k>tensor</td><td>" + q(shape.shapeString()) + "</td></tr>";
+    h += QString("<tr><td class=k>min / max</td><td>%1 / %2</td></tr>").arg(st.min, 0, 'g', 6).arg(st.max, 0, 'g', 6);
+    h += QString("<tr><td class=k>mean / std</td><td>%1 / %2</td></tr>").arg(st.mean, 0, 'g', 6).arg(st.stddev, 0, 'g', 6);
+    if (st.nans || st.infinities)
+      h += QString("<tr><td class=k>NaN / Inf</td><td><span style='color:#b00020'>%1 / %2</span></td></tr>")
+               .arg(st.nans).arg(st.infinities);
+    uint64_t top = *std::max_element(st.histogram.begin(), st.histogram.end());
+    QString bars;
+    // One character per bin over [min, max]: empty bins blank, the fullest a full block.
+    for (uint64_t c : st.histogram) bars += c && top ? QString::fromUtf8(kBars[(c * 7) / top]) : QString("&nbsp;");
+    h += "<tr><td class=k>histogram</td><td><span style='font-family:monospace;background:#f3f5f7'>" + bars +
+         "</span></td></tr>";
+    h += "<tr><td class=k>first</td><td class=op>" + q(run::firstValues(v, 6)) + "</td></tr>";
+    h += "</table>";
+  }
+  if (r.reference >= 0) {
+    auto it = r.differences.find(node);
+    if (it == r.differences.end()) {
+      h += "<p class=sub>No node of this name in " + q(r.referenceNote.toStdString()) + ".</p>";
+    } else {
+      bool differs = it->second > r.tolerance;
+      h += QString("<p>Against %1: largest |difference| <span style='color:%2'>%3</span></p>")
+               .arg(q(r.referenceNote.toStdString()), differs ? "#b00020" : "#1b7f3b")
+               .arg(it->second == 0 ? QString("0 (equal)") : QString::number(it->second, 'g', 4));
+    }
+  } else if (!r.referenceNote.isEmpty()) {
+    h += "<p class=sub>No reference: " + q(r.referenceNote.toStdString()) + "</p>";
+  }
+  return h;
 }
 
 void Inspector::showValue(std::shared_ptr<const Program> p, int method, int value) {

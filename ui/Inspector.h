@@ -9,12 +9,17 @@
 
 #include "engine/ir/Ir.h"
 #include "engine/planning/MemoryPlanAnalysis.h"
+#include "ui/ProgramRun.h"
 
 namespace lstudio::ui {
 
 /// Rich text for node `node` of `m` (plan may be null before planning). With
 /// the program, a delegate call also shows its payload and the named data it reads.
-QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan, const Program* program = nullptr);
+QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan, const Program* program = nullptr,
+                    const QString& values = {});
+/// Rich text for the values a run gave node `node` (shape, statistics, histogram, first
+/// values, the difference from the run's reference); `applies`: the run is of the snapshot shown.
+QString valuesDetails(const ProgramRunResult& r, const std::string& node, bool applies);
 /// Rich text for a value (a placeholder, constant or intermediate tensor).
 QString valueDetails(const Method& m, int value, const MemoryPlanReport* plan);
 
@@ -24,6 +29,9 @@ class Inspector : public QTextBrowser {
   explicit Inspector(QWidget* parent = nullptr);
   void showNode(std::shared_ptr<const Program> p, int method, int node);
   void showValue(std::shared_ptr<const Program> p, int method, int value);
+  /// The values of the last run (Lowering > Run Program), shown under a node's results;
+  /// `applies`: the run is of the snapshot the views show.
+  void setRunValues(std::shared_ptr<const ProgramRunResult> run, bool applies);
   /// A message about no node or value (what a pass did); shows no program.
   void showMessage(const QString& html);
   /// Shows nothing (its placeholder) and lets go of the program it showed.
@@ -44,6 +52,8 @@ class Inspector : public QTextBrowser {
   std::shared_ptr<const Program> planProgram_;
   int planMethod_ = -1;
   std::unique_ptr<MemoryPlanReport> plan_;
+  std::shared_ptr<const ProgramRunResult> run_;
+  bool runApplies_ = false;
 };
 
 }  // namespace lstudio::ui

@@ -64,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
   runner_ = new PipelineRunner(this);
+  programRun_ = new ProgramRunController(this);
 
   buildCentre();
   buildProgramViews();
@@ -81,6 +82,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connectFindBar();
   connectSizeView();
   connectCompare();
+  connectProgramRun();
 
   restoreSettings(docks);
   changesDock_->setVisible(comparing());  // a restored layout may have had it open
@@ -239,11 +241,16 @@ void MainWindow::buildStatusBar() {
   cancelLoad_->setFlat(true);
   cancelLoad_->hide();
   statusBar()->addPermanentWidget(cancelLoad_);
-  connect(cancelLoad_, &QPushButton::clicked, this, &MainWindow::cancelLoad);
+  // One Cancel (and Esc) for the load or the program run in progress.
+  auto cancel = [this] {
+    if (programRun_->running()) return programRun_->cancel();
+    cancelLoad();
+  };
+  connect(cancelLoad_, &QPushButton::clicked, this, cancel);
   auto* esc = new QAction(this);
   esc->setShortcut(Qt::Key_Escape);
   esc->setShortcutContext(Qt::WindowShortcut);
-  connect(esc, &QAction::triggered, this, &MainWindow::cancelLoad);
+  connect(esc, &QAction::triggered, this, cancel);
   addAction(esc);
 }
 
@@ -328,7 +335,7 @@ void MainWindow::restoreSettings(const Docks& docks) {
 
 bool MainWindow::idle() const {
   return !watcher_.isRunning() && !runner_->busy() && (!planShown_ || plan_->isPlanReady()) &&
-         !graph_->layoutPending() && !before_->layoutPending() && !sizeView_->compareBusy();
+         !graph_->layoutPending() && !before_->layoutPending() && !sizeView_->compareBusy() && !programRun_->running();
 }
 
 void MainWindow::refreshShown() {
@@ -340,6 +347,7 @@ void MainWindow::refreshShown() {
   refreshConstantsAndPlan();
   // The inspector shows the selected node of the shown method, else what the
   // shown pass did, else nothing: never what an earlier program or method showed.
+  updateRunValues();
   if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
   else if (!showPassInInspector()) inspector_->showNothing();
   updateFindCount();

@@ -14,6 +14,7 @@
 #include "engine/workspace/Workspace.h"
 #include "engine/lowering/GraphDiff.h"
 #include "ui/PipelineRunner.h"
+#include "ui/ProgramRun.h"
 #include "ui/ProgramLoader.h"
 
 class QAction;
@@ -150,6 +151,14 @@ class MainWindow : public QMainWindow {
   /// Nothing is loading, lowering or laying out.
   bool idle() const;
 
+  /// Lowering > Run Program (Ctrl+R): runs the shown method of the shown snapshot in the
+  /// interpreter on a worker (progress in the status bar, Esc cancels), then shows each node's
+  /// values in the inspector and selects the first node that differs from the reference.
+  void runProgram();
+  ProgramRunController* programRun() const { return programRun_; }
+  /// Selects the first node of the last run that differs from its reference; false if none.
+  bool selectFirstDifference();
+
   /// Tests set this so that errors go to the status bar instead of a modal dialog.
   void setQuietErrors(bool quiet) { quietErrors_ = quiet; }
 
@@ -249,6 +258,12 @@ class MainWindow : public QMainWindow {
   /// A row of the changes list: the node selected and centred in both panes.
   void showChange(const QString& name, bool removed);
 
+  // Running the program (MainWindowRun.cpp).
+  void connectProgramRun();
+  void onProgramRunFinished();
+  /// Gives the inspector the last run's values, and whether they belong to the shown snapshot.
+  void updateRunValues();
+
   // Find (MainWindowFind.cpp).
   void connectFindBar();
   /// Nodes of the shown method that match `text`, in order (kept until the text or program changes).
@@ -300,6 +315,8 @@ class MainWindow : public QMainWindow {
   QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
+  QAction *runProgram_ = nullptr, *firstDifference_ = nullptr;
+  ProgramRunController* programRun_ = nullptr;
   QFutureWatcher<LoadedProgram> watcher_;
   LoadedProgram current_;
   PipelineRunner* runner_ = nullptr;

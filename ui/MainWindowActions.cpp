@@ -88,6 +88,13 @@ void MainWindow::buildLoweringMenu() {
   stop_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
   reset_ = lower->addAction(tr("&Reset"), this, [this] { runner_->reset(); });
   reset_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+  lower->addSeparator();
+  runProgram_ = lower->addAction(tr("R&un Program"), this, &MainWindow::runProgram);
+  runProgram_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  runProgram_->setToolTip(tr("Run the shown snapshot in the studio's interpreter on iota inputs: each node's values "
+                             "in the inspector, against the input program's"));
+  firstDifference_ = lower->addAction(tr("Select First &Differing Node"), this, [this] { selectFirstDifference(); });
+  firstDifference_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 }
 
 void MainWindow::buildViewMenu() {
@@ -189,6 +196,9 @@ void MainWindow::updateActions() {
   back_->setEnabled(on && s.position > 0);
   reset_->setEnabled(on && s.position > 0);
   stop_->setEnabled(busy);
+  runProgram_->setEnabled(on && shown_ && !busy);
+  auto last = programRun_->result();
+  firstDifference_->setEnabled(last && last->firstDifference.has_value());
   // Nothing to save or export before a program is open (a .ptd alone has no program to export).
   saveWs_->setEnabled(current_.ok);
   saveWsAs_->setEnabled(current_.ok);

@@ -1,5 +1,6 @@
 #include "engine/lowering/Executable.h"
 
+#include <algorithm>
 #include <array>
 #include <exception>
 #include <string_view>
@@ -21,20 +22,18 @@ bool finishesForRunning(const std::string& passName) {
   return false;
 }
 
-Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
-  std::shared_ptr<const Program> snap = pipeline.snapshot(passesRun);
-  const auto& passes = pipeline.passes();
-  std::string after = passesRun == 0 ? "the input program" : "the program after " + passes[passesRun - 1]->name();
-  if (!snap)
-    return Error{ErrorCode::Invalid, "", std::nullopt, "running " + after, "a pass the pipeline has run",
-                 "a pass it has not run"};
-  if (passesRun == 0 && snap->format == SourceFormat::Pte) return *snap;  // a .pte as stored runs as it is
-  Program p = *snap;
-  ExecutorchBackendConfig config = pipeline.config();
-  if (passesRun < passes.size()) config.memoryPlanning.algorithms = {"naive"};
-  for (size_t i = passesRun; i < passes.size(); ++i) {
-    const Pass& pass = *passes[i];
-    if (!finishesForRunning(pass.name()) || !pass.enabled(config)) continue;
+Result<Program> executableSnapshot(const Program& snapshot, const std::string& afterPass,
+                                   const std::vector<std::string>& passesToCome, ExecutorchBackendConfig config) {
+  std::string after = afterPass.empty() ? "the input program" : "the program after " + afterPass;
+  if (afterPass.empty() && snapshot.format == SourceFormat::Pte) return snapshot;  // a .pte as stored runs as it is
+  Program p = snapshot;
+  if (!passesToCome.empty()) config.memoryPlanning.algorithms = {"naive"};
+  std::vector<std::shared_ptr<const Pass>> all = defaultPasses();
+  for (const std::string& name : passesToCome) {
+    if (!finishesForRunning(name)) continue;
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& x) { return x->name() == name; });
+    if (it == all.end() || !(*it)->enabled(config)) continue;
+    const Pass& pass = **it;
     PassOutcome o;
     try {
       o = pass.run(p, config);
@@ -45,20 +44,28 @@ Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
     if (o.failed) {
       std::string why = o.diagnostics.empty() ? "the pass failed" : o.diagnostics.front().message;
       // Before to_edge's conversion an ATen program still calls views and composite operators.
-      size_t converted = passes.size();
-      for (size_t k = 0; k < passes.size(); ++k)
-        if (passes[k]->name() == "ReplaceViewOpsWithViewCopyOpsPass") converted = k + 1;
-      if (passesRun < converted && converted < passes.size())
+      if (std::find(passesToCome.begin(), passesToCome.end(), "ReplaceViewOpsWithViewCopyOpsPass") != passesToCome.end())
         why += " (an ATen-dialect program runs from after ReplaceViewOpsWithViewCopyOpsPass on)";
-      return Error{ErrorCode::Unsupported, snap->path, std::nullopt,
+      return Error{ErrorCode::Unsupported, snapshot.path, std::nullopt,
                    "finishing " + after + " for running (" + pass.name() + ")", "", why};
     }
   }
   auto emitted = emitProgram(p, config);
   if (!emitted)
-    return Error{ErrorCode::Unsupported, snap->path, std::nullopt, "emitting " + after + " for running", "",
+    return Error{ErrorCode::Unsupported, snapshot.path, std::nullopt, "emitting " + after + " for running", "",
                  emitted.error().message()};
   return emitted;
+}
+
+Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
+  std::shared_ptr<const Program> snap = pipeline.snapshot(passesRun);
+  const auto& passes = pipeline.passes();
+  if (!snap)
+    return Error{ErrorCode::Invalid, "", std::nullopt, "running a snapshot", "a pass the pipeline has run",
+                 "a pass it has not run"};
+  std::vector<std::string> toCome;
+  for (size_t i = passesRun; i < passes.size(); ++i) toCome.push_back(passes[i]->name());
+  return executableSnapshot(*snap, passesRun ? passes[passesRun - 1]->name() : "", toCome, pipeline.config());
 }
 
 }  // namespace lstudio

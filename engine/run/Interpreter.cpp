@@ -505,6 +505,48 @@ std::optional<NodeDifference> firstDifferingNode(const RunResult& run, const Run
   return std::nullopt;
 }
 
+ValueStats valueStats(const HostValue& v, size_t bins) {
+  ValueStats s;
+  s.histogram.assign(bins, 0);
+  if (v.kind != ValueKind::Tensor) {
+    s.count = 1;
+    s.min = s.max = s.mean = v.number;
+    if (bins) s.histogram[bins / 2] = 1;
+    return s;
+  }
+  RunTensor t;
+  t.dtype = v.dtype;
+  t.sizes = v.sizes;
+  t.data = const_cast<uint8_t*>(v.bytes.data());
+  uint64_t n = std::min<uint64_t>(t.numel(), v.bytes.size() / std::max<uint32_t>(elementSize(v.dtype), 1));
+  s.count = n;
+  double sum = 0, sq = 0;
+  uint64_t finite = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double x = loadAs<double>(t, i);
+    if (std::isnan(x)) { ++s.nans; continue; }
+    if (std::isinf(x)) { ++s.infinities; continue; }
+    s.min = finite ? std::min(s.min, x) : x;
+    s.max = finite ? std::max(s.max, x) : x;
+    sum += x;
+    ++finite;
+  }
+  if (!finite) return s;
+  s.mean = sum / static_cast<double>(finite);
+  double width = (s.max - s.min) / static_cast<double>(std::max<size_t>(bins, 1));
+  for (uint64_t i = 0; i < n; ++i) {
+    double x = loadAs<double>(t, i);
+    if (!std::isfinite(x)) continue;
+    sq += (x - s.mean) * (x - s.mean);
+    if (bins) {
+      size_t b = width > 0 ? static_cast<size_t>(std::min((x - s.min) / width, static_cast<double>(bins - 1))) : bins / 2;
+      ++s.histogram[b];
+    }
+  }
+  s.stddev = std::sqrt(sq / static_cast<double>(finite));
+  return s;
+}
+
 std::vector<double> leadingValues(const HostValue& o, size_t count) {
   if (o.kind != ValueKind::Tensor) return {o.number};
   RunTensor t;

@@ -86,6 +86,15 @@ struct NodeDifference {
 /// has no namesake for are passed over. None when every matched node agrees.
 std::optional<NodeDifference> firstDifferingNode(const RunResult& run, const RunResult& reference, double tolerance);
 
+/// What the Inspector shows of a tensor's values: finite min / max / mean / standard
+/// deviation, NaN and infinity counts, and a histogram of the finite values over [min, max].
+struct ValueStats {
+  uint64_t count = 0, nans = 0, infinities = 0;
+  double min = 0, max = 0, mean = 0, stddev = 0;  ///< over the finite values
+  std::vector<uint64_t> histogram;
+};
+ValueStats valueStats(const HostValue& v, size_t bins = 16);
+
 /// The first `count` elements of an output (in memory order) as numbers.
 std::vector<double> leadingValues(const HostValue& o, size_t count);
 /// The same as text: "[0.25, -0.5, ...]" ("..." when there are more); a scalar as itself.

@@ -1,0 +1,83 @@
+// Running the shown snapshot in the engine's interpreter (Lowering > Run Program).
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+
+#include "ui/Inspector.h"
+#include "ui/MainWindow.h"
+#include "ui/StdString.h"
+
+namespace lstudio::ui {
+
+void MainWindow::connectProgramRun() {
+  connect(programRun_, &ProgramRunController::progress, this, [this](int done, int total) {
+    if (!programRun_->running()) return;
+    busy_->setRange(0, std::max(total, 1));
+    busy_->setValue(std::min(done, total));
+  });
+  connect(programRun_, &ProgramRunController::finished, this, &MainWindow::onProgramRunFinished);
+}
+
+void MainWindow::runProgram() {
+  if (!shown_ || method_ < 0 || static_cast<size_t>(method_) >= shown_->methods.size() || runner_->busy()) return;
+  const PipelineState& state = runner_->state();
+  const std::string method = shown_->methods[method_].name;
+  programRun_->start(state, snapshot_, method, 0.0);
+  busy_->setRange(0, 0);
+  busy_->show();
+  cancelLoad_->setToolTip(tr("Stop the run (Esc)"));
+  cancelLoad_->show();
+  status_->setText(tr("Running %1 (%2)…").arg(q(method), snapshotTitle(snapshot_)));
+  updateActions();
+}
+
+void MainWindow::onProgramRunFinished() {
+  auto r = programRun_->result();
+  busy_->setRange(0, 0);
+  busy_->setVisible(runner_->busy() || loading_);
+  cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
+  cancelLoad_->setVisible(loading_);
+  if (!r->ok) {
+    status_->setText(r->error == "cancelled" ? tr("Run cancelled") : tr("The program could not run"));
+    log(tr("Run: %1").arg(r->error));
+  } else {
+    QString line = tr("Ran %1 (%2): %3 instructions, %4 outputs")
+                       .arg(q(r->run.method), snapshotTitle(r->snapshot))
+                       .arg(r->run.instructions)
+                       .arg(r->run.outputs.size());
+    if (r->reference < 0)
+      line += r->referenceNote.isEmpty() ? tr("; nothing earlier to compare with") : tr("; no reference (%1)").arg(r->referenceNote);
+    else if (r->firstDifference)
+      line += tr("; first node that differs from %1: %2 (%3, largest |difference| %4)")
+                  .arg(r->referenceNote, q(r->firstDifference->node), q(r->firstDifference->op))
+                  .arg(r->firstDifference->difference, 0, 'g', 4);
+    else
+      line += tr("; every node equals its namesake in %1").arg(r->referenceNote);
+    log(line);
+    status_->setText(r->firstDifference ? tr("Ran: a node differs from %1").arg(r->referenceNote) : tr("Ran the program"));
+  }
+  updateRunValues();
+  if (!r->ok || !r->firstDifference || !selectFirstDifference()) {
+    if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
+  }
+  updateActions();
+  emit shownChanged();
+}
+
+void MainWindow::updateRunValues() {
+  auto r = programRun_->result();
+  bool applies = r && shown_ && r->input == runner_->state().input && r->snapshot == snapshot_ &&
+                 method_ >= 0 && static_cast<size_t>(method_) < shown_->methods.size() &&
+                 shown_->methods[method_].name == r->run.method;
+  inspector_->setRunValues(r, applies);
+}
+
+bool MainWindow::selectFirstDifference() {
+  auto r = programRun_->result();
+  if (!r || !r->firstDifference) return false;
+  if (r->snapshot != snapshot_) showSnapshot(r->snapshot);
+  return selectNodeByName(q(r->firstDifference->node));
+}
+
+}  // namespace lstudio::ui

@@ -1,0 +1,126 @@
+#include "ui/ProgramRun.h"
+
+#include <QCoreApplication>
+#include <QFutureWatcher>
+#include <QThread>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "engine/lowering/Executable.h"
+#include "ui/Background.h"
+
+namespace lstudio::ui {
+
+const run::TracedNode* ProgramRunResult::node(const std::string& name) const {
+  auto it = byNode.find(name);
+  return it == byNode.end() ? nullptr : &run.trace[it->second];
+}
+
+namespace {
+
+/// The program after timeline row `row` of `state`, made executable.
+Result<Program> executableRow(const PipelineState& state, int row) {
+  auto snap = state.snapshot(static_cast<size_t>(row));
+  if (!snap) return Error{ErrorCode::Invalid, "", std::nullopt, "running", "a snapshot that exists", "none"};
+  std::vector<std::string> toCome;
+  for (size_t i = static_cast<size_t>(row); i < state.records.size(); ++i) toCome.push_back(state.records[i].name);
+  return executableSnapshot(*snap, row ? state.records[static_cast<size_t>(row) - 1].name : "", toCome, state.config);
+}
+
+QString rowTitle(const PipelineState& state, int row) {
+  return row == 0 ? QStringLiteral("the input program")
+                  : QStringLiteral("the program after %1").arg(QString::fromStdString(state.records[row - 1].name));
+}
+
+}  // namespace
+
+ProgramRunController::ProgramRunController(QObject* parent) : QObject(parent) {}
+
+ProgramRunController::~ProgramRunController() { cancel(); }
+
+void ProgramRunController::cancel() {
+  if (cancel_) cancel_->store(true);
+}
+
+void ProgramRunController::start(const PipelineState& state, int snapshot, const std::string& method, double tolerance) {
+  cancel();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  running_ = true;
+  quint64 serial = ++serial_;
+  auto cancelled = cancel_;
+  QPointer<ProgramRunController> self(this);
+  auto work = [state, snapshot, method, tolerance, cancelled, self]() -> std::shared_ptr<const ProgramRunResult> {
+    auto r = std::make_shared<ProgramRunResult>();
+    r->input = state.input;
+    r->snapshot = snapshot;
+    r->tolerance = tolerance;
+    run::RunOptions o;
+    o.method = method;
+    o.trace = true;
+    o.progress = [cancelled, self](uint64_t done, uint64_t total) {
+      if (self) QMetaObject::invokeMethod(self, [self, done, total] {
+                  if (self) emit self->progress(static_cast<int>(done), static_cast<int>(total));
+                }, Qt::QueuedConnection);
+      return !cancelled->load();
+    };
+    auto executable = executableRow(state, snapshot);
+    if (!executable) {
+      r->error = QString::fromStdString(executable.error().message());
+      return r;
+    }
+    auto ran = run::runProgram(executable.value(), o);
+    if (!ran) {
+      r->error = cancelled->load() ? QStringLiteral("cancelled") : QString::fromStdString(ran.error().message());
+      return r;
+    }
+    r->run = std::move(ran.value());
+    for (size_t i = 0; i < r->run.trace.size(); ++i)
+      if (!r->run.trace[i].node.empty()) r->byNode.emplace(r->run.trace[i].node, i);
+    r->ok = true;
+    // The reference: the input program, or the first snapshot that runs (an ATen program's
+    // input does not); none when that is the snapshot run.
+    for (int row = 0; row < snapshot && !cancelled->load(); ++row) {
+      auto ref = executableRow(state, row);
+      if (!ref) continue;
+      run::RunOptions ro = o;
+      ro.progress = [cancelled](uint64_t, uint64_t) { return !cancelled->load(); };
+      auto refRun = run::runProgram(ref.value(), ro);
+      if (!refRun) {
+        r->referenceNote = QStringLiteral("%1 does not run: %2").arg(rowTitle(state, row), QString::fromStdString(refRun.error().message()));
+        break;
+      }
+      r->reference = row;
+      r->referenceNote = rowTitle(state, row);
+      std::map<std::string, const run::TracedNode*> refNodes;
+      for (const auto& t : refRun->trace) refNodes.emplace(t.node, &t);
+      for (const auto& t : r->run.trace) {
+        auto it = refNodes.find(t.node);
+        if (t.node.empty() || it == refNodes.end()) continue;
+        double worst = t.values.size() == it->second->values.size() ? 0 : std::numeric_limits<double>::infinity();
+        for (size_t i = 0; i < t.values.size() && i < it->second->values.size(); ++i)
+          worst = std::max(worst, run::maxDifference(t.values[i], it->second->values[i]));
+        r->differences[t.node] = worst;
+      }
+      r->firstDifference = run::firstDifferingNode(r->run, refRun.value(), tolerance);
+      break;
+    }
+    return r;
+  };
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const ProgramRunResult>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial] {
+    watcher->deleteLater();
+    if (serial != serial_) return;  // a newer run replaced this one
+    result_ = watcher->result();
+    running_ = false;
+    emit finished();
+  });
+  watcher->setFuture(QtConcurrent::run(inBackground(std::move(work))));
+}
+
+void ProgramRunController::waitForIdle() {
+  while (running_) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(5);
+  }
+}
+
+}  // namespace lstudio::ui

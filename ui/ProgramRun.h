@@ -1,0 +1,66 @@
+// Runs the shown snapshot in the engine's interpreter, off the GUI thread, cancellable and
+// with progress: the values of every node (for the Inspector), and how far each is from the
+// same node in a reference snapshot (the input program, or the earliest one that runs), with
+// the first node, in execution order, that differs by more than a tolerance.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/run/Interpreter.h"
+#include "ui/PipelineRunner.h"
+
+namespace lstudio::ui {
+
+struct ProgramRunResult {
+  bool ok = false;
+  QString error;  ///< why it could not run (or "cancelled")
+  std::shared_ptr<const Program> input;  ///< the pipeline input the snapshots come from
+  int snapshot = 0;                      ///< timeline row run (0: the input program)
+  int reference = -1;                    ///< timeline row compared with; -1: none
+  QString referenceNote;                 ///< why there is no reference, or which one was used
+  run::RunResult run;                    ///< traced
+  std::map<std::string, size_t> byNode;       ///< node name -> index in run.trace
+  std::map<std::string, double> differences;  ///< node name -> largest |difference| from the reference
+  std::optional<run::NodeDifference> firstDifference;
+  double tolerance = 0;
+
+  /// What node `name` wrote, or null when the run has no such node.
+  const run::TracedNode* node(const std::string& name) const;
+};
+
+class ProgramRunController : public QObject {
+  Q_OBJECT
+ public:
+  explicit ProgramRunController(QObject* parent = nullptr);
+  ~ProgramRunController() override;
+
+  /// Runs method `method` of the snapshot after row `snapshot` of `state` on iota inputs and,
+  /// unless `snapshot` is the reference itself, the reference too (row 0, or the first row
+  /// that runs). A run in progress is cancelled first.
+  void start(const PipelineState& state, int snapshot, const std::string& method, double tolerance);
+  void cancel();
+  bool running() const { return running_; }
+  /// The last finished run (ok or not); null before any.
+  std::shared_ptr<const ProgramRunResult> result() const { return result_; }
+  /// Waits for the run in progress (tests).
+  void waitForIdle();
+
+ signals:
+  /// Instructions done of the total, for the status bar.
+  void progress(int done, int total);
+  void finished();
+
+ private:
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::shared_ptr<const ProgramRunResult> result_;
+  bool running_ = false;
+  quint64 serial_ = 0;
+};
+
+}  // namespace lstudio::ui
