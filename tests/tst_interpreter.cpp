@@ -265,6 +265,33 @@ class TestInterpreter : public QObject {
     QCOMPARE(run::kernels::quotient<int64_t>(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
   }
 
+  // What the Inspector shows of a tensor: statistics over the finite values, NaN and Inf
+  // counted apart, a histogram over [min, max].
+  void valueStatistics() {
+    run::HostValue v;
+    v.kind = ValueKind::Tensor;
+    v.dtype = ScalarType::Float;
+    v.sizes = {6};
+    for (float f : {1.0f, 2.0f, 3.0f, 4.0f, std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()})
+      v.bytes.insert(v.bytes.end(), reinterpret_cast<uint8_t*>(&f), reinterpret_cast<uint8_t*>(&f) + 4);
+    run::ValueStats s = run::valueStats(v, 4);
+    QCOMPARE(s.count, uint64_t(6));
+    QCOMPARE(s.nans, uint64_t(1));
+    QCOMPARE(s.infinities, uint64_t(1));
+    QCOMPARE(s.min, 1.0);
+    QCOMPARE(s.max, 4.0);
+    QCOMPARE(s.mean, 2.5);
+    QVERIFY(std::fabs(s.stddev - std::sqrt(1.25)) < 1e-12);
+    QCOMPARE(s.histogram, (std::vector<uint64_t>{1, 1, 1, 1}));
+    run::HostValue other = v;
+    float five = 5.0f;
+    std::memcpy(other.bytes.data(), &five, 4);
+    QCOMPARE(run::maxDifference(other, v), 4.0);
+    QCOMPARE(run::maxDifference(v, v), 0.0);
+    other.sizes = {3, 2};
+    QVERIFY(std::isinf(run::maxDifference(other, v)));
+  }
+
   void iotaInputRule() {
     QCOMPARE(run::iotaElement(ScalarType::Float, 0), -0.5);
     QCOMPARE(run::iotaElement(ScalarType::Float, 6), 1.0);
