@@ -335,6 +335,14 @@ class TestInterpreter : public QObject {
     QVERIFY(b2->sizes.empty());
     o.sizes = {6};
     QVERIFY(run::npyBytes(o).find("'shape': (6,)") != std::string::npos);
+    // Thousands of dimensions: a header past 64 KiB, written as version 2.0, reads back.
+    run::HostValue tall = o;
+    tall.sizes.assign(30000, 1);
+    tall.sizes[0] = 6;
+    auto tallBack = run::parseNpy(run::npyBytes(tall), "tall.npy");
+    QVERIFY2(tallBack, tallBack ? "" : tallBack.error().message().c_str());
+    QCOMPARE(tallBack->sizes, tall.sizes);
+    QCOMPARE(run::npyBytes(tall)[6], '\x02');
     // What it refuses, with the file and the offset named.
     auto refused = [&](const std::string& bytes, const std::string& needle, uint64_t offset) {
       auto r = run::parseNpy(bytes, "x.npy");

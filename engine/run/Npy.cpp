@@ -144,14 +144,15 @@ std::string npyBytes(const HostValue& o) {
   if (shape.size() > 2 && shape.back() == ' ') shape.resize(shape.size() - 2);
   shape += ")";
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  size_t total = 10 + header.size() + 1;
+  // Version 1.0 has a 2-byte header length; a longer header (thousands of dimensions) needs 2.0.
+  size_t lenBytes = header.size() + 1 + 64 + 12 > 0xffff ? 4 : 2;
+  size_t total = 8 + lenBytes + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
   std::string out = "\x93NUMPY";
-  out += '\x01';
+  out += static_cast<char>(lenBytes == 2 ? 1 : 2);
   out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
+  for (size_t i = 0; i < lenBytes; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   return out + header + data;
 }
 
