@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iomanip>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -129,7 +130,7 @@ const char* kUsageText =
     "\n"
     "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME]\n"
     "      [--inputs iota|IN.npy...] [--after PASS] [--compare-to PASS]\n"
-    "      [--tolerance T] [--save-outputs DIR] [--json]\n"
+    "      [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime)\n"
     "      on iota inputs (the default): element i of a floating input is\n"
     "      (i % 7) * 0.25 - 0.5, of an integer input i % 5, of a bool input i % 2\n"
@@ -151,6 +152,8 @@ const char* kUsageText =
     "      runs the program after PASS too and prints how far each output is\n"
     "      from it and the first node, in execution order, whose values differ\n"
     "      from its namesake's by more than --tolerance T (default 0).\n"
+    "      --every-pass runs every snapshot on the same inputs and marks each pass\n"
+    "      that changed the outputs, with the first node whose values it changed.\n"
     "\n"
     "  COMMAND --help  show the text of one command\n"
     "  --help     show this text\n"
@@ -869,17 +872,84 @@ nlohmann::json runOutputsJson(const run::RunResult& r) {
   return outs;
 }
 
+/// run --every-pass: every snapshot of the lowering on the same inputs, and the passes that
+/// changed the outputs.
+int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string& method,
+                 std::vector<run::HostValue> inputs, bool json, std::ostream& out, std::ostream& err) {
+  pipeline.runToEnd();
+  std::vector<std::shared_ptr<const Program>> snapshots;
+  std::vector<std::string> names;
+  for (size_t k = 0; k <= pipeline.records().size(); ++k) snapshots.push_back(pipeline.snapshot(k));
+  for (const auto& r : pipeline.records()) names.push_back(r.name);
+  if (pipeline.failed()) snapshots[pipeline.position()] = nullptr;  // the failed pass kept no program
+  run::RunOptions o;
+  o.method = method;
+  o.inputs = std::move(inputs);
+  std::vector<SnapshotValues> rows = runEverySnapshot(snapshots, names, pipeline.config(), o);
+  auto title = [&](size_t k) { return k == 0 ? std::string("input") : names[k - 1]; };
+  size_t ran = 0, changed = 0;
+  for (const auto& r : rows) ran += r.ran, changed += r.changed;
+  auto diff = [](double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); };
+  if (json) {
+    nlohmann::json a = nlohmann::json::array();
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SnapshotValues& r = rows[k];
+      nlohmann::json e = {{"row", k}, {"after", title(k)}, {"ran", r.ran}};
+      if (!r.ran) e["error"] = r.error;
+      else {
+        e["changed"] = r.changed;
+        e["max_abs_diff"] = diff(r.difference);
+        e["outputs"] = r.checksums.size();
+        nlohmann::json sums = nlohmann::json::array();
+        for (uint64_t c : r.checksums) sums.push_back(hex64(c));
+        e["fnv1a64"] = sums;
+        if (r.firstDifference)
+          e["first_differing_node"] = {{"node", r.firstDifference->node}, {"op", r.firstDifference->op},
+                                       {"max_abs_diff", diff(r.firstDifference->difference)}};
+      }
+      a.push_back(e);
+    }
+    out << jsonText(nlohmann::json{{"file", file}, {"snapshots", a}, {"ran", ran}, {"changed", changed}}) << "\n";
+  } else {
+    out << file << ": every snapshot on the same inputs (" << ran << " of " << rows.size() << " ran)\n";
+    bool first = true;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SnapshotValues& r = rows[k];
+      out << "  " << std::setw(2) << k << " " << std::left << std::setw(38) << title(k) << std::right << " ";
+      if (!r.ran) out << (k && !rows[k - 1].ran ? "does not run (as above)" : "does not run: " + r.error) << "\n";
+      else if (first) out << "ran: the first snapshot that runs, compared with from here on\n";
+      else if (!r.changed) out << (r.samePrograms ? "= (program unchanged)" : "= outputs unchanged") << "\n";
+      else {
+        out << "CHANGED the outputs: ";
+        if (r.checksums.size() != r.outputsBefore)
+          out << r.outputsBefore << " -> " << r.checksums.size() << " outputs, the ones both have ";
+        out << "max |difference| " << r.difference;
+        if (r.firstDifference) out << "; first at node " << r.firstDifference->node << " (" << r.firstDifference->op << ")";
+        out << "\n";
+      }
+      first = first && !r.ran;
+    }
+    out << (changed ? std::to_string(changed) + " pass(es) changed the outputs\n" : "no pass changed the outputs\n");
+  }
+  if (pipeline.failed()) {
+    const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+    err << "note: lowering stopped at " << r.name << (r.diagnostics.empty() ? "" : ": " + r.diagnostics.front().message) << "\n";
+  }
+  return ran ? kOk : kRunFailed;
+}
+
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string file, configPath, method, saveDir, afterPass, comparePass, toleranceText;
   std::vector<std::string> ptds, npys;
   bool iota = false;
-  bool json = false;
+  bool json = false, everyPass = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
     std::string v;
     bool ok = true;
     if (a == "--json") json = true;
+    else if (a == "--every-pass") everyPass = true;
     else if (a == "--config") ok = next(configPath);
     else if (a == "--method") ok = next(method);
     else if (a == "--after") ok = next(afterPass);
@@ -924,6 +994,10 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
       return kUsage;
     }
   }
+  if (everyPass && (!afterPass.empty() || !comparePass.empty() || !saveDir.empty())) {
+    err << "lowering-cli run: --every-pass runs every snapshot; it takes no --after, --compare-to or --save-outputs\n";
+    return kUsage;
+  }
   std::vector<run::HostValue> given;
   for (const std::string& f : npys) {
     auto v = run::readNpy(f);
@@ -950,6 +1024,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   long at = static_cast<long>(pipeline.records().size()), reference = -1;
   if (!afterPass.empty() && (at = passesRunFor(pipeline, afterPass, "--after", err)) < 0) return kUsage;
   if (!comparePass.empty() && (reference = passesRunFor(pipeline, comparePass, "--compare-to", err)) < 0) return kUsage;
+  if (everyPass) return runEveryPass(pipeline, file, method, std::move(given), json, out, err);
   bool asStored = pte && afterPass.empty() && comparePass.empty();
   if (!asStored) {
     while (static_cast<long>(pipeline.position()) < std::max(at, reference) && pipeline.step()) {

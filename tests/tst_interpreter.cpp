@@ -168,6 +168,23 @@ class TestInterpreter : public QObject {
     QVERIFY2(first->node.find("relu") != std::string::npos, first->node.c_str());
     QVERIFY(first->difference > 0.1);
     QVERIFY(!run::firstDifferingNode(end.value(), after.value(), 0));  // the rest of the passes keep it
+    // Every snapshot at once: the injected pass is the one that changed the outputs, at relu.
+    std::vector<std::shared_ptr<const Program>> snapshots;
+    std::vector<std::string> names;
+    for (size_t k = 0; k <= p.records().size(); ++k) snapshots.push_back(p.snapshot(k));
+    for (const auto& rec : p.records()) names.push_back(rec.name);
+    std::vector<SnapshotValues> rows = runEverySnapshot(snapshots, names, p.config(), run::RunOptions{});
+    QCOMPARE(rows.size(), snapshots.size());
+    QVERIFY(!rows[0].ran && !rows[0].error.empty());
+    QVERIFY(rows[converted].ran && !rows[converted].changed);
+    for (size_t k = converted + 1; k < rows.size(); ++k) {
+      QVERIFY2(rows[k].ran, rows[k].error.c_str());
+      QCOMPARE(rows[k].changed, k == perturb);
+    }
+    QVERIFY(rows[perturb].firstDifference);
+    QCOMPARE(rows[perturb].firstDifference->op, std::string("aten::sigmoid.out"));
+    QVERIFY(rows[perturb].difference > 0);
+    QCOMPARE(rows.back().checksums.front(), checksums.back());
     // Before to_edge's conversion the ATen program cannot run; the error says from where it can.
     auto input = executableSnapshot(p, 0);
     QVERIFY(!input);
@@ -466,6 +483,11 @@ class TestInterpreter : public QObject {
     std::ostringstream outU, errU;  // a pass that is not there: the valid names
     QCOMPARE(cli::run({"run", pt2, "--after", "NoSuchPass"}, outU, errU), int(cli::kUsage));
     QVERIFY2(errU.str().find("ToOutVarPass") != std::string::npos, errU.str().c_str());
+    std::ostringstream outE, errE;  // every pass at once
+    QCOMPARE(cli::run({"run", pt2, "--every-pass"}, outE, errE), int(cli::kOk));
+    QVERIFY2(outE.str().find("ReplaceViewOpsWithViewCopyOpsPass      ran: the first snapshot") != std::string::npos,
+             outE.str().c_str());
+    QVERIFY2(outE.str().find("no pass changed the outputs") != std::string::npos, outE.str().c_str());
     std::ostringstream outA, errA;  // the ATen program before to_edge's conversion: exit 5, and from where it runs
     QCOMPARE(cli::run({"run", pt2, "--after", "input"}, outA, errA), int(cli::kRunFailed));
     QVERIFY2(errA.str().find("runs from after ReplaceViewOpsWithViewCopyOpsPass") != std::string::npos,

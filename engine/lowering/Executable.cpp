@@ -68,4 +68,60 @@ Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
   return executableSnapshot(*snap, passesRun ? passes[passesRun - 1]->name() : "", toCome, pipeline.config());
 }
 
+std::vector<SnapshotValues> runEverySnapshot(const std::vector<std::shared_ptr<const Program>>& snapshots,
+                                             const std::vector<std::string>& passNames,
+                                             const ExecutorchBackendConfig& config, const run::RunOptions& options,
+                                             const std::function<bool(size_t row)>& progress) {
+  std::vector<SnapshotValues> rows(snapshots.size());
+  auto executable = [&](size_t k) -> Result<Program> {
+    std::vector<std::string> toCome(passNames.begin() + static_cast<long>(std::min(k, passNames.size())), passNames.end());
+    return executableSnapshot(*snapshots[k], k ? passNames[k - 1] : "", toCome, config);
+  };
+  auto runRow = [&](size_t k, bool trace) -> Result<run::RunResult> {
+    auto e = executable(k);
+    if (!e) return e.error();
+    run::RunOptions o = options;
+    o.trace = trace;
+    return run::runProgram(e.value(), o);
+  };
+  std::optional<size_t> last;  // the previous row that ran
+  std::vector<run::HostValue> lastOutputs;
+  for (size_t k = 0; k < snapshots.size(); ++k) {
+    if (progress && !progress(k)) break;
+    SnapshotValues& row = rows[k];
+    if (!snapshots[k]) {
+      row.error = "the pass did not run";
+      continue;
+    }
+    if (k > 0 && last && snapshots[k] == snapshots[k - 1] && rows[k - 1].ran) {
+      row = rows[k - 1];
+      row.samePrograms = true;
+      row.changed = false;
+      row.difference = 0;
+      row.firstDifference.reset();
+      continue;
+    }
+    auto r = runRow(k, false);
+    if (!r) {
+      row.error = r.error().message();
+      continue;
+    }
+    row.ran = true;
+    for (const auto& o : r->outputs) row.checksums.push_back(o.checksum);
+    if (last) {
+      row.outputsBefore = lastOutputs.size();
+      for (size_t i = 0; i < r->outputs.size() && i < lastOutputs.size(); ++i)
+        row.difference = std::max(row.difference, run::maxDifference(r->outputs[i], lastOutputs[i]));
+      row.changed = row.difference > 0 || r->outputs.size() != lastOutputs.size();
+      if (row.changed) {  // where the numbers part: both again, traced
+        auto now = runRow(k, true), before = runRow(*last, true);
+        if (now && before) row.firstDifference = run::firstDifferingNode(now.value(), before.value(), 0);
+      }
+    }
+    last = k;
+    lastOutputs = std::move(r->outputs);
+  }
+  return rows;
+}
+
 }  // namespace lstudio

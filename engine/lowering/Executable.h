@@ -3,11 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/ir/Ir.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/run/Interpreter.h"
 #include "engine/support/Error.h"
 
 namespace lstudio {
@@ -29,5 +33,27 @@ Result<Program> executableSnapshot(const Program& snapshot, const std::string& a
 /// The program after the first `passesRun` passes of `pipeline` (which must have run that
 /// far), made executable as above.
 Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun);
+
+/// What running one snapshot gave, against the previous snapshot that ran.
+struct SnapshotValues {
+  bool ran = false;
+  std::string error;           ///< why it did not run
+  bool samePrograms = false;   ///< the pass changed nothing: the previous row's numbers hold
+  bool changed = false;        ///< an output differs from the previous snapshot that ran
+  double difference = 0;       ///< the largest |difference| of an output from that snapshot's (those both have)
+  size_t outputsBefore = 0;    ///< how many outputs that snapshot had (WeightsToOutputsPass adds some)
+  std::optional<run::NodeDifference> firstDifference;  ///< where the numbers first part
+  std::vector<uint64_t> checksums;                     ///< FNV-1a-64 of each output
+};
+
+/// Runs every snapshot of a lowering on the same inputs: `snapshots[k]` is the program after
+/// pass k (0: the input; a null entry did not run), `passNames` the pipeline's passes in order.
+/// A snapshot that is the previous one is not run again. A changed output is traced back to
+/// the first node whose values differ (the two snapshots run again, traced). `progress(row)`
+/// returning false stops it (the rows not reached are left empty).
+std::vector<SnapshotValues> runEverySnapshot(const std::vector<std::shared_ptr<const Program>>& snapshots,
+                                             const std::vector<std::string>& passNames,
+                                             const ExecutorchBackendConfig& config, const run::RunOptions& options,
+                                             const std::function<bool(size_t row)>& progress = {});
 
 }  // namespace lstudio
