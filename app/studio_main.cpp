@@ -47,6 +47,7 @@ struct Options {
   QCommandLineOption dock{"dock", "Bring this panel to the front: inspector, config, constants or log.", "panel"};
   QCommandLineOption compare{"compare", "Show the previous pass's graph beside the current one."};
   QCommandLineOption runProgram{"run-program", "Run the shown program in the interpreter (its values in the inspector)."};
+  QCommandLineOption runEveryPass{"run-every-pass", "Run the program after every pass (passes that changed the outputs marked)."};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000"};
 
   void addTo(QCommandLineParser& parser) const {
@@ -54,7 +55,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
-    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, runProgram, size});
+    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, runProgram, runEveryPass, size});
   }
 };
 
@@ -107,6 +108,10 @@ int takeScreenshot(lstudio::ui::MainWindow& w, const QCommandLineParser& parser,
   if (parser.isSet(o.runTo)) {
     if (!startRunTo(w, parser.value(o.runTo))) return 2;
     settle(w, 120000);
+  }
+  if (parser.isSet(o.runEveryPass)) {
+    w.runEveryPass();
+    settle(w, 300000);
   }
   if (parser.isSet(o.runProgram)) {
     w.runProgram();

@@ -872,6 +872,33 @@ class TestMainWindow : public QObject {
     QVERIFY(w.logView()->toPlainText().contains("Run: cancelled"));
   }
 
+  // Lowering > Run Every Pass: the passes that changed the outputs are marked in the timeline.
+  void runsEveryPass() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openProgram(sample("training"), "training");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QAction* every = menuAction(w, "Run &Every Pass");
+    QVERIFY(every && every->isEnabled());
+    every->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    auto r = w.programRun()->everyPass();
+    QVERIFY(r && !r->cancelled);
+    QStringList marked;
+    for (int i = 0; i < w.timeline()->topLevelItemCount(); ++i)
+      if (w.timeline()->topLevelItem(i)->text(0).endsWith(QString::fromUtf8("≠"))) marked << w.timeline()->topLevelItem(i)->text(0);
+    // WeightsToOutputsPass adds the weights as outputs; no other pass changes them.
+    QCOMPARE(marked, QStringList{QString::fromUtf8("WeightsToOutputsPass  ≠")});
+    QVERIFY2(w.logView()->toPlainText().contains(QString::fromUtf8("WeightsToOutputsPass changed the outputs: 5 → 9 outputs")),
+             qPrintable(w.logView()->toPlainText()));
+    int spec = row(w.timeline(), "SpecPropPass");
+    QVERIFY(w.timeline()->topLevelItem(spec)->toolTip(0).contains("values: outputs as before"));
+  }
+
   void configChangesReplan() {
     ui::MainWindow w;
     w.setQuietErrors(true);

@@ -156,6 +156,9 @@ class MainWindow : public QMainWindow {
   /// values in the inspector and selects the first node that differs from the reference.
   void runProgram();
   ProgramRunController* programRun() const { return programRun_; }
+  /// Lowering > Run Every Pass: the shown method after every pass run so far, on a worker;
+  /// the timeline then marks (≠) each pass that changed the outputs.
+  void runEveryPass();
   /// Selects the first node of the last run that differs from its reference; false if none.
   bool selectFirstDifference();
 
@@ -261,6 +264,9 @@ class MainWindow : public QMainWindow {
   // Running the program (MainWindowRun.cpp).
   void connectProgramRun();
   void onProgramRunFinished();
+  void onEveryPassFinished();
+  /// The every-pass run's verdict on timeline row `row`, for its tooltip and mark; empty if none.
+  QString everyPassNote(int row, bool* changed) const;
   /// Gives the inspector the last run's values, and whether they belong to the shown snapshot.
   void updateRunValues();
 
@@ -315,7 +321,7 @@ class MainWindow : public QMainWindow {
   QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
-  QAction *runProgram_ = nullptr, *firstDifference_ = nullptr;
+  QAction *runProgram_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
   ProgramRunController* programRun_ = nullptr;
   QFutureWatcher<LoadedProgram> watcher_;
   LoadedProgram current_;

@@ -93,6 +93,9 @@ void MainWindow::buildLoweringMenu() {
   runProgram_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   runProgram_->setToolTip(tr("Run the shown snapshot in the studio's interpreter on iota inputs: each node's values "
                              "in the inspector, against the input program's"));
+  runEveryPass_ = lower->addAction(tr("Run &Every Pass"), this, &MainWindow::runEveryPass);
+  runEveryPass_->setToolTip(tr("Run the program after every pass on the same inputs: the passes that changed the "
+                               "outputs are marked ≠ in the timeline"));
   firstDifference_ = lower->addAction(tr("Select First &Differing Node"), this, [this] { selectFirstDifference(); });
   firstDifference_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 }
@@ -197,6 +200,7 @@ void MainWindow::updateActions() {
   reset_->setEnabled(on && s.position > 0);
   stop_->setEnabled(busy);
   runProgram_->setEnabled(on && shown_ && !busy);
+  runEveryPass_->setEnabled(on && shown_ && !busy && runner_->state().position > 0);
   auto last = programRun_->result();
   firstDifference_->setEnabled(last && last->firstDifference.has_value());
   // Nothing to save or export before a program is open (a .ptd alone has no program to export).

@@ -203,6 +203,13 @@ void MainWindow::refreshTimeline() {
     if (!it->text(1).isEmpty()) it->setToolTip(1, tr("%1: %2 ms").arg(q(r.name), it->text(1)));
     QString tip = "<b>" + q(r.name).toHtmlEscaped() + "</b><br>" + q(r.description).toHtmlEscaped() + "<br><i>" + stateText(r.state) + "</i>";
     for (const Diagnostic& d : r.diagnostics) tip += "<br>" + q(d.message).toHtmlEscaped();
+    bool changedOutputs = false;
+    QString values = everyPassNote(static_cast<int>(i + 1), &changedOutputs);
+    if (!values.isEmpty()) tip += "<br>values: " + values.toHtmlEscaped();
+    if (changedOutputs) {  // Run Every Pass found this pass changed the numbers
+      it->setText(0, it->text(0) + QStringLiteral("  ≠"));
+      it->setForeground(0, QColor(191, 54, 12));
+    }
     it->setToolTip(0, tip);
     if (r.state == PassRecord::State::NotRun) it->setForeground(0, QColor(140, 140, 140));
     if (r.state == PassRecord::State::Failed) it->setForeground(0, QColor(198, 40, 40));

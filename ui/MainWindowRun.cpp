@@ -17,6 +17,61 @@ void MainWindow::connectProgramRun() {
     busy_->setValue(std::min(done, total));
   });
   connect(programRun_, &ProgramRunController::finished, this, &MainWindow::onProgramRunFinished);
+  connect(programRun_, &ProgramRunController::everyPassFinished, this, &MainWindow::onEveryPassFinished);
+}
+
+void MainWindow::runEveryPass() {
+  if (!shown_ || method_ < 0 || static_cast<size_t>(method_) >= shown_->methods.size() || runner_->busy()) return;
+  const std::string method = shown_->methods[method_].name;
+  programRun_->startEveryPass(runner_->state(), method);
+  busy_->setRange(0, 0);
+  busy_->show();
+  cancelLoad_->setToolTip(tr("Stop the run (Esc)"));
+  cancelLoad_->show();
+  status_->setText(tr("Running %1 after every pass…").arg(q(method)));
+  updateActions();
+}
+
+void MainWindow::onEveryPassFinished() {
+  auto r = programRun_->everyPass();
+  busy_->setRange(0, 0);
+  busy_->setVisible(runner_->busy() || loading_);
+  cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
+  cancelLoad_->setVisible(loading_);
+  const PipelineState& s = runner_->state();
+  int ran = 0, changed = 0;
+  for (size_t k = 0; k < r->rows.size(); ++k) {
+    ran += r->rows[k].ran;
+    if (!r->rows[k].changed || k == 0 || k > s.records.size()) continue;
+    ++changed;
+    bool dummy = false;
+    log(tr("%1 changed the outputs: %2").arg(q(s.records[k - 1].name), everyPassNote(static_cast<int>(k), &dummy)));
+  }
+  QString summary = r->cancelled ? tr("Run of every pass cancelled")
+                    : changed   ? tr("%1 of %2 snapshots ran; %3 pass(es) changed the outputs (marked ≠)").arg(ran).arg(r->rows.size()).arg(changed)
+                                : tr("%1 of %2 snapshots ran; no pass changed the outputs").arg(ran).arg(r->rows.size());
+  log(summary);
+  status_->setText(summary);
+  refreshTimeline();
+  updateActions();
+  emit shownChanged();
+}
+
+QString MainWindow::everyPassNote(int row, bool* changed) const {
+  *changed = false;
+  auto r = programRun_->everyPass();
+  const PipelineState& s = runner_->state();
+  if (!r || row < 0 || !r->describes(static_cast<size_t>(row), s.snapshot(static_cast<size_t>(row)))) return {};
+  const SnapshotValues& v = r->rows[static_cast<size_t>(row)];
+  if (!v.ran) return v.error.empty() ? QString() : tr("does not run: %1").arg(q(v.error));
+  if (!v.changed) return tr("outputs as before");
+  *changed = true;
+  QString note;
+  if (v.checksums.size() != v.outputsBefore) note = tr("%1 → %2 outputs; ").arg(v.outputsBefore).arg(v.checksums.size());
+  note += tr("largest |difference| %1").arg(v.difference, 0, 'g', 4);
+  if (v.firstDifference)
+    note += tr("; first at node %1 (%2)").arg(q(v.firstDifference->node), q(v.firstDifference->op));
+  return note;
 }
 
 void MainWindow::runProgram() {

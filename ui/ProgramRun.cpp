@@ -116,6 +116,42 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
   watcher->setFuture(QtConcurrent::run(inBackground(std::move(work))));
 }
 
+void ProgramRunController::startEveryPass(const PipelineState& state, const std::string& method) {
+  cancel();
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  running_ = true;
+  quint64 serial = ++serial_;
+  auto cancelled = cancel_;
+  QPointer<ProgramRunController> self(this);
+  auto work = [state, method, cancelled, self]() -> std::shared_ptr<const EveryPassResult> {
+    auto r = std::make_shared<EveryPassResult>();
+    std::vector<std::string> names;
+    for (const auto& rec : state.records) names.push_back(rec.name);
+    for (size_t k = 0; k <= state.position && k <= state.records.size(); ++k) r->snapshots.push_back(state.snapshot(k));
+    run::RunOptions o;
+    o.method = method;
+    o.progress = [cancelled](uint64_t, uint64_t) { return !cancelled->load(); };
+    size_t total = r->snapshots.size();
+    r->rows = runEverySnapshot(r->snapshots, names, state.config, o, [cancelled, self, total](size_t row) {
+      if (self) QMetaObject::invokeMethod(self, [self, row, total] {
+                  if (self) emit self->progress(static_cast<int>(row), static_cast<int>(total));
+                }, Qt::QueuedConnection);
+      return !cancelled->load();
+    });
+    r->cancelled = cancelled->load();
+    return r;
+  };
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const EveryPassResult>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial] {
+    watcher->deleteLater();
+    if (serial != serial_) return;
+    everyPass_ = watcher->result();
+    running_ = false;
+    emit everyPassFinished();
+  });
+  watcher->setFuture(QtConcurrent::run(inBackground(std::move(work))));
+}
+
 void ProgramRunController::waitForIdle() {
   while (running_) {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/lowering/Executable.h"
 #include "engine/run/Interpreter.h"
 #include "ui/PipelineRunner.h"
 
@@ -34,6 +35,17 @@ struct ProgramRunResult {
   const run::TracedNode* node(const std::string& name) const;
 };
 
+/// Every snapshot run on the same inputs (Lowering > Run Every Pass).
+struct EveryPassResult {
+  std::vector<std::shared_ptr<const Program>> snapshots;  ///< the programs run, per timeline row
+  std::vector<SnapshotValues> rows;                       ///< per timeline row
+  bool cancelled = false;
+  /// Row `row` of this result describes the snapshot `program` (the same lowering, same config).
+  bool describes(size_t row, const std::shared_ptr<const Program>& program) const {
+    return row < snapshots.size() && program && snapshots[row] == program && row < rows.size();
+  }
+};
+
 class ProgramRunController : public QObject {
   Q_OBJECT
  public:
@@ -44,8 +56,13 @@ class ProgramRunController : public QObject {
   /// unless `snapshot` is the reference itself, the reference too (row 0, or the first row
   /// that runs). A run in progress is cancelled first.
   void start(const PipelineState& state, int snapshot, const std::string& method, double tolerance);
+  /// Runs method `method` after every pass `state` has run (the timeline's rows) on iota
+  /// inputs, each against the previous one that ran; cancels a run in progress first.
+  void startEveryPass(const PipelineState& state, const std::string& method);
   void cancel();
   bool running() const { return running_; }
+  /// The last finished every-pass run; null before any.
+  std::shared_ptr<const EveryPassResult> everyPass() const { return everyPass_; }
   /// The last finished run (ok or not); null before any.
   std::shared_ptr<const ProgramRunResult> result() const { return result_; }
   /// Waits for the run in progress (tests).
@@ -55,10 +72,12 @@ class ProgramRunController : public QObject {
   /// Instructions done of the total, for the status bar.
   void progress(int done, int total);
   void finished();
+  void everyPassFinished();
 
  private:
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::shared_ptr<const ProgramRunResult> result_;
+  std::shared_ptr<const EveryPassResult> everyPass_;
   bool running_ = false;
   quint64 serial_ = 0;
 };
