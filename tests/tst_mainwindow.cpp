@@ -97,6 +97,15 @@ QAction* quitAction(QWidget& w) {
   return nullptr;
 }
 
+/// Opens `program` in `w` and lowers it to the end; false if the window did not settle.
+bool openLowered(ui::MainWindow& w, std::shared_ptr<const Program> program, const QString& title) {
+  w.openProgram(std::move(program), title);
+  if (!QTest::qWaitFor([&] { return w.idle(); }, 30000)) return false;
+  w.runner()->runToEnd();
+  w.runner()->waitForIdle();
+  return QTest::qWaitFor([&] { return w.idle(); }, 30000);
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -831,11 +840,7 @@ class TestMainWindow : public QObject {
     ui::MainWindow w;
     w.setQuietErrors(true);
     w.show();
-    w.openProgram(sample("mlp"), "mlp");
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
-    w.runner()->runToEnd();
-    w.runner()->waitForIdle();
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openLowered(w, sample("mlp"), "mlp"));
     QAction* run = menuAction(w, "R&un Program");
     QVERIFY(run && run->isEnabled());
     run->trigger();
@@ -860,11 +865,7 @@ class TestMainWindow : public QObject {
     // A longer program, cancelled as soon as it starts.
     SampleOptions o;
     o.layers = 4;
-    w.openProgram(sample("llama", o), "llama");
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
-    w.runner()->runToEnd();
-    w.runner()->waitForIdle();
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openLowered(w, sample("llama", o), "llama"));
     w.runProgram();
     w.programRun()->cancel();
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
@@ -877,11 +878,7 @@ class TestMainWindow : public QObject {
     ui::MainWindow w;
     w.setQuietErrors(true);
     w.show();
-    w.openProgram(sample("training"), "training");
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
-    w.runner()->runToEnd();
-    w.runner()->waitForIdle();
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openLowered(w, sample("training"), "training"));
     QAction* every = menuAction(w, "Run &Every Pass");
     QVERIFY(every && every->isEnabled());
     every->trigger();

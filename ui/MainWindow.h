@@ -263,6 +263,9 @@ class MainWindow : public QMainWindow {
 
   // Running the program (MainWindowRun.cpp).
   void connectProgramRun();
+  /// The status bar while a run goes on (progress, Cancel) and after it.
+  void showRunStarted(const QString& status);
+  void showRunEnded();
   void onProgramRunFinished();
   void onEveryPassFinished();
   /// The every-pass run's verdict on timeline row `row`, for its tooltip and mark; empty if none.

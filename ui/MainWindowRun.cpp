@@ -20,24 +20,32 @@ void MainWindow::connectProgramRun() {
   connect(programRun_, &ProgramRunController::everyPassFinished, this, &MainWindow::onEveryPassFinished);
 }
 
-void MainWindow::runEveryPass() {
-  if (!shown_ || method_ < 0 || static_cast<size_t>(method_) >= shown_->methods.size() || runner_->busy()) return;
-  const std::string method = shown_->methods[method_].name;
-  programRun_->startEveryPass(runner_->state(), method);
+void MainWindow::showRunStarted(const QString& status) {
   busy_->setRange(0, 0);
   busy_->show();
   cancelLoad_->setToolTip(tr("Stop the run (Esc)"));
   cancelLoad_->show();
-  status_->setText(tr("Running %1 after every pass…").arg(q(method)));
+  status_->setText(status);
   updateActions();
 }
 
-void MainWindow::onEveryPassFinished() {
-  auto r = programRun_->everyPass();
+void MainWindow::showRunEnded() {
   busy_->setRange(0, 0);
   busy_->setVisible(runner_->busy() || loading_);
   cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
   cancelLoad_->setVisible(loading_);
+}
+
+void MainWindow::runEveryPass() {
+  if (!shown_ || method_ < 0 || static_cast<size_t>(method_) >= shown_->methods.size() || runner_->busy()) return;
+  const std::string method = shown_->methods[method_].name;
+  programRun_->startEveryPass(runner_->state(), method);
+  showRunStarted(tr("Running %1 after every pass…").arg(q(method)));
+}
+
+void MainWindow::onEveryPassFinished() {
+  auto r = programRun_->everyPass();
+  showRunEnded();
   const PipelineState& s = runner_->state();
   int ran = 0, changed = 0;
   for (size_t k = 0; k < r->rows.size(); ++k) {
@@ -79,20 +87,12 @@ void MainWindow::runProgram() {
   const PipelineState& state = runner_->state();
   const std::string method = shown_->methods[method_].name;
   programRun_->start(state, snapshot_, method, 0.0);
-  busy_->setRange(0, 0);
-  busy_->show();
-  cancelLoad_->setToolTip(tr("Stop the run (Esc)"));
-  cancelLoad_->show();
-  status_->setText(tr("Running %1 (%2)…").arg(q(method), snapshotTitle(snapshot_)));
-  updateActions();
+  showRunStarted(tr("Running %1 (%2)…").arg(q(method), snapshotTitle(snapshot_)));
 }
 
 void MainWindow::onProgramRunFinished() {
   auto r = programRun_->result();
-  busy_->setRange(0, 0);
-  busy_->setVisible(runner_->busy() || loading_);
-  cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
-  cancelLoad_->setVisible(loading_);
+  showRunEnded();
   if (!r->ok) {
     status_->setText(r->error == "cancelled" ? tr("Run cancelled") : tr("The program could not run"));
     log(tr("Run: %1").arg(r->error));

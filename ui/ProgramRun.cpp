@@ -31,6 +31,38 @@ QString rowTitle(const PipelineState& state, int row) {
                   : QStringLiteral("the program after %1").arg(QString::fromStdString(state.records[row - 1].name));
 }
 
+/// The reference for `r`: the input program, or the first snapshot that runs (an ATen
+/// program's input does not); none when that is the snapshot run. Fills the difference of
+/// every node from its namesake there, and the first node past the tolerance.
+void compareWithReference(const PipelineState& state, ProgramRunResult& r, run::RunOptions o,
+                          const std::atomic<bool>& cancelled) {
+  o.progress = [&cancelled](uint64_t, uint64_t) { return !cancelled.load(); };
+  for (int row = 0; row < r.snapshot && !cancelled.load(); ++row) {
+    auto ref = executableRow(state, row);
+    if (!ref) continue;
+    auto refRun = run::runProgram(ref.value(), o);
+    if (!refRun) {
+      r.referenceNote = QStringLiteral("%1 does not run: %2")
+                            .arg(rowTitle(state, row), QString::fromStdString(refRun.error().message()));
+      return;
+    }
+    r.reference = row;
+    r.referenceNote = rowTitle(state, row);
+    std::map<std::string, const run::TracedNode*> refNodes;
+    for (const auto& t : refRun->trace) refNodes.emplace(t.node, &t);
+    for (const auto& t : r.run.trace) {
+      auto it = refNodes.find(t.node);
+      if (t.node.empty() || it == refNodes.end()) continue;
+      double worst = t.values.size() == it->second->values.size() ? 0 : std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < t.values.size() && i < it->second->values.size(); ++i)
+        worst = std::max(worst, run::maxDifference(t.values[i], it->second->values[i]));
+      r.differences[t.node] = worst;
+    }
+    r.firstDifference = run::firstDifferingNode(r.run, refRun.value(), r.tolerance);
+    return;
+  }
+}
+
 }  // namespace
 
 ProgramRunController::ProgramRunController(QObject* parent) : QObject(parent) {}
@@ -41,14 +73,36 @@ void ProgramRunController::cancel() {
   if (cancel_) cancel_->store(true);
 }
 
-void ProgramRunController::start(const PipelineState& state, int snapshot, const std::string& method, double tolerance) {
+template <class R, class Work>
+void ProgramRunController::launch(Work work, std::shared_ptr<const R> ProgramRunController::*into,
+                                  void (ProgramRunController::*done)()) {
   cancel();
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   running_ = true;
   quint64 serial = ++serial_;
   auto cancelled = cancel_;
   QPointer<ProgramRunController> self(this);
-  auto work = [state, snapshot, method, tolerance, cancelled, self]() -> std::shared_ptr<const ProgramRunResult> {
+  // Progress reaches the GUI thread queued; a destroyed controller hears nothing.
+  auto report = [self](uint64_t doneSoFar, uint64_t total) {
+    QMetaObject::invokeMethod(self, [self, doneSoFar, total] {
+      if (self) emit self->progress(static_cast<int>(doneSoFar), static_cast<int>(total));
+    }, Qt::QueuedConnection);
+  };
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const R>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial, into, done] {
+    watcher->deleteLater();
+    if (serial != serial_) return;  // a newer run replaced this one
+    this->*into = watcher->result();
+    running_ = false;
+    emit (this->*done)();
+  });
+  watcher->setFuture(QtConcurrent::run(inBackground([work = std::move(work), cancelled, report] {
+    return std::shared_ptr<const R>(work(*cancelled, report));
+  })));
+}
+
+void ProgramRunController::start(const PipelineState& state, int snapshot, const std::string& method, double tolerance) {
+  auto work = [state, snapshot, method, tolerance](const std::atomic<bool>& cancelled, const auto& report) {
     auto r = std::make_shared<ProgramRunResult>();
     r->input = state.input;
     r->snapshot = snapshot;
@@ -56,11 +110,9 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     run::RunOptions o;
     o.method = method;
     o.trace = true;
-    o.progress = [cancelled, self](uint64_t done, uint64_t total) {
-      if (self) QMetaObject::invokeMethod(self, [self, done, total] {
-                  if (self) emit self->progress(static_cast<int>(done), static_cast<int>(total));
-                }, Qt::QueuedConnection);
-      return !cancelled->load();
+    o.progress = [&cancelled, report](uint64_t done, uint64_t total) {
+      report(done, total);
+      return !cancelled.load();
     };
     auto executable = executableRow(state, snapshot);
     if (!executable) {
@@ -69,87 +121,37 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     }
     auto ran = run::runProgram(executable.value(), o);
     if (!ran) {
-      r->error = cancelled->load() ? QStringLiteral("cancelled") : QString::fromStdString(ran.error().message());
+      r->error = cancelled.load() ? QStringLiteral("cancelled") : QString::fromStdString(ran.error().message());
       return r;
     }
     r->run = std::move(ran.value());
     for (size_t i = 0; i < r->run.trace.size(); ++i)
       if (!r->run.trace[i].node.empty()) r->byNode.emplace(r->run.trace[i].node, i);
     r->ok = true;
-    // The reference: the input program, or the first snapshot that runs (an ATen program's
-    // input does not); none when that is the snapshot run.
-    for (int row = 0; row < snapshot && !cancelled->load(); ++row) {
-      auto ref = executableRow(state, row);
-      if (!ref) continue;
-      run::RunOptions ro = o;
-      ro.progress = [cancelled](uint64_t, uint64_t) { return !cancelled->load(); };
-      auto refRun = run::runProgram(ref.value(), ro);
-      if (!refRun) {
-        r->referenceNote = QStringLiteral("%1 does not run: %2").arg(rowTitle(state, row), QString::fromStdString(refRun.error().message()));
-        break;
-      }
-      r->reference = row;
-      r->referenceNote = rowTitle(state, row);
-      std::map<std::string, const run::TracedNode*> refNodes;
-      for (const auto& t : refRun->trace) refNodes.emplace(t.node, &t);
-      for (const auto& t : r->run.trace) {
-        auto it = refNodes.find(t.node);
-        if (t.node.empty() || it == refNodes.end()) continue;
-        double worst = t.values.size() == it->second->values.size() ? 0 : std::numeric_limits<double>::infinity();
-        for (size_t i = 0; i < t.values.size() && i < it->second->values.size(); ++i)
-          worst = std::max(worst, run::maxDifference(t.values[i], it->second->values[i]));
-        r->differences[t.node] = worst;
-      }
-      r->firstDifference = run::firstDifferingNode(r->run, refRun.value(), tolerance);
-      break;
-    }
+    compareWithReference(state, *r, o, cancelled);
     return r;
   };
-  auto* watcher = new QFutureWatcher<std::shared_ptr<const ProgramRunResult>>(this);
-  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial] {
-    watcher->deleteLater();
-    if (serial != serial_) return;  // a newer run replaced this one
-    result_ = watcher->result();
-    running_ = false;
-    emit finished();
-  });
-  watcher->setFuture(QtConcurrent::run(inBackground(std::move(work))));
+  launch<ProgramRunResult>(std::move(work), &ProgramRunController::result_, &ProgramRunController::finished);
 }
 
 void ProgramRunController::startEveryPass(const PipelineState& state, const std::string& method) {
-  cancel();
-  cancel_ = std::make_shared<std::atomic<bool>>(false);
-  running_ = true;
-  quint64 serial = ++serial_;
-  auto cancelled = cancel_;
-  QPointer<ProgramRunController> self(this);
-  auto work = [state, method, cancelled, self]() -> std::shared_ptr<const EveryPassResult> {
+  auto work = [state, method](const std::atomic<bool>& cancelled, const auto& report) {
     auto r = std::make_shared<EveryPassResult>();
     std::vector<std::string> names;
     for (const auto& rec : state.records) names.push_back(rec.name);
     for (size_t k = 0; k <= state.position && k <= state.records.size(); ++k) r->snapshots.push_back(state.snapshot(k));
     run::RunOptions o;
     o.method = method;
-    o.progress = [cancelled](uint64_t, uint64_t) { return !cancelled->load(); };
+    o.progress = [&cancelled](uint64_t, uint64_t) { return !cancelled.load(); };
     size_t total = r->snapshots.size();
-    r->rows = runEverySnapshot(r->snapshots, names, state.config, o, [cancelled, self, total](size_t row) {
-      if (self) QMetaObject::invokeMethod(self, [self, row, total] {
-                  if (self) emit self->progress(static_cast<int>(row), static_cast<int>(total));
-                }, Qt::QueuedConnection);
-      return !cancelled->load();
+    r->rows = runEverySnapshot(r->snapshots, names, state.config, o, [&cancelled, report, total](size_t row) {
+      report(row, total);
+      return !cancelled.load();
     });
-    r->cancelled = cancelled->load();
+    r->cancelled = cancelled.load();
     return r;
   };
-  auto* watcher = new QFutureWatcher<std::shared_ptr<const EveryPassResult>>(this);
-  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, serial] {
-    watcher->deleteLater();
-    if (serial != serial_) return;
-    everyPass_ = watcher->result();
-    running_ = false;
-    emit everyPassFinished();
-  });
-  watcher->setFuture(QtConcurrent::run(inBackground(std::move(work))));
+  launch<EveryPassResult>(std::move(work), &ProgramRunController::everyPass_, &ProgramRunController::everyPassFinished);
 }
 
 void ProgramRunController::waitForIdle() {

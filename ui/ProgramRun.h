@@ -75,6 +75,11 @@ class ProgramRunController : public QObject {
   void everyPassFinished();
 
  private:
+  /// Cancels the run in progress and runs `work(cancelled, report)` on a worker; its result
+  /// goes to `into`, then `done` is emitted.
+  template <class R, class Work>
+  void launch(Work work, std::shared_ptr<const R> ProgramRunController::*into, void (ProgramRunController::*done)());
+
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::shared_ptr<const ProgramRunResult> result_;
   std::shared_ptr<const EveryPassResult> everyPass_;
