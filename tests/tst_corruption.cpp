@@ -264,6 +264,15 @@ class TestCorruption : public QObject {
     auto d = readPte(readAll(fixture("ptd/xor.ptd")));
     QVERIFY(!d.ok());
     QVERIFY(d.error().found.find(".ptd data file") != std::string::npos);
+    // An ETDump as the runtime writes it (size prefix, root offset, "ED00"): named, with where to go.
+    QByteArray etdump("\xd4\x08\x00\x00\x08\x00\x00\x00" "ED00" "\xf8\xff\xff\xff", 16);
+    etdump.append(2244, '\0');
+    auto e = readPte(etdump);
+    QVERIFY(!e.ok());
+    QCOMPARE(e.error().code, ErrorCode::Unsupported);
+    QCOMPARE(e.error().offset.value_or(0), uint64_t(8));
+    QVERIFY2(e.error().found.find("an ETDump") != std::string::npos && e.error().found.find("open the .pte") != std::string::npos,
+             e.error().found.c_str());
   }
 
   void extendedHeaderFields() {

@@ -131,6 +131,12 @@ Status readContainerHeader(const MappedFile& file, uint64_t base, uint64_t span,
     return Error{ErrorCode::Truncated, path, at(0), "file too short for a flatbuffer", "at least 8 bytes",
                  std::to_string(span) + " bytes"};
   std::string ident(reinterpret_cast<const char*>(data) + 4, 4);
+  // An ETDump, the runtime's record of one run (flatcc writes it size-prefixed: "ED00" at 8).
+  bool etdump = ident == "ED00" || (span >= 12 && std::memcmp(data + 8, "ED00", 4) == 0);
+  if (ident != "ET12" && etdump)
+    return Error{ErrorCode::Unsupported, path, at(ident == "ED00" ? 4 : 8), "file kind", "an ExecuTorch program (ET12)",
+                 "an ETDump (ED00): the runtime's profile and debug record of one run, not a program; open the .pte "
+                 "that was run (the studio does not read ETDumps yet)"};
   if (ident != "ET12")
     return Error{ErrorCode::BadMagic, path, at(4), "ExecuTorch program identifier", "\"ET12\"", describeMagic(ident)};
   f.identifier = ident;
