@@ -856,6 +856,16 @@ class TestMainWindow : public QObject {
     QString text = w.inspector()->toPlainText();
     QVERIFY2(text.contains("min / max") && text.contains("histogram") && text.contains("0 (equal)"), qPrintable(text));
     QVERIFY(text.contains("float32[4, 256]"));
+    // The graph's boxes get stripes from the values: by magnitude (the default), by difference
+    // (every node equal: all green), or none.
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    const int kernels = 8;  // the method's kernel calls: 3 permute_copy, 3 addmm, 2 relu
+    QTRY_COMPARE_WITH_TIMEOUT(w.graphView()->tintedItemCount(), kernels, 30000);
+    w.setValueColouring(ui::MainWindow::ValueColouring::Difference);
+    QCOMPARE(w.graphView()->tintedItemCount(), kernels);
+    w.setValueColouring(ui::MainWindow::ValueColouring::None);
+    QCOMPARE(w.graphView()->tintedItemCount(), 0);
+    w.setValueColouring(ui::MainWindow::ValueColouring::Magnitude);
     // Another snapshot shown: the values are not this one's.
     w.showSnapshot(row(w.timeline(), "SpecPropPass"));
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);

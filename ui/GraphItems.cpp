@@ -152,6 +152,11 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
   p->setPen(pen);
   p->setBrush(palette_.fill);
   p->drawRoundedRect(rect_, radius, radius);
+  if (tint_.isValid()) {  // the run's values: a stripe inside the left edge
+    p->setPen(Qt::NoPen);
+    p->setBrush(tint_);
+    p->drawRoundedRect(QRectF(rect_.left() + 1.5, rect_.top() + 1.5, 6, rect_.height() - 3), 2, 2);
+  }
   if (mark_ != NodeMark::None && lod > kArrowScale) {
     QRectF badge(rect_.right() - 7, rect_.top() - 7, 14, 14);
     p->setPen(Qt::NoPen);

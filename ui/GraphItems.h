@@ -54,6 +54,11 @@ class GraphItem : public QGraphicsItem {
     if (s != selected_) { selected_ = s; update(); }
   }
   void setMark(NodeMark m) { mark_ = m; }
+  /// A stripe down the box's left edge (the values of a run: magnitude or difference); invalid: none.
+  void setTint(QColor c) {
+    if (c != tint_) { tint_ = c; update(); }
+  }
+  QColor tint() const { return tint_; }
   NodeMark mark() const { return mark_; }
   /// Lines for the constants the operator reads, each with its GraphNode (-1: not selectable).
   void setLines(QStringList lines, std::vector<int> lineNodes);
@@ -80,6 +85,7 @@ class GraphItem : public QGraphicsItem {
   int selectedLine_ = -1;  ///< index into lines_
   bool selected_ = false;
   NodeMark mark_ = NodeMark::None;
+  QColor tint_;
 };
 
 // An expanded group: a frame with its title; double-click folds it.

@@ -106,6 +106,7 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
   methodIndex_ = methodIndex;
   marks_ = std::move(marks);
   if (marks_.size() != program_->methods[methodIndex].nodes.size()) marks_.clear();
+  tints_.clear();
   firstLayout_ = true;
   // Folding 10,000 nodes into a model takes tens of milliseconds: not on the GUI thread.
   struct Prepared {
@@ -338,11 +339,28 @@ void GraphView::addBoxes(const LayoutResult& r) {
   }
 }
 
+void GraphView::setNodeTints(std::vector<QColor> tints) {
+  tints_ = std::move(tints);
+  if (!model_) return;
+  for (size_t i = 0; i < items_.size() && i < model_->nodes.size(); ++i)
+    if (GraphItem* it = items_[i]) {
+      int n = model_->nodes[i].node;
+      it->setTint(n >= 0 && static_cast<size_t>(n) < tints_.size() ? tints_[n] : QColor());
+    }
+}
+
+int GraphView::tintedItemCount() const {
+  int n = 0;
+  for (GraphItem* it : items_) n += it && it->tint().isValid();
+  return n;
+}
+
 GraphItem* GraphView::nodeBox(int graphNode, const QRectF& rect) const {
   const GraphNode& gn = model_->nodes[graphNode];
   auto* it = new GraphItem(graphNode, rect, paletteFor(gn.kind), QString::fromStdString(model_->displayTitle(graphNode)),
                            QString::fromStdString(gn.subtitle), false, gn.kind == VisualKind::Constant);
   if (gn.node >= 0 && !marks_.empty()) it->setMark(marks_[gn.node]);
+  if (gn.node >= 0 && static_cast<size_t>(gn.node) < tints_.size()) it->setTint(tints_[gn.node]);
   QString tip = QString("<b>%1</b><br>%2").arg(QString::fromStdString(gn.title).toHtmlEscaped(),
                                                QString::fromStdString(gn.subtitle).toHtmlEscaped());
   if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());

@@ -43,6 +43,10 @@ class GraphView : public QWidget {
   /// Shows method `methodIndex` of `program`; `marks` is empty or one entry per node (diff of the last pass).
   void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {});
   void clear();
+  /// Stripes on the boxes: one colour per node of the shown method (invalid: none); empty
+  /// clears them. Kept until the next setGraph.
+  void setNodeTints(std::vector<QColor> tints);
+  int tintedItemCount() const;  ///< boxes drawn with a stripe
   /// Expands its groups if collapsed (closing those the previous selection opened), centers it; emits nothing.
   void selectNode(int nodeIndex);
   /// Like selectNode, for a find hit: the groups opened to show it close again
@@ -172,6 +176,7 @@ class GraphView : public QWidget {
   // The layout on screen.
   std::shared_ptr<const VisibleGraph> shown_;
   std::vector<GraphItem*> items_;            ///< by item id (null when not drawn)
+  std::vector<QColor> tints_;                ///< per method node (setNodeTints)
   std::vector<GraphClusterItem*> clusters_;  ///< by group
   std::vector<GraphEdgeItem*> edges_;
   bool firstLayout_ = true;

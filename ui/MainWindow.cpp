@@ -415,6 +415,7 @@ void MainWindow::refreshGraphs() {
     marks[i] = diff_.after[i] == MethodDiff::Mark::Added ? NodeMark::Added
                : diff_.after[i] == MethodDiff::Mark::Modified ? NodeMark::Modified : NodeMark::None;
   graph_->setGraph(shown_, method_, std::move(marks));
+  applyValueTints();
   refreshCompare(keepOpen, revealed);
 }
 

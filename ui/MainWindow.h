@@ -161,6 +161,10 @@ class MainWindow : public QMainWindow {
   void runEveryPass();
   /// Selects the first node of the last run that differs from its reference; false if none.
   bool selectFirstDifference();
+  /// View > Colour by Values: stripes on the graph's boxes from the last run of the shown snapshot.
+  enum class ValueColouring { None, Magnitude, Difference };
+  void setValueColouring(ValueColouring c);
+  ValueColouring valueColouring() const { return valueColouring_; }
 
   /// Tests set this so that errors go to the status bar instead of a modal dialog.
   void setQuietErrors(bool quiet) { quietErrors_ = quiet; }
@@ -272,6 +276,10 @@ class MainWindow : public QMainWindow {
   QString everyPassNote(int row, bool* changed) const;
   /// Gives the inspector the last run's values, and whether they belong to the shown snapshot.
   void updateRunValues();
+  /// The last run is of the snapshot and method shown.
+  bool runApplies() const;
+  /// The graph's stripes for the colouring chosen (none when the last run is of another snapshot).
+  void applyValueTints();
 
   // Find (MainWindowFind.cpp).
   void connectFindBar();
@@ -326,6 +334,7 @@ class MainWindow : public QMainWindow {
           *stop_ = nullptr;
   QAction *runProgram_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
   ProgramRunController* programRun_ = nullptr;
+  ValueColouring valueColouring_ = ValueColouring::Magnitude;
   QFutureWatcher<LoadedProgram> watcher_;
   LoadedProgram current_;
   PipelineRunner* runner_ = nullptr;

@@ -2,6 +2,7 @@
 #include "ui/MainWindow.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QDialog>
 #include <QFileDialog>
@@ -126,6 +127,17 @@ void MainWindow::buildViewMenu() {
   compare_ = view->addAction(tr("&Compare with Previous Pass"), this, [this](bool on) { setCompare(on); });
   compare_->setCheckable(true);
   compare_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+  // After Lowering > Run Program: a stripe on each box from the values the run gave it.
+  auto* colouring = view->addMenu(tr("Colour by &Values"));
+  auto* group = new QActionGroup(colouring);
+  for (auto [text, mode] : {std::pair{tr("&None"), ValueColouring::None},
+                            std::pair{tr("&Magnitude (blue small … red large, magenta NaN or Inf)"), ValueColouring::Magnitude},
+                            std::pair{tr("&Difference from the Reference (green equal … red far)"), ValueColouring::Difference}}) {
+    QAction* a = colouring->addAction(text, this, [this, mode] { setValueColouring(mode); });
+    a->setCheckable(true);
+    a->setChecked(mode == valueColouring_);
+    group->addAction(a);
+  }
   compareSizes_ = view->addAction(tr("Compare &Sizes With…"), this, &MainWindow::compareSizes);
   compareSizes_->setToolTip(tr("Where another .pte's bytes go, part by part, against this one's"));
   view->addSeparator();

@@ -1,9 +1,12 @@
 // Running the shown snapshot in the engine's interpreter (Lowering > Run Program).
 #include <QLabel>
+#include <algorithm>
+#include <cmath>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 
+#include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MainWindow.h"
 #include "ui/StdString.h"
@@ -113,6 +116,7 @@ void MainWindow::onProgramRunFinished() {
     status_->setText(r->firstDifference ? tr("Ran: a node differs from %1").arg(r->referenceNote) : tr("Ran the program"));
   }
   updateRunValues();
+  applyValueTints();
   if (!r->ok || !r->firstDifference || !selectFirstDifference()) {
     if (selectedNode_ >= 0) inspector_->showNode(shown_, method_, selectedNode_);
   }
@@ -120,12 +124,67 @@ void MainWindow::onProgramRunFinished() {
   emit shownChanged();
 }
 
-void MainWindow::updateRunValues() {
+bool MainWindow::runApplies() const {
   auto r = programRun_->result();
-  bool applies = r && shown_ && r->input == runner_->state().input && r->snapshot == snapshot_ &&
-                 method_ >= 0 && static_cast<size_t>(method_) < shown_->methods.size() &&
-                 shown_->methods[method_].name == r->run.method;
-  inspector_->setRunValues(r, applies);
+  return r && shown_ && r->input == runner_->state().input && r->snapshot == snapshot_ && method_ >= 0 &&
+         static_cast<size_t>(method_) < shown_->methods.size() && shown_->methods[method_].name == r->run.method;
+}
+
+void MainWindow::updateRunValues() { inspector_->setRunValues(programRun_->result(), runApplies()); }
+
+void MainWindow::setValueColouring(ValueColouring c) {
+  valueColouring_ = c;
+  applyValueTints();
+}
+
+namespace {
+
+/// A colour on a ramp from blue (0) through yellow to red (1).
+QColor ramp(double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  return QColor::fromHsvF(static_cast<float>((1.0 - t) * 0.66), 0.85f, 0.95f);
+}
+
+}  // namespace
+
+void MainWindow::applyValueTints() {
+  auto r = programRun_->result();
+  if (valueColouring_ == ValueColouring::None || !r || !r->ok || !runApplies()) return graph_->setNodeTints({});
+  const Method& m = shown_->methods[method_];
+  std::vector<QColor> tints(m.nodes.size());
+  if (valueColouring_ == ValueColouring::Magnitude) {
+    // log10 of each node's largest |value|, spread over the run's range of them.
+    std::vector<double> mag(m.nodes.size(), -1);
+    std::vector<bool> bad(m.nodes.size(), false);
+    double lo = 1e300, hi = -1e300;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      const run::TracedNode* t = r->node(m.nodes[i].name);
+      if (!t) continue;
+      double top = 0;
+      for (const auto& v : t->values) {
+        run::ValueStats st = run::valueStats(v, 0);
+        bad[i] = bad[i] || st.nans || st.infinities;
+        top = std::max({top, std::fabs(st.min), std::fabs(st.max)});
+      }
+      mag[i] = std::log10(std::max(top, 1e-30));
+      lo = std::min(lo, mag[i]);
+      hi = std::max(hi, mag[i]);
+    }
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      if (bad[i]) tints[i] = QColor(0xC2, 0x18, 0x5B);
+      else if (r->node(m.nodes[i].name)) tints[i] = ramp(hi > lo ? (mag[i] - lo) / (hi - lo) : 0.5);
+    }
+  } else if (r->reference >= 0) {
+    // Equal: green; a difference: yellow (1e-9 or less of the largest) to red (1 or more).
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      auto it = r->differences.find(m.nodes[i].name);
+      if (!r->node(m.nodes[i].name)) continue;
+      if (it == r->differences.end()) tints[i] = QColor(0xB0, 0xB7, 0xBF);  // no namesake in the reference
+      else if (it->second == 0) tints[i] = QColor(0x2E, 0x9D, 0x4F);
+      else tints[i] = ramp(0.5 + 0.5 * std::clamp((std::log10(it->second) + 9) / 9, 0.0, 1.0));
+    }
+  }
+  graph_->setNodeTints(std::move(tints));
 }
 
 bool MainWindow::selectFirstDifference() {
