@@ -938,100 +938,161 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
   return ran ? kOk : kRunFailed;
 }
 
-int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath, method, saveDir, afterPass, comparePass, toleranceText;
+/// What `run` was asked for.
+struct RunRequest {
+  std::string file, configPath, method, saveDir, afterPass, comparePass;
   std::vector<std::string> ptds, npys;
-  bool iota = false;
+  double tolerance = 0;
   bool json = false, everyPass = false;
+};
+
+/// Reads run's arguments; kOk, or kUsage with the reason written to `err`.
+int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostream& err) {
+  std::string toleranceText;
+  bool iota = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
     std::string v;
     bool ok = true;
-    if (a == "--json") json = true;
-    else if (a == "--every-pass") everyPass = true;
-    else if (a == "--config") ok = next(configPath);
-    else if (a == "--method") ok = next(method);
-    else if (a == "--after") ok = next(afterPass);
-    else if (a == "--compare-to") ok = next(comparePass);
+    if (a == "--json") r.json = true;
+    else if (a == "--every-pass") r.everyPass = true;
+    else if (a == "--config") ok = next(r.configPath);
+    else if (a == "--method") ok = next(r.method);
+    else if (a == "--after") ok = next(r.afterPass);
+    else if (a == "--compare-to") ok = next(r.comparePass);
     else if (a == "--tolerance") ok = next(toleranceText);
     else if (a == "--inputs") {  // iota, or .npy files up to the next option
       ok = i + 1 < args.size();
       if (ok && args[i + 1] == "iota") iota = true, ++i;
       else
         while (i + 1 < args.size() && args[i + 1].size() > 4 && args[i + 1].substr(args[i + 1].size() - 4) == ".npy")
-          npys.push_back(args[++i]);
-      ok = ok && (iota || !npys.empty());
+          r.npys.push_back(args[++i]);
+      ok = ok && (iota || !r.npys.empty());
     }
-    else if (a == "--save-outputs") ok = next(saveDir);
-    else if (a == "--ptd") ok = next(v), ptds.push_back(v);
+    else if (a == "--save-outputs") ok = next(r.saveDir);
+    else if (a == "--ptd") ok = next(v), r.ptds.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
-    else if (file.empty()) file = a;
+    else if (r.file.empty()) r.file = a;
     else ok = false;
     if (!ok) {
       err << "lowering-cli run: bad argument near '" << a << "'\n" << commandUsage("run");
       return kUsage;
     }
   }
-  if (file.empty()) {
+  if (r.file.empty()) {
     err << "lowering-cli run: missing FILE\n" << commandUsage("run");
     return kUsage;
   }
-  if (iota && !npys.empty()) {
+  if (iota && !r.npys.empty()) {
     err << "lowering-cli run: --inputs takes iota or .npy files, not both\n";
     return kUsage;
   }
-  double tolerance = 0;
   if (!toleranceText.empty()) {
     char* end = nullptr;
-    tolerance = std::strtod(toleranceText.c_str(), &end);
-    if (end == toleranceText.c_str() || *end || !(tolerance >= 0)) {
+    r.tolerance = std::strtod(toleranceText.c_str(), &end);
+    if (end == toleranceText.c_str() || *end || !(r.tolerance >= 0)) {
       err << "lowering-cli run: --tolerance takes a number >= 0, not '" << toleranceText << "'\n";
       return kUsage;
     }
-    if (comparePass.empty()) {
+    if (r.comparePass.empty()) {
       err << "lowering-cli run: --tolerance applies with --compare-to\n";
       return kUsage;
     }
   }
-  if (everyPass && (!afterPass.empty() || !comparePass.empty() || !saveDir.empty())) {
+  if (r.everyPass && (!r.afterPass.empty() || !r.comparePass.empty() || !r.saveDir.empty())) {
     err << "lowering-cli run: --every-pass runs every snapshot; it takes no --after, --compare-to or --save-outputs\n";
     return kUsage;
   }
+  return kOk;
+}
+
+/// run's report: each output, and with a reference how far each output is from it and the
+/// first node past the tolerance (text, or JSON with --json).
+void printRunResult(const RunRequest& req, const run::RunResult& r, const run::RunResult* ref,
+                    const std::optional<run::NodeDifference>& firstDiff, const std::string& after,
+                    const std::string& referenceName, const std::string& inputs, std::ostream& out) {
+  // Output i against the reference's output i.
+  std::vector<double> outputDiffs;
+  if (ref)
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      outputDiffs.push_back(i < ref->outputs.size() ? run::maxDifference(r.outputs[i], ref->outputs[i])
+                                                    : std::numeric_limits<double>::infinity());
+  if (req.json) {
+    nlohmann::json j = {{"file", req.file}, {"method", r.method}, {"instructions", r.instructions}, {"inputs", inputs}};
+    if (!after.empty()) j["after"] = after;
+    j["outputs"] = runOutputsJson(r);
+    if (ref) {
+      nlohmann::json c = {{"snapshot", referenceName}, {"tolerance", req.tolerance}};
+      c["output_max_abs_diff"] = nlohmann::json::array();
+      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"));
+      if (firstDiff)
+        c["first_differing_node"] = {{"node", firstDiff->node}, {"op", firstDiff->op},
+                                     {"instruction", firstDiff->instruction},
+                                     {"max_abs_diff", std::isfinite(firstDiff->difference) ? nlohmann::json(firstDiff->difference)
+                                                                                         : nlohmann::json("inf")}};
+      else
+        c["first_differing_node"] = nullptr;
+      j["compared_to"] = c;
+    }
+    out << jsonText(j) << "\n";
+    return;
+  }
+  out << req.file << ": " << r.method << (after.empty() ? "" : " after " + after) << ", " << r.instructions
+      << " instructions on " << inputs << " inputs\n";
+  printRunOutputs(r, out);
+  if (ref) {
+    out << "compared to the program after " << referenceName << " (tolerance " << req.tolerance << "):\n";
+    for (size_t i = 0; i < outputDiffs.size(); ++i) {
+      out << "  output " << i << ": ";
+      if (i >= ref->outputs.size()) out << "not an output there\n";
+      else out << "max |difference| " << outputDiffs[i] << "\n";
+    }
+    if (firstDiff)
+      out << "  first differing node: " << firstDiff->node << " (" << firstDiff->op << ", instruction "
+          << firstDiff->instruction << "): max |difference| " << firstDiff->difference << "\n";
+    else
+      out << "  no node differs by more than " << req.tolerance << "\n";
+  }
+}
+
+int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunRequest req;
+  if (int rc = parseRunArgs(args, req, err); rc != kOk) return rc;
   std::vector<run::HostValue> given;
-  for (const std::string& f : npys) {
+  for (const std::string& f : req.npys) {
     auto v = run::readNpy(f);
     if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
     given.push_back(std::move(v.value()));
   }
-  std::string inputs = npys.empty() ? "iota" : std::to_string(npys.size()) + " .npy";
+  std::string inputs = req.npys.empty() ? "iota" : std::to_string(req.npys.size()) + " .npy";
   FileArgs fa;
-  fa.file = file;
-  fa.ptds = ptds;
+  fa.file = req.file;
+  fa.ptds = req.ptds;
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
   std::shared_ptr<const Program> input = std::make_shared<const Program>(std::move(*program));
   bool pte = input->format == SourceFormat::Pte;
-  if (pte && !configPath.empty() && afterPass.empty() && comparePass.empty()) {
+  if (pte && !req.configPath.empty() && req.afterPass.empty() && req.comparePass.empty()) {
     err << "lowering-cli run: --config applies to a .pt2, or with --after/--compare-to (a .pte runs as stored)\n";
     return kUsage;
   }
-  auto loaded = configFor(input.get(), configPath, {});
+  auto loaded = configFor(input.get(), req.configPath, {});
   if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
   // The snapshot to run (passes run before it), and the one to compare with.
   Pipeline pipeline(input, loaded.value());
   long at = static_cast<long>(pipeline.records().size()), reference = -1;
-  if (!afterPass.empty() && (at = passesRunFor(pipeline, afterPass, "--after", err)) < 0) return kUsage;
-  if (!comparePass.empty() && (reference = passesRunFor(pipeline, comparePass, "--compare-to", err)) < 0) return kUsage;
-  if (everyPass) return runEveryPass(pipeline, file, method, std::move(given), json, out, err);
-  bool asStored = pte && afterPass.empty() && comparePass.empty();
+  if (!req.afterPass.empty() && (at = passesRunFor(pipeline, req.afterPass, "--after", err)) < 0) return kUsage;
+  if (!req.comparePass.empty() && (reference = passesRunFor(pipeline, req.comparePass, "--compare-to", err)) < 0) return kUsage;
+  if (req.everyPass) return runEveryPass(pipeline, req.file, req.method, std::move(given), req.json, out, err);
+  bool asStored = pte && req.afterPass.empty() && req.comparePass.empty();
   if (!asStored) {
     while (static_cast<long>(pipeline.position()) < std::max(at, reference) && pipeline.step()) {
     }
     if (pipeline.failed()) {
       const PassRecord& r = pipeline.records()[pipeline.position() - 1];
-      err << "error: " << file << ": lowering failed in " << r.name;
+      err << "error: " << req.file << ": lowering failed in " << r.name;
       for (const auto& d : r.diagnostics) err << "\n  " << d.message;
       err << "\n";
       return kPassFailed;
@@ -1039,7 +1100,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   }
   auto runAt = [&](long passesRun, bool trace) -> Result<run::RunResult> {
     run::RunOptions o;
-    o.method = method;
+    o.method = req.method;
     o.inputs = given;
     o.trace = trace;
     if (asStored) return run::runProgram(*input, o);
@@ -1058,59 +1119,19 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     auto rr = runAt(reference, true);
     if (!rr) return err << "error: " << rr.error().message() << "\n", kRunFailed;
     ref = std::move(rr.value());
-    firstDiff = run::firstDifferingNode(r.value(), *ref, tolerance);
+    firstDiff = run::firstDifferingNode(r.value(), *ref, req.tolerance);
   }
-  if (!saveDir.empty()) {
+  if (!req.saveDir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(saveDir, ec);
+    std::filesystem::create_directories(req.saveDir, ec);
     for (size_t i = 0; i < r->outputs.size(); ++i) {
-      std::string path = (std::filesystem::path(saveDir) / ("output_" + std::to_string(i) + ".npy")).string();
+      std::string path = (std::filesystem::path(req.saveDir) / ("output_" + std::to_string(i) + ".npy")).string();
       if (auto s = writeFileAtomically(path, run::npyBytes(r->outputs[i])); !s)
         return err << "error: " << s.error().message() << "\n", kBadFile;
     }
   }
-  // Output i against the reference's output i.
-  std::vector<double> outputDiffs;
-  if (ref)
-    for (size_t i = 0; i < r->outputs.size(); ++i)
-      outputDiffs.push_back(i < ref->outputs.size() ? run::maxDifference(r->outputs[i], ref->outputs[i])
-                                                    : std::numeric_limits<double>::infinity());
-  if (json) {
-    nlohmann::json j = {{"file", file}, {"method", r->method}, {"instructions", r->instructions}, {"inputs", inputs}};
-    if (!asStored) j["after"] = snapshotName(at);
-    j["outputs"] = runOutputsJson(r.value());
-    if (ref) {
-      nlohmann::json c = {{"snapshot", snapshotName(reference)}, {"tolerance", tolerance}};
-      c["output_max_abs_diff"] = nlohmann::json::array();
-      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"));
-      if (firstDiff)
-        c["first_differing_node"] = {{"node", firstDiff->node}, {"op", firstDiff->op},
-                                     {"instruction", firstDiff->instruction},
-                                     {"max_abs_diff", std::isfinite(firstDiff->difference) ? nlohmann::json(firstDiff->difference)
-                                                                                         : nlohmann::json("inf")}};
-      else
-        c["first_differing_node"] = nullptr;
-      j["compared_to"] = c;
-    }
-    out << jsonText(j) << "\n";
-    return kOk;
-  }
-  out << file << ": " << r->method << (asStored ? "" : " after " + snapshotName(at)) << ", " << r->instructions
-      << " instructions on " << inputs << " inputs\n";
-  printRunOutputs(r.value(), out);
-  if (ref) {
-    out << "compared to the program after " << snapshotName(reference) << " (tolerance " << tolerance << "):\n";
-    for (size_t i = 0; i < outputDiffs.size(); ++i) {
-      out << "  output " << i << ": ";
-      if (i >= ref->outputs.size()) out << "not an output there\n";
-      else out << "max |difference| " << outputDiffs[i] << "\n";
-    }
-    if (firstDiff)
-      out << "  first differing node: " << firstDiff->node << " (" << firstDiff->op << ", instruction "
-          << firstDiff->instruction << "): max |difference| " << firstDiff->difference << "\n";
-    else
-      out << "  no node differs by more than " << tolerance << "\n";
-  }
+  std::string after = asStored ? std::string() : snapshotName(at);
+  printRunResult(req, r.value(), ref ? &*ref : nullptr, firstDiff, after, ref ? snapshotName(reference) : "", inputs, out);
   return kOk;
 }
 
