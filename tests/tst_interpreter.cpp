@@ -307,6 +307,14 @@ class TestInterpreter : public QObject {
     QCOMPARE(run::maxDifference(v, v), 0.0);
     other.sizes = {3, 2};
     QVERIFY(std::isinf(run::maxDifference(other, v)));
+    // Integers print whole (a double would round INT64_MAX).
+    run::HostValue big;
+    big.kind = ValueKind::Tensor;
+    big.dtype = ScalarType::Long;
+    big.sizes = {1};
+    int64_t m = std::numeric_limits<int64_t>::max();
+    big.bytes.assign(reinterpret_cast<uint8_t*>(&m), reinterpret_cast<uint8_t*>(&m) + 8);
+    QCOMPARE(run::firstValues(big, 4), std::string("[9223372036854775807]"));
   }
 
   void iotaInputRule() {

@@ -566,7 +566,15 @@ std::string firstValues(const HostValue& o, size_t count) {
     return s.str();
   }
   s << "[";
-  for (size_t i = 0; i < v.size(); ++i) s << (i ? ", " : "") << v[i];
+  RunTensor t;  // integers printed whole: 64-bit values do not all fit a double
+  t.dtype = o.dtype;
+  t.sizes = o.sizes;
+  t.data = const_cast<uint8_t*>(o.bytes.data());
+  for (size_t i = 0; i < v.size(); ++i) {
+    s << (i ? ", " : "");
+    if (kernels::isIntegral(o.dtype)) s << loadAs<int64_t>(t, i);
+    else s << v[i];
+  }
   uint64_t n = 1;
   for (int64_t d : o.sizes) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
   if (n > v.size()) s << ", ...";
