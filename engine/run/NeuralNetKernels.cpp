@@ -221,20 +221,22 @@ bool embeddingOut(KernelContext& c, const Args& a) {  // (weight, indices, paddi
   return true;
 }
 
+/// A 2-D pooling parameter (kernel_size, stride, padding, dilation): one value for both
+/// dimensions, or two; `fallback` when the list is empty (a stride defaults to the kernel).
+std::pair<int64_t, int64_t> pooling2d(KernelContext& c, ValueId v, std::pair<int64_t, int64_t> fallback) {
+  std::vector<int64_t> xs = c.ints(v);
+  if (xs.empty()) return fallback;
+  return {xs[0], xs.size() > 1 ? xs[1] : xs[0]};
+}
+
 bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
   // (self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[6]), &indices = c.tensor(a[7]);
   if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3) return c.fail("max_pool2d input rank");
-  auto two = [&](ValueId v, int64_t dflt0) {
-    std::vector<int64_t> xs = c.ints(v);
-    if (xs.empty()) return std::pair<int64_t, int64_t>{dflt0, dflt0};
-    return std::pair<int64_t, int64_t>{xs[0], xs.size() > 1 ? xs[1] : xs[0]};
-  };
-  auto [KH, KW] = two(a[1], 1);
-  auto [sH, sW] = two(a[2], 0);
-  if (c.ints(a[2]).empty()) sH = KH, sW = KW;
-  auto [pH, pW] = two(a[3], 0);
-  auto [dH, dW] = two(a[4], 1);
+  auto [KH, KW] = pooling2d(c, a[1], {1, 1});
+  auto [sH, sW] = pooling2d(c, a[2], {KH, KW});
+  auto [pH, pW] = pooling2d(c, a[3], {0, 0});
+  auto [dH, dW] = pooling2d(c, a[4], {1, 1});
   bool ceil = c.integer(a[5]) != 0;
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
@@ -301,14 +303,9 @@ bool avgPool2d(KernelContext& c, const Args& a) {
   // (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override?, out)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[7]);
   if (!contiguousOperands(c, {&in}) || in.sizes.size() < 3) return c.fail("avg_pool2d input rank");
-  auto two = [&](ValueId v, int64_t d0) {
-    std::vector<int64_t> xs = c.ints(v);
-    if (xs.empty()) return std::pair<int64_t, int64_t>{d0, d0};
-    return std::pair<int64_t, int64_t>{xs[0], xs.size() > 1 ? xs[1] : xs[0]};
-  };
-  auto [KH, KW] = two(a[1], 1);
-  std::pair<int64_t, int64_t> stride = c.ints(a[2]).empty() ? std::pair<int64_t, int64_t>{KH, KW} : two(a[2], 1);
-  auto [pH, pW] = two(a[3], 0);
+  auto [KH, KW] = pooling2d(c, a[1], {1, 1});
+  std::pair<int64_t, int64_t> stride = pooling2d(c, a[2], {KH, KW});
+  auto [pH, pW] = pooling2d(c, a[3], {0, 0});
   bool ceil = c.integer(a[4]) != 0, includePad = c.integer(a[5]) != 0;
   int64_t divisor = c.isNone(a[6]) ? 0 : c.integer(a[6]);
   int64_t sH = stride.first, sW = stride.second;
