@@ -282,6 +282,57 @@ class TestInterpreter : public QObject {
     QCOMPARE(run::kernels::quotient<int64_t>(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
   }
 
+  // Pooling windows cost only their taps inside the input: a 2e9-wide kernel over a 2x2
+  // image (which upstream's padding rule allows, with padding 1e9) is as cheap as a 2x2 one.
+  // Padding past half the kernel is refused as the portable kernels refuse it. (CI's fuzzer
+  // found the first: the loop over every tap of such a window never ended.)
+  void poolingWindowsOverPadding() {
+    for (const char* op : {"aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out"}) {
+      bool isMax = std::string(op).find("max") != std::string::npos;
+      auto pool = [&](int64_t kernel, int64_t padding, std::vector<float>& result) {
+        std::vector<float> image{1, 5, 3, 2}, out(4);
+        std::vector<int64_t> indices(4);
+        std::vector<run::RunValue> v(8);
+        auto tensor = [](run::RunValue& t, ScalarType dtype, std::vector<int64_t> sizes, void* data, uint64_t bytes) {
+          t.kind = ValueKind::Tensor;
+          t.t.dtype = dtype;
+          t.t.sizes = std::move(sizes);
+          t.t.data = static_cast<uint8_t*>(data);
+          t.t.capacity = bytes;
+        };
+        auto integer = [](run::RunValue& x, int64_t i) { x.kind = ValueKind::Int, x.i = i; };
+        tensor(v[0], ScalarType::Float, {1, 1, 2, 2}, image.data(), 16);
+        integer(v[1], kernel);
+        v[2].kind = ValueKind::IntList;  // stride: empty, so the kernel's
+        integer(v[3], padding);
+        integer(v[4], isMax ? 1 : 0);  // dilation | ceil_mode
+        integer(v[5], isMax ? 0 : 1);  // ceil_mode | count_include_pad
+        if (isMax) {
+          tensor(v[6], ScalarType::Float, {}, out.data(), 16);
+          tensor(v[7], ScalarType::Long, {}, indices.data(), 32);
+        } else {
+          v[6].kind = ValueKind::None;  // divisor_override
+          tensor(v[7], ScalarType::Float, {}, out.data(), 16);
+        }
+        run::KernelContext c(v);
+        c.workLimit = 100;
+        const run::Kernel* k = run::findKernel(op);
+        bool ok = k && (*k)(c, {0, 1, 2, 3, 4, 5, 6, 7});
+        result.assign(out.begin(), out.begin() + (ok ? static_cast<long>(v[isMax ? 6 : 7].t.numel()) : 0));
+        return ok ? std::string() : c.message();
+      };
+      std::vector<float> r;
+      QCOMPARE(pool(2'000'000'001, 1'000'000'000, r), std::string());
+      QCOMPARE(r.size(), size_t(1));
+      QCOMPARE(r[0], isMax ? 5.0f : 11.0f / 4e18f);
+      QCOMPARE(pool(3, 1, r), std::string());
+      QCOMPARE(r.size(), size_t(1));
+      QCOMPARE(r[0], isMax ? 5.0f : 11.0f / 9);
+      std::string refused = pool(4, 3, r);
+      QVERIFY2(refused.find("more than half the kernel size") != std::string::npos, refused.c_str());
+    }
+  }
+
   // What the Inspector shows of a tensor: statistics over the finite values, NaN and Inf
   // counted apart, a histogram over [min, max].
   void valueStatistics() {

@@ -1,6 +1,7 @@
 // Neural-network kernels: matrix products, convolution, batch and layer norm, pooling,
 // nearest and bilinear upsampling and embedding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -229,6 +230,32 @@ std::pair<int64_t, int64_t> pooling2d(KernelContext& c, ValueId v, std::pair<int
   return {xs[0], xs.size() > 1 ? xs[1] : xs[0]};
 }
 
+/// Pooling parameters past this are refused: none is real, and below it the index
+/// arithmetic cannot overflow int64.
+constexpr int64_t kMaxPoolingParameter = std::numeric_limits<int32_t>::max();
+
+/// The kernel taps [first, last) of one pooling window whose positions start + k * dilation
+/// fall inside [0, length): a window over padding costs nothing, so a huge kernel over a
+/// small input (which the padding rule allows) stays cheap.
+std::pair<int64_t, int64_t> tapsInside(int64_t start, int64_t kernel, int64_t dilation, int64_t length) {
+  int64_t first = start < 0 ? (-start + dilation - 1) / dilation : 0;
+  int64_t last = start >= length ? 0 : std::min(kernel, (length - 1 - start) / dilation + 1);
+  return {std::min(first, last), last};
+}
+
+/// Upstream's pooling checks (kernel_ops_util): padding at most half the kernel, and an
+/// output of at least one element each way.
+bool poolingShapeValid(KernelContext& c, const std::string& op, std::pair<int64_t, int64_t> kernel,
+                       std::pair<int64_t, int64_t> padding, int64_t OH, int64_t OW) {
+  if (padding.first > kernel.first / 2 || padding.second > kernel.second / 2)
+    return c.fail(op + " padding (" + std::to_string(padding.first) + ", " + std::to_string(padding.second) +
+                  ") is more than half the kernel size (" + std::to_string(kernel.first) + ", " +
+                  std::to_string(kernel.second) + ")");
+  if (OH <= 0 || OW <= 0)
+    return c.fail(op + " output size " + std::to_string(OH) + "x" + std::to_string(OW) + " is too small");
+  return true;
+}
+
 bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
   // (self, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[6]), &indices = c.tensor(a[7]);
@@ -240,7 +267,8 @@ bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
   bool ceil = c.integer(a[5]) != 0;
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
-  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0 ||
+      std::max({KH, KW, sH, sW, pH, pW, dH, dW}) > kMaxPoolingParameter)
     return c.fail("max_pool2d kernel, stride, padding or dilation out of range");
   auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p, int64_t d) {
     int64_t num = L + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
@@ -249,18 +277,21 @@ bool maxPool2dWithIndices(KernelContext& c, const Args& a) {
     return o;
   };
   int64_t OH = outLen(H, KH, sH, pH, dH), OW = outLen(W, KW, sW, pW, dW);
+  if (!poolingShapeValid(c, "max_pool2d", {KH, KW}, {pH, pW}, OH, OW)) return false;
   std::vector<int64_t> sizes = pooledSizes(in.sizes, OH, OW);
   if (!c.resize(out, sizes) || !c.resize(indices, sizes)) return false;
+  if (!c.allowWork(out.numel() * static_cast<uint64_t>(std::min(KH, H) * std::min(KW, W)))) return false;
   int64_t planes = static_cast<int64_t>(in.numel()) / (H * W);
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         float best = -std::numeric_limits<float>::infinity();
         int64_t bestAt = -1;
-        for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw) {
+        auto [kh0, kh1] = tapsInside(oh * sH - pH, KH, dH, H);
+        auto [kw0, kw1] = tapsInside(ow * sW - pW, KW, dW, W);
+        for (int64_t kh = kh0; kh < kh1; ++kh)
+          for (int64_t kw = kw0; kw < kw1; ++kw) {
             int64_t ih = oh * sH - pH + kh * dH, iw = ow * sW - pW + kw * dW;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
             float x = loadAs<float>(in, static_cast<uint64_t>((p * H + ih) * W + iw));
             if (x > best || std::isnan(x) || bestAt < 0) {
               best = x;
@@ -311,7 +342,8 @@ bool avgPool2d(KernelContext& c, const Args& a) {
   int64_t sH = stride.first, sW = stride.second;
   size_t r = in.sizes.size();
   int64_t H = in.sizes[r - 2], W = in.sizes[r - 1];
-  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0)
+  if (KH <= 0 || KW <= 0 || sH <= 0 || sW <= 0 || pH < 0 || pW < 0 || H <= 0 || W <= 0 ||
+      std::max({KH, KW, sH, sW, pH, pW}) > kMaxPoolingParameter)
     return c.fail("avg_pool2d kernel, stride or padding out of range");
   auto outLen = [&](int64_t L, int64_t k, int64_t s, int64_t p) {
     int64_t o = (L + 2 * p - k + (ceil ? s - 1 : 0)) / s + 1;
@@ -319,8 +351,10 @@ bool avgPool2d(KernelContext& c, const Args& a) {
     return o;
   };
   int64_t OH = outLen(H, KH, sH, pH), OW = outLen(W, KW, sW, pW);
+  if (!poolingShapeValid(c, "avg_pool2d", {KH, KW}, {pH, pW}, OH, OW)) return false;
   std::vector<int64_t> sizes = pooledSizes(in.sizes, OH, OW);
   if (!c.resize(out, sizes)) return false;
+  if (!c.allowWork(out.numel() * static_cast<uint64_t>(std::min(KH, H) * std::min(KW, W)))) return false;
   int64_t planes = static_cast<int64_t>(in.numel()) / std::max<int64_t>(H * W, 1);
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oh = 0; oh < OH; ++oh)
