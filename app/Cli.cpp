@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
 
@@ -32,6 +33,8 @@
 #include "engine/lowering/Pipeline.h"
 #include "engine/formats/PtdReader.h"
 #include "engine/formats/EtRecordLink.h"
+#include "engine/formats/EtdumpReader.h"
+#include "engine/inspect/EtdumpReport.h"
 #include "engine/formats/OpenProgram.h"
 #include "engine/run/Interpreter.h"
 #include "engine/run/Npy.h"
@@ -154,6 +157,19 @@ const char* kUsageText =
     "      from its namesake's by more than --tolerance T (default 0).\n"
     "      --every-pass runs every snapshot on the same inputs and marks each pass\n"
     "      that changed the outputs, with the first node whose values it changed.\n"
+    "\n"
+    "  etdump FILE.etdp --program P.pte [--ptd DATA.ptd]... [--debug-buffer B.bin]\n"
+    "         [--method NAME] [--inputs iota|IN.npy...] [--json]\n"
+    "      Read an ETDump that ExecuTorch's runtime wrote while running P.pte and\n"
+    "      link it to the program: per instruction its operator or delegate, its\n"
+    "      median time over the executions (the runtime's ticks: nanoseconds on\n"
+    "      Linux) and share of the method, the events inside each delegate call,\n"
+    "      and Method::execute. With intermediate outputs logged and the debug\n"
+    "      buffer saved beside the ETDump (--debug-buffer), the values logged for\n"
+    "      each instruction are read and compared with the studio's interpreter\n"
+    "      run on the same inputs (iota by default; pass the .npy files the\n"
+    "      runtime was given): the largest |difference| per instruction. An\n"
+    "      ETDump of another program fails naming the instruction that differs.\n"
     "\n"
     "  COMMAND --help  show the text of one command\n"
     "  --help     show this text\n"
@@ -1135,6 +1151,122 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   return kOk;
 }
 
+
+/// `etdump`: an ETDump linked to the program that was run, timings per instruction, and the
+/// logged values against the interpreter's.
+int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string file, method, debugBuffer;
+  FileArgs fa;
+  std::vector<std::string> npys;
+  bool json = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+    std::string v;
+    bool ok = true;
+    if (a == "--json") json = true;
+    else if (a == "--program") ok = next(fa.file);
+    else if (a == "--ptd") ok = next(v), fa.ptds.push_back(v);
+    else if (a == "--debug-buffer") ok = next(debugBuffer);
+    else if (a == "--method") ok = next(method);
+    else if (a == "--inputs") {
+      ok = i + 1 < args.size();
+      if (ok && args[i + 1] == "iota") ++i;
+      else
+        while (i + 1 < args.size() && args[i + 1].size() > 4 && args[i + 1].substr(args[i + 1].size() - 4) == ".npy")
+          npys.push_back(args[++i]);
+    } else if (!a.empty() && a[0] == '-') ok = false;
+    else if (file.empty()) file = a;
+    else ok = false;
+    if (!ok) return err << "lowering-cli etdump: bad argument near '" << a << "'\n" << commandUsage("etdump"), kUsage;
+  }
+  if (file.empty() || fa.file.empty())
+    return err << "lowering-cli etdump: needs the ETDump and --program P.pte\n" << commandUsage("etdump"), kUsage;
+  auto dump = readEtdump(file);
+  if (!dump) return err << "error: " << dump.error().message() << "\n", kBadFile;
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
+  std::shared_ptr<const MappedFile> buffer;
+  if (!debugBuffer.empty()) {
+    auto b = MappedFile::open(debugBuffer);
+    if (!b) return err << "error: " << b.error().message() << "\n", kBadFile;
+    buffer = b.value();
+  }
+  auto linked = linkEtdump(dump.value(), *program, method, buffer.get());
+  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
+  EtdumpReport& r = linked.value();
+  std::string runNote;  // why the logged values were not compared, when they were not
+  if ((!r.logged.empty() || !r.outputs.empty()) && buffer) {
+    run::RunOptions o;
+    o.method = r.method;
+    o.trace = true;
+    for (const std::string& f : npys) {
+      auto v = run::readNpy(f);
+      if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
+      o.inputs.push_back(std::move(v.value()));
+    }
+    auto traced = run::runProgram(*program, o);
+    if (traced) compareWithInterpreter(r, traced.value());
+    else runNote = traced.error().message();
+  }
+  uint64_t execute = medianOf(r.executeTicks);
+  auto diffJson = [](const std::optional<double>& d) {
+    return !d ? nlohmann::json(nullptr) : std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json("inf");
+  };
+  std::map<size_t, const LoggedInstruction*> logged;
+  for (const LoggedInstruction& l : r.logged) logged[l.instruction] = &l;
+  if (json) {
+    nlohmann::json j = {{"file", file}, {"program", fa.file}, {"version", dump->version}, {"method", r.method},
+                        {"executions", r.executions}, {"execute_median_ticks", execute},
+                        {"load_median_ticks", medianOf(r.loadTicks)}, {"values_read", r.valuesRead}};
+    j["instructions"] = nlohmann::json::array();
+    for (const ProfiledInstruction& t : r.instructions) {
+      nlohmann::json x = {{"instruction", t.instruction}, {"what", t.what}, {"node", t.node}, {"ticks", t.ticks},
+                          {"median_ticks", medianOf(t.ticks)}};
+      for (const auto& e : t.delegateEvents) x["delegate_events"].push_back({{"name", e.name}, {"ticks", e.ticks}});
+      j["instructions"].push_back(x);
+    }
+    j["logged"] = nlohmann::json::array();
+    for (const LoggedInstruction& l : r.logged) {
+      nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", diffJson(l.difference)}};
+      for (const run::HostValue& v : l.tensors) {
+        run::ValueStats st = run::valueStats(v, 1);
+        x["tensors"].push_back({{"dtype", std::string(scalarTypeName(v.dtype))}, {"sizes", v.sizes}, {"checksum", v.checksum},
+                                {"max_abs", std::max(std::abs(st.min), std::abs(st.max))}});
+      }
+      if (!l.notCompared.empty()) x["not_compared"] = l.notCompared;
+      j["logged"].push_back(x);
+    }
+    j["outputs_logged"] = r.outputs.size();
+    j["outputs_max_abs_diff"] = diffJson(r.outputDifference);
+    if (!runNote.empty()) j["interpreter_error"] = runNote;
+    out << jsonText(j) << "\n";
+    return kOk;
+  }
+  out << file << ": ETDump version " << dump->version << ", " << r.executions << " execution(s) of " << r.method << " ("
+      << fa.file << "); times in the runtime's ticks (ns on Linux)\n";
+  out << "Method::execute median " << execute << ", Program::load_method " << medianOf(r.loadTicks) << "\n";
+  out << "     #  " << std::left << std::setw(34) << "operator / delegate" << std::right << std::setw(12) << "median"
+      << std::setw(8) << "share" << (r.logged.empty() ? "" : "  logged values, max |difference| from the interpreter") << "\n";
+  for (const ProfiledInstruction& t : r.instructions) {
+    uint64_t m = medianOf(t.ticks);
+    out << std::setw(6) << t.instruction << "  " << std::left << std::setw(34) << t.what << std::right << std::setw(12) << m
+        << std::setw(7) << std::fixed << std::setprecision(1) << (execute ? 100.0 * static_cast<double>(m) / static_cast<double>(execute) : 0.0)
+        << "%" << std::defaultfloat << std::setprecision(6);
+    if (auto it = logged.find(t.instruction); it != logged.end()) {
+      out << "  " << it->second->tensors.size() << " tensor(s)";
+      if (it->second->difference) out << ", " << *it->second->difference;
+      else if (!it->second->notCompared.empty()) out << " (" << it->second->notCompared << ")";
+    }
+    out << "\n";
+    for (const auto& e : t.delegateEvents) out << "          " << e.name << ": " << medianOf(e.ticks) << "\n";
+  }
+  if (!r.logged.empty() && !r.valuesRead) out << "values were logged; pass --debug-buffer to read and compare them\n";
+  if (!runNote.empty()) out << "the interpreter could not run the method: " << runNote << "\n";
+  if (r.outputDifference) out << "outputs: " << r.outputs.size() << " logged, max |difference| from the interpreter " << *r.outputDifference << "\n";
+  return kOk;
+}
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -1153,7 +1285,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
-                     cmd == "config" || cmd == "run";
+                     cmd == "config" || cmd == "run" || cmd == "etdump";
   if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     out << commandUsage(cmd);
     return kOk;
@@ -1166,6 +1298,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "export") return exportProgram(rest, out, err);
   if (cmd == "config") return configCommand(rest, out, err);
   if (cmd == "run") return runProgramCommand(rest, out, err);
+  if (cmd == "etdump") return etdumpCommand(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

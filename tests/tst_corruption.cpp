@@ -271,7 +271,8 @@ class TestCorruption : public QObject {
     QVERIFY(!e.ok());
     QCOMPARE(e.error().code, ErrorCode::Unsupported);
     QCOMPARE(e.error().offset.value_or(0), uint64_t(8));
-    QVERIFY2(e.error().found.find("an ETDump") != std::string::npos && e.error().found.find("open the .pte") != std::string::npos,
+    QVERIFY2(e.error().found.find("an ETDump") != std::string::npos && e.error().found.find("open the .pte") != std::string::npos &&
+                 e.error().found.find("lowering-cli etdump") != std::string::npos,
              e.error().found.c_str());
   }
 

@@ -24,27 +24,11 @@
 #include "engine/support/AtomicFile.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
+#include "tests/support/EmittedSample.h"
 
 using namespace lstudio;
 
 namespace {
-
-/// A zoo sample lowered under the default config and emitted: ExecuTorch's instructions.
-Result<Program> emittedSample(const QString& dir, const std::string& name) {
-  SampleOptions o;
-  o.layers = 1;
-  auto built = buildSample(name, o);
-  if (!built) return built.error();
-  std::string pt2 = (dir + "/" + QString::fromStdString(name) + ".pt2").toStdString();
-  if (auto s = writePt2(built.value(), pt2); !s) return s.error();
-  auto opened = openProgramFile(pt2);
-  if (!opened) return opened.error();
-  ExecutorchBackendConfig c;
-  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
-  p.runToEnd();
-  if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", "a failed pass"};
-  return emitProgram(*p.current(), c);
-}
 
 /// A pass that changes what the program computes: its first relu becomes a sigmoid.
 class ReluToSigmoid : public Pass {
@@ -77,7 +61,7 @@ class TestInterpreter : public QObject {
   void fileAndProgramRunAlike() {
     QFETCH(QString, name);
     QTemporaryDir dir;
-    auto emitted = emittedSample(dir.path(), name.toStdString());
+    auto emitted = emittedSample(dir.path().toStdString(), name.toStdString());
     QVERIFY2(emitted, emitted ? "" : emitted.error().message().c_str());
     auto inMemory = run::runProgram(emitted.value());
     QVERIFY2(inMemory, message(inMemory).c_str());
@@ -101,7 +85,7 @@ class TestInterpreter : public QObject {
   // Planned tensors live at their offsets: one put on top of a live one changes the output.
   void aWrongPlanGivesWrongNumbers() {
     QTemporaryDir dir;
-    auto emitted = emittedSample(dir.path(), "mlp");
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
     QVERIFY(emitted);
     auto good = run::runProgram(emitted.value());
     QVERIFY(good);
@@ -194,7 +178,7 @@ class TestInterpreter : public QObject {
 
   void refusesWhatItCannotRun() {
     QTemporaryDir dir;
-    auto emitted = emittedSample(dir.path(), "mlp");
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
     QVERIFY(emitted);
     {  // an operator without a kernel: named, before anything runs
       Program p = emitted.value();
@@ -237,7 +221,7 @@ class TestInterpreter : public QObject {
     {  // cancelled from the progress callback
       run::RunOptions o;
       o.progress = [](uint64_t, uint64_t) { return false; };
-      auto big = emittedSample(dir.path(), "llama");
+      auto big = emittedSample(dir.path().toStdString(), "llama");
       QVERIFY(big);
       auto r = run::runProgram(big.value(), o);
       QVERIFY(!r);
@@ -448,7 +432,7 @@ class TestInterpreter : public QObject {
   // shape is refused naming the input and what it needs.
   void givenInputs() {
     QTemporaryDir dir;
-    auto emitted = emittedSample(dir.path(), "mlp");
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
     QVERIFY(emitted);
     const Method& m = emitted->methods[0];
     QCOMPARE(m.inputs.size(), size_t(1));
@@ -493,7 +477,7 @@ class TestInterpreter : public QObject {
 
   void cliRun() {
     QTemporaryDir dir;
-    auto emitted = emittedSample(dir.path(), "mlp");
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
     QVERIFY(emitted);
     std::string pte = (dir.path() + "/mlp.pte").toStdString();
     QVERIFY(writePte(emitted.value(), pte, PteWriteOptions{}));

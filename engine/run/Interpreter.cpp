@@ -417,8 +417,14 @@ class MethodRun {
     TracedNode t{pc, n.name, op.fullName(), {}};
     std::vector<ValueId> written = n.outputs;
     if (written.empty() && !n.args.empty()) written.push_back(n.args.back());  // the return
-    for (ValueId v : written)
-      if (values_[static_cast<size_t>(v)].kind == ValueKind::Tensor) t.values.push_back(output(values_[static_cast<size_t>(v)]));
+    for (ValueId v : written) {
+      const RunValue& x = values_[static_cast<size_t>(v)];
+      if (x.kind == ValueKind::Tensor) t.values.push_back(output(x));
+      if (x.kind == ValueKind::TensorList)  // split_copy's outputs: each item, as ETDump logs them
+        for (ValueId item : x.items)
+          if (item >= 0 && static_cast<size_t>(item) < values_.size() && values_[static_cast<size_t>(item)].kind == ValueKind::Tensor)
+            t.values.push_back(output(values_[static_cast<size_t>(item)]));
+    }
     r.trace.push_back(std::move(t));
   }
 

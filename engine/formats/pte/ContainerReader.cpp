@@ -136,7 +136,7 @@ Status readContainerHeader(const MappedFile& file, uint64_t base, uint64_t span,
   if (ident != "ET12" && etdump)
     return Error{ErrorCode::Unsupported, path, at(ident == "ED00" ? 4 : 8), "file kind", "an ExecuTorch program (ET12)",
                  "an ETDump (ED00): the runtime's profile and debug record of one run, not a program; open the .pte "
-                 "that was run (the studio does not read ETDumps yet)"};
+                 "that was run, and read the ETDump beside it with lowering-cli etdump FILE --program P.pte"};
   if (ident != "ET12")
     return Error{ErrorCode::BadMagic, path, at(4), "ExecuTorch program identifier", "\"ET12\"", describeMagic(ident)};
   f.identifier = ident;
