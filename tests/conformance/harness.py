@@ -234,14 +234,16 @@ class Runner:
     def __init__(self):
         self.proc = None
 
-    def run(self, pte: Path, ptds: list[Path], inputs: dict) -> dict:
+    def run(self, pte: Path, ptds: list[Path], inputs: dict, etdump: tuple | None = None) -> dict:
+        """Each method's outputs; with `etdump` = (ETDUMP, DEBUG_BUFFER), the one method in
+        `inputs` runs twice with ETDump on, intermediate outputs logged, and both are written."""
         import torch
 
         if self.proc is None or self.proc.poll() is not None:
             self.proc = subprocess.Popen([sys.executable, __file__, "--runner"], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, text=True)
         request = pte.parent / (pte.stem + ".request.pt")
-        torch.save((str(pte), [str(p) for p in ptds], inputs), request)
+        torch.save((str(pte), [str(p) for p in ptds], inputs, etdump), request)
         self.proc.stdin.write(str(request) + "\n")
         self.proc.stdin.flush()
         while True:
@@ -264,10 +266,10 @@ def runner_main() -> int:
 
     for line in sys.stdin:
         request = Path(line.strip())
-        pte, ptds, inputs = torch.load(request, weights_only=False)
+        pte, ptds, inputs, etdump = torch.load(request, weights_only=False)
         result = request.with_suffix(".result.pt")
         try:
-            torch.save(("ok", _run_pte_here(Path(pte), [Path(p) for p in ptds], inputs)), result)
+            torch.save(("ok", _run_pte_here(Path(pte), [Path(p) for p in ptds], inputs, etdump)), result)
         except Exception as e:  # noqa: BLE001 (reported to the harness)
             torch.save(("error", f"{type(e).__name__}: {str(e).strip()}"), result)
         print("RESULT " + str(result), flush=True)
@@ -281,13 +283,30 @@ def run_pte(pte: Path, ptds: list[Path], inputs: dict) -> dict:
     return RUNNER.run(pte, ptds, inputs)
 
 
-def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict) -> dict:
+ETDUMP_DEBUG_BUFFER = 32 << 20  # bytes the runtime may log intermediate outputs into
+
+
+def etdump_pte(pte: Path, ptds: list[Path], method: str, inputs: tuple, etdp: Path, debug: Path) -> list:
+    """Runs `method` twice in executorch.runtime with ETDump on and its intermediate outputs
+    logged; writes the ETDump to `etdp` and the debug buffer to `debug`; the outputs."""
+    return RUNNER.run(pte, ptds, {method: inputs}, (str(etdp), str(debug)))[method]
+
+
+def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict, etdump: tuple | None = None) -> dict:
     import executorch.kernels.quantized  # noqa: F401  (registers the quantized_decomposed kernels)
     from executorch.runtime import Runtime
 
     rt = Runtime.get()
     if len(ptds) > 1:
         raise RuntimeError("executorch.runtime loads one .ptd per program; this one has %d" % len(ptds))
+    if etdump:
+        prog = rt.load_program(str(pte), data_path=str(ptds[0]) if ptds else None, enable_etdump=True,
+                               debug_buffer_size=ETDUMP_DEBUG_BUFFER)
+        (name, xs), = inputs.items()
+        m = prog.load_method(name)
+        outs = {name: [list(m.execute(list(xs))) for _ in range(2)][-1]}
+        prog.write_etdump_result_to_file(*etdump)
+        return outs
     prog = rt.load_program(str(pte), data_path=str(ptds[0]) if ptds else None)
     outs = {}
     # The entry's methods in its order (prefill before decode: they share state), then the getters.

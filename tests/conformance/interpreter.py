@@ -18,6 +18,13 @@ and with run_reinplace_pass, and run after every pass from to_edge's conversion 
 (`--compare-to`): no pass may change a node's values, and the numbers must agree with the
 runtime's for upstream's default-config .pte as above.
 
+Each program ExecuTorch's runtime runs is also run with ETDump on, twice, its intermediate outputs
+logged into a debug buffer, and `lowering-cli etdump` reads the ETDump beside the .pte: every
+instruction's call time in each execution and every event inside a delegate call must equal what
+ExecuTorch's own ETDump parser (executorch.devtools.etdump.serialize) reads, and every value the
+runtime logged must agree with the studio's interpreter at that instruction within MAX_ULP (equal
+for integers); a program the interpreter cannot run (a delegate call) is checked for its timings.
+
 Then the edge values (EDGE_CASES): small programs exported here and run on chosen inputs given
 to the studio as .npy files (`--inputs`): casts of NaN, infinities and out-of-range floats to
 every integer type and to half and bfloat16, integer and float division with negative operands,
@@ -109,7 +116,17 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
                 p, ptds = q, [cand]
                 break
     if p.returncode == 5 and ("no kernel for" in p.stderr or "delegate" in p.stderr):
-        return "not runnable", p.stderr.strip().splitlines()[-1].split("found ")[-1][:200], 0
+        reason = p.stderr.strip().splitlines()[-1].split("found ")[-1][:200]
+        if "delegate" in p.stderr and "no kernel for" not in p.stderr:  # the runtime's timings still link
+            try:
+                inputs = iota_inputs(pte, ptds)
+            except Exception:  # noqa: BLE001
+                return "not runnable", reason, 0
+            if "forward" in inputs:
+                bad = check_etdump(work.name, pte, ptds, "forward", inputs["forward"], work / "etdump", cli, False)
+                if bad:
+                    return "differ", "ETDump: " + bad, 0
+        return "not runnable", reason, 0
     if p.returncode != 0:
         return "differ", f"lowering-cli run failed (exit {p.returncode}): {p.stderr.strip()[:300]}", 0
     method = json.loads(p.stdout)["method"]
@@ -124,10 +141,107 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
         return "not runnable", f"ExecuTorch's runtime refuses it: {harness.runtime_error(e)[:200]}", 0
     result = compare_outputs(out_dir, up)
     if result[0] in ("bit-identical", "agree"):
+        bad = check_etdump(work.name, pte, ptds, method, inputs[method], work / "etdump", cli, True)
+        if bad:
+            return "differ", "ETDump: " + bad, result[2]
         snap = compare_snapshots(pte, method, up, work / "snapshots", cli)
         if snap:
             return "differ", snap, result[2]
     return result
+
+
+ETDUMPS = {"programs": 0, "instructions": 0, "logged": 0, "worst": (0.0, ""), "refused": [], "runtime failed": []}
+MIN_ETDUMPS = 40
+FLOAT_SPACING = {"float32": "float32", "float16": "float16", "float64": "float64"}
+
+
+def upstream_timings(etdp: Path) -> tuple[dict, dict]:
+    """ExecuTorch's own parse of an ETDump: {instruction: [call ticks...]} and
+    {instruction: {delegate event name: [ticks...]}} over every execution."""
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+
+    calls, inner = {}, {}
+    for block in deserialize_from_etdump_flatcc(etdp.read_bytes()).run_data:
+        for event in block.events or []:
+            p = event.profile_event
+            if p is None or p.chain_index == -1:
+                continue
+            ticks = p.end_time - p.start_time
+            if p.name in ("OPERATOR_CALL", "DELEGATE_CALL"):
+                calls.setdefault(p.instruction_id, []).append(ticks)
+            elif p.name is None and (p.delegate_debug_id_str or p.delegate_debug_id_int >= 0):
+                key = p.delegate_debug_id_str or f"#{p.delegate_debug_id_int}"
+                inner.setdefault(p.instruction_id, {}).setdefault(key, []).append(ticks)
+    return calls, inner
+
+
+def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tuple, work: Path, cli: Path,
+                 values: bool) -> str:
+    """The runtime's ETDump of two executions read by `lowering-cli etdump` as ExecuTorch reads it,
+    and (with `values`) each logged value against the interpreter's; '' when all agree."""
+    import numpy as np
+
+    work.mkdir(parents=True, exist_ok=True)
+    etdp, debug = work / "run.etdp", work / "run.debug"
+    try:
+        harness.etdump_pte(pte, ptds, method, inputs, etdp, debug)
+    except Exception as e:  # noqa: BLE001
+        reason = harness.runtime_error(e)
+        if not values and "Failed to load method" in reason:  # a backend this runtime does not have
+            return ""
+        ETDUMPS["runtime failed"].append(f"{name} ({reason[:60]})")
+        return ""
+    cmd = [str(cli), "etdump", str(etdp), "--program", str(pte), "--method", method, "--json", "--debug-buffer",
+           str(debug)] + [a for p in ptds for a in ("--ptd", str(p))]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    debug.unlink(missing_ok=True)
+    try:
+        calls, inner = upstream_timings(etdp)
+    except Exception as e:  # noqa: BLE001
+        if p.returncode == 3:  # a file ExecuTorch's own parser cannot read either
+            ETDUMPS["refused"].append(name)
+            return ""
+        return f"ExecuTorch's parser refuses the ETDump ({str(e)[:100]}); the studio reads it"
+    if p.returncode != 0:
+        return f"lowering-cli etdump failed (exit {p.returncode}): {p.stderr.strip()[:300]}"
+    ours = json.loads(p.stdout)
+    mine = {t["instruction"]: t["ticks"] for t in ours["instructions"] if t["ticks"]}
+    if mine != calls:
+        return f"call times differ from ExecuTorch's parse: studio {sorted(mine.items())[:4]}, upstream {sorted(calls.items())[:4]}"
+    mine_inner = {t["instruction"]: {e["name"]: e["ticks"] for e in t.get("delegate_events", [])}
+                  for t in ours["instructions"] if t.get("delegate_events")}
+    if mine_inner != inner:
+        return "delegate events differ from ExecuTorch's parse"
+    if ours["executions"] != 2:
+        return f"{ours['executions']} executions read; the runtime ran 2"
+    ETDUMPS["programs"] += 1
+    ETDUMPS["instructions"] += len(mine)
+    if not values:
+        return ""
+    if not ours["logged"] and ours["instructions"]:
+        return "no intermediate outputs read"
+    for logged in ours["logged"]:
+        if logged.get("not_compared"):
+            return f"instruction {logged['instruction']}: not compared ({logged['not_compared']})"
+        diff = logged["max_abs_diff"]
+        floats = [t for t in logged["tensors"] if t["dtype"] in FLOAT_SPACING or t["dtype"] == "bfloat16"]
+        if floats:
+            scale = max(t["max_abs"] for t in floats)
+            dtype = floats[0]["dtype"]
+            ulp = float(np.spacing(np.dtype(FLOAT_SPACING.get(dtype, "float32")).type(scale)))
+            if dtype == "bfloat16":
+                ulp *= 65536
+            ulps = float("inf") if diff == "inf" else (diff / ulp if ulp else 0.0)
+        else:
+            ulps = 0.0 if diff == 0 else float("inf")
+        if ulps > MAX_ULP:
+            return f"instruction {logged['instruction']}: logged value {ulps:.1f} ULP from the interpreter's"
+        if ulps > ETDUMPS["worst"][0]:
+            ETDUMPS["worst"] = (ulps, name)
+        ETDUMPS["logged"] += 1
+    if ours["outputs_max_abs_diff"] is None:
+        return "the method's logged outputs were not compared"
+    return ""
 
 
 def compare_outputs(out_dir: Path, up: list) -> tuple[str, str, float]:
@@ -326,6 +440,13 @@ def main() -> int:
     print(f"snapshots: {SNAPSHOTS['checked']} corpus programs lowered by the studio run alike after every pass from"
           f" to_edge's conversion on and agree with the runtime; not lowered yet: "
           f"{', '.join(sorted(SNAPSHOTS['not lowered'])) or 'none'}")
+    print(f"etdump: {ETDUMPS['programs']} programs' ETDumps read as ExecuTorch reads them ({ETDUMPS['instructions']}"
+          f" timed instructions); {ETDUMPS['logged']} logged intermediate values agree with the interpreter, worst"
+          f" {ETDUMPS['worst'][0]:.1f} ULP ({ETDUMPS['worst'][1] or '-'}); refused by both, as ExecuTorch's parser"
+          f" refuses them: {', '.join(ETDUMPS['refused']) or 'none'}; the runtime could not write one for:"
+          f" {', '.join(ETDUMPS['runtime failed']) or 'none'}")
+    if ETDUMPS["programs"] < MIN_ETDUMPS:  # the runtime wrote fewer than it does today
+        bad.append(f"etdump: only {ETDUMPS['programs']} ETDumps checked (at least {MIN_ETDUMPS} expected)")
     for b in bad:
         print(f"  FAILED: {b}", file=sys.stderr)
     return 1 if bad else 0
