@@ -5,7 +5,7 @@
 # never copied into the repository). Corpora grow in build-fuzz/corpus_NAME.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60; all targets)
 #   tools/fuzz.sh build                              (build and seed only)
-# Targets: pte ptd pt2 program_json config delower xnnpack run npy. FUZZ_NICE=19 runs them niced.
+# Targets: pte ptd pt2 program_json config delower xnnpack run npy etdump. FUZZ_NICE=19 runs them niced.
 # Exits non-zero on any finding; crash inputs are left in build-fuzz/findings/
 # and the end of the log is printed.
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (Debian packages clang, libclang-rt-dev)" >&2; exit 1; }
 out=build-fuzz
-all=(pte ptd pt2 program_json config delower xnnpack run npy)
+all=(pte ptd pt2 program_json config delower xnnpack run npy etdump)
 
 # An ordinary CMake build with clang: incremental, and quiet unless it fails.
 launcher=()
@@ -32,7 +32,7 @@ fi
 
 # Seeds: real files in place of the fixtures, zoo samples made by the CLI.
 seeds="$out/seeds"
-mkdir -p "$seeds/pte" "$seeds/xnnpack" "$seeds/delower" "$seeds/run" "$seeds/npy" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
+mkdir -p "$seeds/pte" "$seeds/xnnpack" "$seeds/delower" "$seeds/run" "$seeds/npy" "$seeds/etdump" "$seeds/ptd" "$seeds/pt2" "$seeds/program_json" "$seeds/config" "$out/findings"
 fixtures="$root/../shared/fixtures"
 if [ -d "$fixtures" ]; then
   cp -u "$fixtures"/pte/*.pte "$fixtures"/other/*.bpte "$seeds/pte/" 2>/dev/null || true
@@ -57,6 +57,10 @@ cp -u "$seeds"/delower/*.pte "$seeds/run/" 2>/dev/null || true
 for s in mlp dynamic_batch; do
   [ -f "$seeds/npy/${s}_output_0.npy" ] || { "$out/app/lowering-cli" run "$seeds/pt2/$s.pt2" --save-outputs "$seeds/npy/$s" \
     >/dev/null && mv "$seeds/npy/$s/output_0.npy" "$seeds/npy/${s}_output_0.npy" && rm -r "$seeds/npy/$s"; } || true
+done
+# ETDumps ExecuTorch's runtime wrote in the conformance run (tools/dev.sh test runs it first).
+for f in build/interpreter/*/etdump/run.etdp; do
+  [ -f "$f" ] && cp -u "$f" "$seeds/etdump/$(basename "$(dirname "$(dirname "$f")")").etdp" || true
 done
 # Delegate payloads cut out of the fixtures where the CLI says they lie.
 for f in "$seeds"/pte/*.pte; do

@@ -20,10 +20,19 @@ std::vector<T> items(const flatbuffers::Vector<T>* v) {
   return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
 }
 
+/// Whether a vector's elements lie at their natural alignment: flatbuffers 2.0's verifier
+/// checks only the length prefix's, and reading an int64 off it would be undefined.
+template <class T>
+bool elementsAligned(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 /// A logged tensor; false (with `why`) when its dtype is not one ExecuTorch defines or its
 /// sizes and strides disagree.
 bool readTensor(const fb::Tensor* t, EtdumpTensor& out, std::string& why) {
   if (!t) return why = "a Tensor value without its tensor", false;
+  if (!elementsAligned(t->sizes()) || !elementsAligned(t->strides()))
+    return why = "sizes or strides not 8-byte aligned", false;
   int raw = static_cast<int>(t->scalar_type());
   if (!isKnownScalarType(raw)) return why = "a tensor of unknown scalar type " + std::to_string(raw), false;
   out.dtype = static_cast<ScalarType>(raw);

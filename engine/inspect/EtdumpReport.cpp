@@ -42,16 +42,25 @@ Result<run::HostValue> loggedTensor(const EtdumpTensor& t, const MappedFile* buf
   v.dtype = t.dtype;
   v.sizes = t.sizes;
   if (!buffer) return v;
-  uint64_t elem = elementSize(t.dtype), numel = 1, span = 1;  // span: elements from the first to the last
+  // span: elements from the first to the last; sizes and strides are untrusted, so every
+  // product is kept below 2^40 before it is formed.
+  constexpr uint64_t kMax = 1ull << 40;
+  uint64_t elem = elementSize(t.dtype), numel = 1, span = 1;
   for (size_t d = 0; d < t.sizes.size(); ++d) {
-    uint64_t s = static_cast<uint64_t>(t.sizes[d]);
-    if (s && numel > (1ull << 40) / s)
-      return Error{ErrorCode::Overflow, buffer->path(), static_cast<uint64_t>(t.offset),
-                   "tensor logged for instruction " + std::to_string(instruction), "fewer than 2^40 elements", "more"};
+    uint64_t s = static_cast<uint64_t>(t.sizes[d]), stride = static_cast<uint64_t>(t.strides[d]);
+    bool tooBig = (s && numel > kMax / s) || (s > 1 && stride > (kMax - span) / (s - 1));
+    if (tooBig)
+      return Error{ErrorCode::Overflow, buffer->path(), static_cast<uint64_t>(std::max<int64_t>(t.offset, 0)),
+                   "tensor logged for instruction " + std::to_string(instruction),
+                   "sizes and strides that span fewer than 2^40 elements", "more"};
     numel *= s;
-    if (s) span += (s - 1) * static_cast<uint64_t>(t.strides[d]);
+    if (s) span += (s - 1) * stride;
   }
   if (numel == 0) return v;
+  if (numel > span)  // the runtime logs a tensor's own storage: its elements never share bytes
+    return Error{ErrorCode::Invalid, buffer->path(), static_cast<uint64_t>(std::max<int64_t>(t.offset, 0)),
+                 "tensor logged for instruction " + std::to_string(instruction), "strides that keep elements apart",
+                 std::to_string(numel) + " elements in " + std::to_string(span) + " places"};
   uint64_t begin = static_cast<uint64_t>(std::max<int64_t>(t.offset, 0));
   if (span > (1ull << 40) || begin > buffer->size() || span * elem > buffer->size() - begin)
     return Error{ErrorCode::OutOfRange, buffer->path(), begin,
