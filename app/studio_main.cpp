@@ -48,6 +48,8 @@ struct Options {
   QCommandLineOption compare{"compare", "Show the previous pass's graph beside the current one."};
   QCommandLineOption runProgram{"run-program", "Run the shown program in the interpreter (its values in the inspector)."};
   QCommandLineOption runEveryPass{"run-every-pass", "Run the program after every pass (passes that changed the outputs marked)."};
+  QCommandLineOption etdump{"etdump", "Open an ETDump of a run of the .pte (the Profile tab, time stripes).", "run.etdp"};
+  QCommandLineOption debugBuffer{"debug-buffer", "The debug buffer of --etdump (default: found beside it).", "buffer.bin"};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000"};
 
   void addTo(QCommandLineParser& parser) const {
@@ -55,7 +57,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("file", "A file to open (.pte, .bpte, .ptd, .pt2, ETRecord).", "[file]");
-    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, runProgram, runEveryPass, size});
+    parser.addOptions({screenshot, runTo, select, view, config, dock, compare, runProgram, runEveryPass, etdump, debugBuffer, size});
   }
 };
 
@@ -115,6 +117,10 @@ int takeScreenshot(lstudio::ui::MainWindow& w, const QCommandLineParser& parser,
   }
   if (parser.isSet(o.runProgram)) {
     w.runProgram();
+    settle(w, 120000);
+  }
+  if (parser.isSet(o.etdump)) {
+    w.openEtdump(parser.value(o.etdump), parser.value(o.debugBuffer));
     settle(w, 120000);
   }
   if (parser.isSet(o.dock)) raiseDock(w, parser.value(o.dock));

@@ -34,9 +34,14 @@
 #include "engine/formats/PteReader.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/run/Interpreter.h"
+#include "engine/support/AtomicFile.h"
 #include "engine/samples/SampleZoo.h"
 #include "engine/workspace/Workspace.h"
 #include "tests/TestSupport.h"
+#include "tests/support/EmittedSample.h"
+#include "tests/support/EtdumpBuilder.h"
 #include "ui/Inspector.h"
 #include "ui/ConfigEditor.h"
 #include "ui/ConstantTable.h"
@@ -881,6 +886,74 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
     QCOMPARE(w.programRun()->result()->error, QString("cancelled"));
     QVERIFY(w.logView()->toPlainText().contains("Run: cancelled"));
+  }
+
+  // File > Open ETDump beside a .pte: the Profile tab lists each timed instruction, slowest
+  // first, and a row selects its node; the graph is striped by time, or by the logged values'
+  // gap to the interpreter (the debug buffer found beside the ETDump); the inspector shows a
+  // node's times. An ETDump of another program is refused with its reason in the log.
+  void opensAnEtdump() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
+    QVERIFY(emitted);
+    QString pte = dir.path() + "/mlp.pte";
+    QVERIFY(writePte(emitted.value(), pte.toStdString(), PteWriteOptions{}));
+    run::RunOptions o;
+    o.trace = true;
+    auto traced = run::runProgram(emitted.value(), o);
+    QVERIFY(traced);
+    std::string buffer;  // the interpreter's own values, so every gap is 0
+    std::vector<LoggedTensor> logged;
+    for (const run::TracedNode& t : traced->trace) {
+      const run::HostValue& v = t.values.back();
+      std::vector<int64_t> strides(v.sizes.size(), 1);
+      for (size_t d = v.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * v.sizes[d];
+      logged.push_back({static_cast<int32_t>(t.instruction), v.sizes, strides, static_cast<int64_t>(buffer.size())});
+      buffer.append(v.bytes.begin(), v.bytes.end());
+    }
+    auto etdump = buildEtdump(emitted->methods[0], {100, 300, 200}, logged);
+    QString etdp = dir.path() + "/run.etdp";
+    QVERIFY(writeFileAtomically(etdp.toStdString(), std::string(etdump.begin(), etdump.end())));
+    QVERIFY(writeFileAtomically((dir.path() + "/run.bin").toStdString(), buffer));
+
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openFile(pte);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle() && w.current(), 30000);
+    QAction* open = menuAction(w, "Open E&TDump…");
+    QVERIFY(open && open->isEnabled());
+    w.openEtdump(etdp);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto e = w.programRun()->etdump();
+    QVERIFY2(e && e->ok, e ? qPrintable(e->error) : "no result");
+    QVERIFY(e->debugBuffer.endsWith("run.bin"));
+    const int kernels = static_cast<int>(traced->trace.size());
+    QCOMPARE(w.profileTree()->topLevelItemCount(), kernels);
+    // Instruction i took 200 * (i + 1) ticks (the median): the last kernel is the slowest.
+    QTreeWidgetItem* top = w.profileTree()->topLevelItem(0);
+    QCOMPARE(top->text(0).toULongLong(), static_cast<qulonglong>(traced->trace.back().instruction));
+    QCOMPARE(top->text(2).toULongLong(), 200 * (traced->trace.back().instruction + 1));
+    QCOMPARE(top->text(4), QString("0"));
+    QVERIFY2(w.logView()->toPlainText().contains(QString("%1 of %1 logged values compared").arg(kernels)),
+             qPrintable(w.logView()->toPlainText()));
+    QCOMPARE(w.valueColouring(), ui::MainWindow::ValueColouring::Time);
+    QTRY_COMPARE_WITH_TIMEOUT(w.graphView()->tintedItemCount(), kernels, 30000);
+    w.setValueColouring(ui::MainWindow::ValueColouring::Gap);
+    QCOMPARE(w.graphView()->tintedItemCount(), kernels);
+    // A row selects its node; the inspector shows its times.
+    emit w.profileTree()->itemClicked(top, 0);
+    QString text = w.inspector()->toPlainText();
+    QVERIFY2(text.contains("ETDump") && text.contains("executions") && text.contains("0 (equal)"), qPrintable(text));
+
+    auto other = buildEtdump(emitted->methods[0], {100}, {}, "relu.out");
+    QVERIFY(writeFileAtomically(etdp.toStdString(), std::string(other.begin(), other.end())));
+    w.openEtdump(etdp);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!w.programRun()->etdump()->ok);
+    QVERIFY2(w.logView()->toPlainText().contains("another program"), qPrintable(w.logView()->toPlainText()));
+    QCOMPARE(w.profileTree()->topLevelItemCount(), 0);
+    QCOMPARE(w.graphView()->tintedItemCount(), 0);
   }
 
   // Lowering > Run Every Pass: the passes that changed the outputs are marked in the timeline.

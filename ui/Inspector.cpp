@@ -1,5 +1,6 @@
 #include "ui/Inspector.h"
 
+#include <QFileInfo>
 #include <QUrl>
 
 #include <map>
@@ -274,12 +275,49 @@ void Inspector::showNode(std::shared_ptr<const Program> p, int method, int node)
   QString values;
   if (run_ && node >= 0 && static_cast<size_t>(node) < p->methods[method].nodes.size())
     values = valuesDetails(*run_, p->methods[method].nodes[node].name, runApplies_);
+  if (etdump_ && etdumpApplies_ && node >= 0 && static_cast<size_t>(node) < p->methods[method].nodes.size())
+    values += etdumpDetails(*etdump_, p->methods[method].nodes[node].name);
   setHtml(nodeDetails(p->methods[method], node, plan, p.get(), values));
 }
 
 void Inspector::setRunValues(std::shared_ptr<const ProgramRunResult> run, bool applies) {
   run_ = std::move(run);
   runApplies_ = applies;
+}
+
+void Inspector::setEtdump(std::shared_ptr<const EtdumpResult> etdump, bool applies) {
+  etdump_ = std::move(etdump);
+  etdumpApplies_ = applies;
+}
+
+QString etdumpDetails(const EtdumpResult& e, const std::string& node) {
+  QString h = "<b>ETDump</b>";
+  const ProfiledInstruction* t = e.timing(node);
+  if (!t) return h + "<p class=sub>The runtime recorded no call of this node.</p>";
+  uint64_t median = medianOf(t->ticks), total = e.executeMedian();
+  h += QString("<p class=sub>%1, instruction %2; times in the runtime's ticks (ns on Linux)</p>")
+           .arg(QFileInfo(e.path).fileName().toHtmlEscaped())
+           .arg(t->instruction);
+  QStringList each;
+  for (uint64_t x : t->ticks) each << QString::number(x);
+  h += "<table>";
+  h += QString("<tr><td class=k>median</td><td>%1 (%2% of Method::execute)</td></tr>")
+           .arg(median)
+           .arg(total ? 100.0 * static_cast<double>(median) / static_cast<double>(total) : 0.0, 0, 'f', 1);
+  h += "<tr><td class=k>executions</td><td>" + each.join(", ") + "</td></tr>";
+  for (const auto& inner : t->delegateEvents)
+    h += QString("<tr><td class=k>%1</td><td>%2</td></tr>").arg(q(inner.name).toHtmlEscaped()).arg(medianOf(inner.ticks));
+  if (const LoggedInstruction* l = e.logged(node)) {
+    if (l->difference)
+      h += QString("<tr><td class=k>logged values</td><td>largest |difference| from the interpreter "
+                   "<span style='color:%1'>%2</span></td></tr>")
+               .arg(*l->difference == 0 ? "#1b7f3b" : "#b00020")
+               .arg(*l->difference == 0 ? QString("0 (equal)") : QString::number(*l->difference, 'g', 4));
+    else
+      h += "<tr><td class=k>logged values</td><td>not compared: " + q(l->notCompared).toHtmlEscaped() + "</td></tr>";
+  }
+  h += "</table>";
+  return h;
 }
 
 QString valuesDetails(const ProgramRunResult& r, const std::string& node, bool applies) {

@@ -20,6 +20,9 @@ QString nodeDetails(const Method& m, int node, const MemoryPlanReport* plan, con
 /// Rich text for the values a run gave node `node` (shape, statistics, histogram, first
 /// values, the difference from the run's reference); `applies`: the run is of the snapshot shown.
 QString valuesDetails(const ProgramRunResult& r, const std::string& node, bool applies);
+/// Rich text for what an ETDump recorded of node `node`: its time in each execution, its share
+/// of Method::execute, the events inside a delegate call, the logged values' gap.
+QString etdumpDetails(const EtdumpResult& e, const std::string& node);
 /// Rich text for a value (a placeholder, constant or intermediate tensor).
 QString valueDetails(const Method& m, int value, const MemoryPlanReport* plan);
 
@@ -32,6 +35,9 @@ class Inspector : public QTextBrowser {
   /// The values of the last run (Lowering > Run Program), shown under a node's results;
   /// `applies`: the run is of the snapshot the views show.
   void setRunValues(std::shared_ptr<const ProgramRunResult> run, bool applies);
+  /// The ETDump opened (File > Open ETDump): a node's times and logged-value gap;
+  /// `applies`: it is of the program and method shown.
+  void setEtdump(std::shared_ptr<const EtdumpResult> etdump, bool applies);
   /// A message about no node or value (what a pass did); shows no program.
   void showMessage(const QString& html);
   /// Shows nothing (its placeholder) and lets go of the program it showed.
@@ -54,6 +60,8 @@ class Inspector : public QTextBrowser {
   std::unique_ptr<MemoryPlanReport> plan_;
   std::shared_ptr<const ProgramRunResult> run_;
   bool runApplies_ = false;
+  std::shared_ptr<const EtdumpResult> etdump_;
+  bool etdumpApplies_ = false;
 };
 
 }  // namespace lstudio::ui

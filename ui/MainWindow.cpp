@@ -69,6 +69,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildCentre();
   buildProgramViews();
   buildSummaryTab();
+  buildProfileTab();
   buildSizeTab();
   const Docks docks = buildDocks();
   buildStatusBar();
@@ -403,7 +404,10 @@ void MainWindow::refreshGraphs() {
   graphShown_ = shown_;
   graphMethod_ = method_;
   graphSnapshot_ = snapshot_;
-  graphInput_ = input;
+  if (graphInput_ != input) {
+    graphInput_ = input;
+    fillProfile();  // an ETDump belongs to the program it was linked to
+  }
   if (!shown_) {
     graph_->clear();
     before_->clear();

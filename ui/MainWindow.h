@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <QPointer>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -62,6 +63,7 @@ class MainWindow : public QMainWindow {
   /// The last successfully loaded program, or null.
   const LoadedProgram* current() const { return current_.ok ? &current_ : nullptr; }
   QTreeWidget* summaryTree() const { return tree_; }
+  QTreeWidget* profileTree() const { return profile_; }
   QPlainTextEdit* reportView() const { return report_; }
   QTreeWidget* timeline() const { return timeline_; }
   QPlainTextEdit* graphTextView() const { return text_; }
@@ -161,8 +163,14 @@ class MainWindow : public QMainWindow {
   void runEveryPass();
   /// Selects the first node of the last run that differs from its reference; false if none.
   bool selectFirstDifference();
-  /// View > Colour by Values: stripes on the graph's boxes from the last run of the shown snapshot.
-  enum class ValueColouring { None, Magnitude, Difference };
+  /// File > Open ETDump: reads an ETDump that ExecuTorch's runtime wrote while running the
+  /// open .pte (on a worker), with the debug buffer beside it when there is one (`debugBuffer`
+  /// empty: RUN.bin, RUN.debug or RUN_debug.bin next to RUN.etdp). Its times fill the Profile
+  /// tab and colour the graph; its logged values are compared with the interpreter's.
+  void openEtdump(const QString& path, const QString& debugBuffer = {});
+  /// View > Colour by Values: stripes on the graph's boxes from the last run of the shown
+  /// snapshot, or from the ETDump opened (its time per node, its logged values' gap).
+  enum class ValueColouring { None, Magnitude, Difference, Time, Gap };
   void setValueColouring(ValueColouring c);
   ValueColouring valueColouring() const { return valueColouring_; }
 
@@ -272,6 +280,12 @@ class MainWindow : public QMainWindow {
   void showRunEnded();
   void onProgramRunFinished();
   void onEveryPassFinished();
+  void onEtdumpFinished();
+  /// The ETDump opened is of the shown program's input and method.
+  bool etdumpApplies() const;
+  /// The Profile tab: the ETDump's instructions, slowest first; a row selects its node.
+  void buildProfileTab();
+  void fillProfile();
   /// The every-pass run's verdict on timeline row `row`, for its tooltip and mark; empty if none.
   QString everyPassNote(int row, bool* changed) const;
   /// Gives the inspector the last run's values, and whether they belong to the shown snapshot.
@@ -280,6 +294,8 @@ class MainWindow : public QMainWindow {
   bool runApplies() const;
   /// The graph's stripes for the colouring chosen (none when the last run is of another snapshot).
   void applyValueTints();
+  /// The Time and Gap stripes, from the ETDump opened (none when it is of another program).
+  void applyEtdumpTints();
 
   // Find (MainWindowFind.cpp).
   void connectFindBar();
@@ -288,6 +304,9 @@ class MainWindow : public QMainWindow {
   void updateFindCount();
 
   QTreeWidget* tree_ = nullptr;
+  QTreeWidget* profile_ = nullptr;  ///< the Profile tab (an ETDump's times)
+  QAction* openEtdump_ = nullptr;
+  std::map<ValueColouring, QAction*> colouringActions_;
   QPlainTextEdit* report_ = nullptr;
   QTreeWidget* timeline_ = nullptr;
   QCheckBox* hideUnchanged_ = nullptr;

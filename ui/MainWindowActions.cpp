@@ -53,6 +53,14 @@ QAction* MainWindow::buildFileMenu() {
   file->addSeparator();
   export_ = file->addAction(tr("&Export…"), this, &MainWindow::exportProgram);
   export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  openEtdump_ = file->addAction(tr("Open E&TDump…"), this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, tr("Open the ETDump of a run of this program"),
+                                                QSettings().value("lastDirectory").toString(),
+                                                tr("ETDump (*.etdp);;All files (*)"));
+    if (!path.isEmpty()) openEtdump(path);
+  });
+  openEtdump_->setToolTip(tr("Read an ETDump that ExecuTorch's runtime wrote while running this .pte: each "
+                             "instruction's time, and its logged values against the interpreter's"));
   file->addSeparator();
   file->addAction(tr("Load &Config…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Load config"), QSettings().value("lastDirectory").toString(),
@@ -132,11 +140,14 @@ void MainWindow::buildViewMenu() {
   auto* group = new QActionGroup(colouring);
   for (auto [text, mode] : {std::pair{tr("&None"), ValueColouring::None},
                             std::pair{tr("&Magnitude (blue small … red large, magenta NaN or Inf)"), ValueColouring::Magnitude},
-                            std::pair{tr("&Difference from the Reference (green equal … red far)"), ValueColouring::Difference}}) {
+                            std::pair{tr("&Difference from the Reference (green equal … red far)"), ValueColouring::Difference},
+                            std::pair{tr("&Time in the ETDump (blue quick … red slow)"), ValueColouring::Time},
+                            std::pair{tr("&Gap to the ETDump's Logged Values (green equal … red far)"), ValueColouring::Gap}}) {
     QAction* a = colouring->addAction(text, this, [this, mode] { setValueColouring(mode); });
     a->setCheckable(true);
     a->setChecked(mode == valueColouring_);
     group->addAction(a);
+    colouringActions_[mode] = a;
   }
   compareSizes_ = view->addAction(tr("Compare &Sizes With…"), this, &MainWindow::compareSizes);
   compareSizes_->setToolTip(tr("Where another .pte's bytes go, part by part, against this one's"));
@@ -219,6 +230,8 @@ void MainWindow::updateActions() {
   saveWs_->setEnabled(current_.ok);
   saveWsAs_->setEnabled(current_.ok);
   export_->setEnabled(current_.ok && current_.program);
+  openEtdump_->setEnabled(current_.ok && current_.program && runner_->state().input &&
+                          runner_->state().input->format == SourceFormat::Pte && !programRun_->running());
   compareSizes_->setEnabled(current_.ok && !current_.sizes.empty());
 }
 

@@ -21,6 +21,7 @@ void MainWindow::connectProgramRun() {
   });
   connect(programRun_, &ProgramRunController::finished, this, &MainWindow::onProgramRunFinished);
   connect(programRun_, &ProgramRunController::everyPassFinished, this, &MainWindow::onEveryPassFinished);
+  connect(programRun_, &ProgramRunController::etdumpFinished, this, &MainWindow::onEtdumpFinished);
 }
 
 void MainWindow::showRunStarted(const QString& status) {
@@ -130,7 +131,10 @@ bool MainWindow::runApplies() const {
          static_cast<size_t>(method_) < shown_->methods.size() && shown_->methods[method_].name == r->run.method;
 }
 
-void MainWindow::updateRunValues() { inspector_->setRunValues(programRun_->result(), runApplies()); }
+void MainWindow::updateRunValues() {
+  inspector_->setRunValues(programRun_->result(), runApplies());
+  inspector_->setEtdump(programRun_->etdump(), etdumpApplies());
+}
 
 void MainWindow::setValueColouring(ValueColouring c) {
   valueColouring_ = c;
@@ -148,6 +152,7 @@ QColor ramp(double t) {
 }  // namespace
 
 void MainWindow::applyValueTints() {
+  if (valueColouring_ == ValueColouring::Time || valueColouring_ == ValueColouring::Gap) return applyEtdumpTints();
   auto r = programRun_->result();
   if (valueColouring_ == ValueColouring::None || !r || !r->ok || !runApplies()) return graph_->setNodeTints({});
   const Method& m = shown_->methods[method_];

@@ -154,6 +154,60 @@ void ProgramRunController::startEveryPass(const PipelineState& state, const std:
   launch<EveryPassResult>(std::move(work), &ProgramRunController::everyPass_, &ProgramRunController::everyPassFinished);
 }
 
+const ProfiledInstruction* EtdumpResult::timing(const std::string& node) const {
+  auto it = byNode.find(node);
+  return it == byNode.end() ? nullptr : &report.instructions[it->second];
+}
+
+const LoggedInstruction* EtdumpResult::logged(const std::string& node) const {
+  auto it = logByNode.find(node);
+  return it == logByNode.end() ? nullptr : &report.logged[it->second];
+}
+
+void ProgramRunController::startEtdump(std::shared_ptr<const Program> program, const std::string& method,
+                                       const QString& path, const QString& debugBuffer) {
+  auto work = [program, method, path, debugBuffer](const std::atomic<bool>& cancelled, const auto& report) {
+    auto r = std::make_shared<EtdumpResult>();
+    r->path = path;
+    r->debugBuffer = debugBuffer;
+    r->input = program;
+    auto dump = readEtdump(path.toStdString());
+    if (!dump) return r->error = QString::fromStdString(dump.error().message()), r;
+    std::shared_ptr<const MappedFile> buffer;
+    if (!debugBuffer.isEmpty()) {
+      auto b = MappedFile::open(debugBuffer.toStdString());
+      if (!b) return r->error = QString::fromStdString(b.error().message()), r;
+      buffer = b.value();
+    }
+    auto linked = linkEtdump(dump.value(), *program, method, buffer.get());
+    if (!linked) return r->error = QString::fromStdString(linked.error().message()), r;
+    r->report = std::move(linked.value());
+    if (buffer && (!r->report.logged.empty() || !r->report.outputs.empty())) {
+      run::RunOptions o;
+      o.method = r->report.method;
+      o.trace = true;
+      o.progress = [&cancelled, report](uint64_t done, uint64_t total) {
+        report(done, total);
+        return !cancelled.load();
+      };
+      auto traced = run::runProgram(*program, o);
+      if (traced) compareWithInterpreter(r->report, traced.value());
+      else r->runNote = QString::fromStdString(traced.error().message());
+    }
+    const Method* m = nullptr;
+    for (const Method& x : program->methods)
+      if (x.name == r->report.method) m = &x;
+    for (size_t i = 0; m && i < r->report.instructions.size(); ++i)
+      r->byNode.emplace(m->nodes[r->report.instructions[i].instruction].name, i);
+    for (size_t i = 0; m && i < r->report.logged.size(); ++i)
+      r->logByNode.emplace(m->nodes[r->report.logged[i].instruction].name, i);
+    r->ok = !cancelled.load();
+    if (!r->ok) r->error = QStringLiteral("cancelled");
+    return r;
+  };
+  launch<EtdumpResult>(std::move(work), &ProgramRunController::etdump_, &ProgramRunController::etdumpFinished);
+}
+
 void ProgramRunController::waitForIdle() {
   while (running_) {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);

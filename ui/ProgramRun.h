@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/inspect/EtdumpReport.h"
 #include "engine/lowering/Executable.h"
 #include "engine/run/Interpreter.h"
 #include "ui/PipelineRunner.h"
@@ -46,6 +47,23 @@ struct EveryPassResult {
   }
 };
 
+/// An ETDump read beside the program it was made from (File > Open ETDump).
+struct EtdumpResult {
+  bool ok = false;
+  QString error;
+  QString path, debugBuffer;  ///< the .etdp, and the debug buffer found beside it (or empty)
+  std::shared_ptr<const Program> input;  ///< the program it was linked to
+  EtdumpReport report;
+  QString runNote;  ///< why the logged values were not compared with the interpreter's
+  std::map<std::string, size_t> byNode;    ///< node name -> index in report.instructions
+  std::map<std::string, size_t> logByNode;  ///< node name -> index in report.logged
+
+  const ProfiledInstruction* timing(const std::string& node) const;
+  const LoggedInstruction* logged(const std::string& node) const;
+  /// Median ticks of Method::execute (0: none recorded).
+  uint64_t executeMedian() const { return medianOf(report.executeTicks); }
+};
+
 class ProgramRunController : public QObject {
   Q_OBJECT
  public:
@@ -59,6 +77,12 @@ class ProgramRunController : public QObject {
   /// Runs method `method` after every pass `state` has run (the timeline's rows) on iota
   /// inputs, each against the previous one that ran; cancels a run in progress first.
   void startEveryPass(const PipelineState& state, const std::string& method);
+  /// Reads the ETDump at `path` and links it to `program` (its method `method`); with a debug
+  /// buffer, the logged values are compared with the interpreter's run of the program.
+  void startEtdump(std::shared_ptr<const Program> program, const std::string& method, const QString& path,
+                   const QString& debugBuffer);
+  /// The last ETDump read; null before any.
+  std::shared_ptr<const EtdumpResult> etdump() const { return etdump_; }
   void cancel();
   bool running() const { return running_; }
   /// The last finished every-pass run; null before any.
@@ -73,6 +97,7 @@ class ProgramRunController : public QObject {
   void progress(int done, int total);
   void finished();
   void everyPassFinished();
+  void etdumpFinished();
 
  private:
   /// Cancels the run in progress and runs `work(cancelled, report)` on a worker; its result
@@ -83,6 +108,7 @@ class ProgramRunController : public QObject {
   std::shared_ptr<std::atomic<bool>> cancel_;
   std::shared_ptr<const ProgramRunResult> result_;
   std::shared_ptr<const EveryPassResult> everyPass_;
+  std::shared_ptr<const EtdumpResult> etdump_;
   bool running_ = false;
   quint64 serial_ = 0;
 };
