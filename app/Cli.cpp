@@ -1229,7 +1229,8 @@ int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::
     }
     j["logged"] = nlohmann::json::array();
     for (const LoggedInstruction& l : r.logged) {
-      nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", diffJson(l.difference)}};
+      nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", diffJson(l.difference)},
+                          {"inputs_exact", l.inputsExact}};
       for (const run::HostValue& v : l.tensors) {
         run::ValueStats st = run::valueStats(v, 1);
         x["tensors"].push_back({{"dtype", std::string(scalarTypeName(v.dtype))}, {"sizes", v.sizes}, {"checksum", v.checksum},

@@ -101,6 +101,7 @@ class TestEtdump : public QObject {
     for (const LoggedInstruction& l : report->logged) {
       QVERIFY2(l.difference, l.notCompared.c_str());
       QCOMPARE(*l.difference, 0.0);
+      QVERIFY(l.inputsExact);
     }
     // A changed float in the second tensor: a difference there, none elsewhere.
     float changed;
@@ -113,6 +114,10 @@ class TestEtdump : public QObject {
     compareWithInterpreter(report2.value(), traced.value());
     QCOMPARE(*report2->logged[0].difference, 0.0);
     QVERIFY(qAbs(*report2->logged[1].difference - 0.5) < 1e-6);
+    // The gap at instruction 1 is its own (its inputs were exact); the next one reads it.
+    QVERIFY(report2->logged[1].inputsExact);
+    QCOMPARE(report2->logged[2].producers, std::vector<size_t>{report2->logged[1].instruction});
+    QVERIFY(!report2->logged[2].inputsExact);
     // A buffer that ends before the last tensor: refused naming the buffer and the offset.
     buffer.resize(static_cast<size_t>(logged.back().offset) + 4);
     auto shortFile = bytesFile("short.debug", buffer);

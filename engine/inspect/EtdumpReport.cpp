@@ -82,6 +82,59 @@ Result<run::HostValue> loggedTensor(const EtdumpTensor& t, const MappedFile* buf
   return v;
 }
 
+/// The values node `n` writes: its outputs, or else its last argument (the return).
+std::vector<ValueId> writtenBy(const Method& m, const Node& n) {
+  std::vector<ValueId> out = n.outputs;
+  if (out.empty() && !n.args.empty()) out.push_back(n.args.back());
+  std::vector<ValueId> tensors;
+  for (ValueId v : out) m.appendTensors(v, tensors);
+  return tensors;
+}
+
+/// The earlier kernel instructions (same chain) whose written tensors node `at` reads. A read
+/// tensor that no instruction writes and that is neither an input nor a constant (a static
+/// view sharing another tensor's storage) has an unknown producer: kUnknownProducer.
+constexpr size_t kUnknownProducer = SIZE_MAX;
+std::vector<size_t> producersOf(const Method& m, size_t at) {
+  const Node& n = m.nodes[at];
+  std::vector<ValueId> written = writtenBy(m, n), read;
+  for (ValueId a : n.args)
+    if (std::find(written.begin(), written.end(), a) == written.end()) m.appendTensors(a, read);
+  std::vector<size_t> producers;
+  auto add = [&](size_t p) {
+    if (std::find(producers.begin(), producers.end(), p) == producers.end()) producers.push_back(p);
+  };
+  for (ValueId v : read) {
+    bool found = false;
+    for (size_t j = at; j-- > 0 && m.nodes[j].chain == n.chain && !found;) {
+      if (m.nodes[j].kind == NodeKind::Free) continue;
+      std::vector<ValueId> w = writtenBy(m, m.nodes[j]);
+      if (std::find(w.begin(), w.end(), v) != w.end()) add(j), found = true;
+    }
+    // A static view has no instruction of its own: it shares its base's bytes, so its producer
+    // is the last instruction that wrote a tensor overlapping them.
+    const Value& value = m.value(v);
+    const TensorSpec* spec = value.isTensor() ? &value.tensor() : nullptr;
+    if (!found && spec && spec->slot && spec->nbytes())
+      for (size_t j = at; j-- > 0 && m.nodes[j].chain == n.chain && !found;) {
+        if (m.nodes[j].kind == NodeKind::Free) continue;
+        for (ValueId w : writtenBy(m, m.nodes[j])) {
+          const Value& x = m.value(w);
+          if (!x.isTensor() || !x.tensor().slot || !x.tensor().nbytes() || x.tensor().slot->memId != spec->slot->memId)
+            continue;
+          uint64_t a0 = spec->slot->offset, a1 = a0 + *spec->nbytes();
+          uint64_t b0 = x.tensor().slot->offset, b1 = b0 + *x.tensor().nbytes();
+          if (a0 < b1 && b0 < a1) add(j), found = true;
+        }
+      }
+    if (found) continue;
+    bool given = std::find(m.inputs.begin(), m.inputs.end(), v) != m.inputs.end();
+    bool constant = spec && (spec->storage() == TensorStorage::Constant || spec->storage() == TensorStorage::External);
+    if (!given && !constant) add(kUnknownProducer);
+  }
+  return producers;
+}
+
 /// The report for one method, or why the ETDump does not fit it.
 Result<EtdumpReport> linkMethod(const Etdump& dump, const Program& program, const Method& m, const MappedFile* buffer) {
   EtdumpReport r;
@@ -165,7 +218,10 @@ Result<EtdumpReport> linkMethod(const Etdump& dump, const Program& program, cons
     }
   }
   for (auto& [i, t] : timed) r.instructions.push_back(std::move(t));
-  for (auto& [i, l] : logged) r.logged.push_back(std::move(l));
+  for (auto& [i, l] : logged) {
+    l.producers = producersOf(m, i);
+    r.logged.push_back(std::move(l));
+  }
   return r;
 }
 
@@ -207,6 +263,13 @@ void compareWithInterpreter(EtdumpReport& report, const run::RunResult& traced) 
       l.difference = worst;
     }
   }
+  std::map<size_t, const LoggedInstruction*> loggedAt;
+  for (const LoggedInstruction& l : report.logged) loggedAt[l.instruction] = &l;
+  for (LoggedInstruction& l : report.logged)
+    l.inputsExact = l.difference && std::all_of(l.producers.begin(), l.producers.end(), [&](size_t p) {
+      auto it = loggedAt.find(p);
+      return it != loggedAt.end() && it->second->difference && *it->second->difference == 0;
+    });
   if (report.valuesRead && !report.outputs.empty() && report.outputs.size() <= traced.outputs.size()) {
     double worst = 0;
     size_t k = 0;

@@ -39,6 +39,11 @@ struct LoggedInstruction {
   /// Largest |logged - interpreter| over the compared tensors (compareWithInterpreter).
   std::optional<double> difference;
   std::string notCompared;  ///< why there is no difference, when there is none
+  /// The instructions that wrote the tensors this one reads (earlier, in the same chain).
+  std::vector<size_t> producers;
+  /// Every producer's logged values equal the interpreter's: the difference is this
+  /// instruction's own, not carried in from its inputs (compareWithInterpreter).
+  bool inputsExact = false;
 };
 
 struct EtdumpReport {

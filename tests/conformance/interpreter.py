@@ -152,6 +152,7 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
 
 ETDUMPS = {"programs": 0, "instructions": 0, "logged": 0, "worst": (0.0, ""), "refused": [], "runtime failed": []}
 MIN_ETDUMPS = 40
+PER_OP = {}  # operator -> (values compared, of them on exact inputs, worst ULP on exact inputs, worst at all)
 FLOAT_SPACING = {"float32": "float32", "float16": "float16", "float64": "float64"}
 
 
@@ -218,6 +219,7 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
     ETDUMPS["instructions"] += len(mine)
     if not values:
         return ""
+    what = {t["instruction"]: t["what"] for t in ours["instructions"]}
     if not ours["logged"] and ours["instructions"]:
         return "no intermediate outputs read"
     for logged in ours["logged"]:
@@ -239,6 +241,11 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
         if ulps > ETDUMPS["worst"][0]:
             ETDUMPS["worst"] = (ulps, name)
         ETDUMPS["logged"] += 1
+        op = what.get(logged["instruction"], "?")
+        count, exact, own, carried = PER_OP.get(op, (0, 0, 0.0, 0.0))
+        if logged["inputs_exact"]:  # its inputs equal the runtime's: the gap is the kernel's own
+            exact, own = exact + 1, max(own, ulps)
+        PER_OP[op] = (count + 1, exact, own, max(carried, ulps))
     if ours["outputs_max_abs_diff"] is None:
         return "the method's logged outputs were not compared"
     return ""
@@ -445,6 +452,10 @@ def main() -> int:
           f" {ETDUMPS['worst'][0]:.1f} ULP ({ETDUMPS['worst'][1] or '-'}); refused by both, as ExecuTorch's parser"
           f" refuses them: {', '.join(ETDUMPS['refused']) or 'none'}; the runtime could not write one for:"
           f" {', '.join(ETDUMPS['runtime failed']) or 'none'}")
+    print("per operator, the interpreter's values against those the runtime logged, in ULP of the value's largest"
+          " magnitude (0: bit-identical): worst on inputs equal to the runtime's (the kernel's own), worst at all")
+    for op, (count, exact, own, carried) in sorted(PER_OP.items(), key=lambda kv: (-kv[1][2], -kv[1][3], kv[0])):
+        print(f"  {op:48} {count:5} values ({exact:4} on exact inputs)  own {own:4.1f}  at all {carried:4.1f}")
     if ETDUMPS["programs"] < MIN_ETDUMPS:  # the runtime wrote fewer than it does today
         bad.append(f"etdump: only {ETDUMPS['programs']} ETDumps checked (at least {MIN_ETDUMPS} expected)")
     for b in bad:
