@@ -317,6 +317,43 @@ class TestInterpreter : public QObject {
     }
   }
 
+  // Copies move bits: int64 values past 2^53 come through permute_copy and expand_copy whole
+  // (they used to go through double, which rounded them).
+  void copiesKeepEveryBit() {
+    const int64_t big = (int64_t(1) << 60) + 1, low = -(int64_t(1) << 62) + 5;
+    std::vector<int64_t> in{big, big + 2, low, 7}, out(4, 0), expanded(4, 0);
+    std::vector<run::RunValue> v(8);
+    auto tensor = [](run::RunValue& t, std::vector<int64_t> sizes, void* data) {
+      t.kind = ValueKind::Tensor;
+      t.t.dtype = ScalarType::Long;
+      t.t.sizes = std::move(sizes);
+      t.t.data = static_cast<uint8_t*>(data);
+      t.t.capacity = 32;
+    };
+    auto ints = [&](size_t at, std::vector<int64_t> xs, size_t itemsFrom) {
+      v[at].kind = ValueKind::IntList;
+      v[at].items.clear();
+      for (size_t i = 0; i < xs.size(); ++i) {
+        v[itemsFrom + i].kind = ValueKind::Int;
+        v[itemsFrom + i].i = xs[i];
+        v[at].items.push_back(static_cast<ValueId>(itemsFrom + i));
+      }
+    };
+    tensor(v[0], {2, 2}, in.data());
+    ints(1, {1, 0}, 4);
+    tensor(v[2], {}, out.data());
+    run::KernelContext c(v);
+    QVERIFY(run::findKernel("aten::permute_copy.out"));
+    QVERIFY2((*run::findKernel("aten::permute_copy.out"))(c, {0, 1, 2, 2}), c.message().c_str());
+    QCOMPARE(out, (std::vector<int64_t>{big, low, big + 2, 7}));
+    // expand_copy of the first row ([1, 2] viewed from `in`) to [2, 2]
+    tensor(v[0], {1, 2}, in.data());
+    ints(1, {2, 2}, 6);
+    tensor(v[3], {}, expanded.data());
+    QVERIFY2((*run::findKernel("aten::expand_copy.out"))(c, {0, 1, 2, 3, 3}), c.message().c_str());
+    QCOMPARE(expanded, (std::vector<int64_t>{big, big + 2, big, big + 2}));
+  }
+
   // What the Inspector shows of a tensor: statistics over the finite values, NaN and Inf
   // counted apart, a histogram over [min, max].
   void valueStatistics() {

@@ -173,7 +173,7 @@ bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
     int64_t off = 0;
     for (size_t d = 0; d < at.size(); ++d) off += (static_cast<int64_t>(d) == dim ? v : at[d]) * st[d];
     if (scatter) storeAs<double>(out, static_cast<uint64_t>(off), value);
-    else storeAs<double>(out, e, loadAs<double>(self, static_cast<uint64_t>(off)));
+    else copyElement(self, static_cast<uint64_t>(off), out, e);
     nextIndex(at, index.sizes);
   }
   return true;

@@ -138,6 +138,19 @@ void withComputeType(ScalarType t, B&& body) {
   else body.template operator()<int64_t>();
 }
 
+/// Element i of `from` into element j of `to`: its bytes when the dtypes agree (exact and
+/// cheap), else converted as copyLogical converts (integers through int64, floats through double).
+inline void copyElement(const RunTensor& from, uint64_t i, RunTensor& to, uint64_t j) {
+  if (from.dtype == to.dtype) {
+    uint64_t size = elementSize(from.dtype);
+    std::memcpy(to.data + j * size, from.data + i * size, size);
+  } else if (!isFloating(from.dtype)) {
+    storeAs<int64_t>(to, j, loadAs<int64_t>(from, i));
+  } else {
+    storeAs<double>(to, j, loadAs<double>(from, i));
+  }
+}
+
 /// Copies `in` into `out` (same element count; a reshape when the shapes differ), each
 /// walked in its own logical order, converting dtype and dim order.
 inline void copyLogical(const RunTensor& in, RunTensor& out) {

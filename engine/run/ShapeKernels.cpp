@@ -1,6 +1,8 @@
 // Shape kernels: views and permutations copied, slices, selects, expand, squeeze and
 // unsqueeze, cat and split, dim-order copies, copy_ and constant padding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
+#include <cstring>
+
 #include "engine/run/KernelSupport.h"
 
 namespace lstudio::run::kernels {
@@ -36,13 +38,38 @@ bool permuteCopy(KernelContext& c, const Args& a) {
     vst[d] = st[s];
   }
   if (!c.resize(out, sizes)) return false;
-  Walker wo(sizes, {&out});
   std::vector<int64_t> idx(sizes.size(), 0);
   uint64_t n = out.numel();
+  if (in.dtype == out.dtype && out.contiguous() && in.data != out.data) {
+    // Output in order; the source offset steps like an odometer (weights are transposed on
+    // every forward of a linear layer, so this is hot).
+    auto copyAll = [&]<size_t E>() {
+      int64_t off = 0;
+      for (uint64_t k = 0; k < n; ++k) {
+        std::memcpy(out.data + k * E, in.data + static_cast<uint64_t>(off) * E, E);
+        for (size_t d = sizes.size(); d-- > 0;) {
+          if (++idx[d] < sizes[d]) {
+            off += vst[d];
+            break;
+          }
+          off -= vst[d] * (sizes[d] - 1);
+          idx[d] = 0;
+        }
+      }
+    };
+    switch (elementSize(in.dtype)) {
+      case 1: copyAll.template operator()<1>(); return true;
+      case 2: copyAll.template operator()<2>(); return true;
+      case 4: copyAll.template operator()<4>(); return true;
+      case 8: copyAll.template operator()<8>(); return true;
+      default: break;
+    }
+  }
+  Walker wo(sizes, {&out});
   for (uint64_t k = 0; k < n; ++k, wo.next()) {
     int64_t off = 0;
     for (size_t d = 0; d < sizes.size(); ++d) off += idx[d] * vst[d];
-    storeAs<double>(out, wo.offset(0), loadAs<double>(in, static_cast<uint64_t>(off)));
+    copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
     nextIndex(idx, sizes);
   }
   return true;
@@ -108,7 +135,8 @@ bool expandCopy(KernelContext& c, const Args& a) {
     if (in.sizes[d] != 1 && in.sizes[d] != s) return c.fail("expand of a dimension that is not 1");
   }
   if (!c.resize(out, sizes)) return false;
-  elementwise<double>(out, {&in}, [](const std::vector<double>& v) { return v[0]; });
+  Walker w(sizes, {&in, &out});
+  for (uint64_t e = 0, n = out.numel(); e < n; ++e, w.next()) copyElement(in, w.offset(0), out, w.offset(1));
   return true;
 }
 
@@ -173,7 +201,7 @@ bool catOut(KernelContext& c, const Args& a) {
     for (uint64_t k = 0; k < n; ++k, w.next()) {
       int64_t off = 0;
       for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + (static_cast<int64_t>(d) == dim ? at : 0)) * ost[d];
-      storeAs<double>(out, static_cast<uint64_t>(off), loadAs<double>(*p, w.offset(0)));
+      copyElement(*p, w.offset(0), out, static_cast<uint64_t>(off));
       nextIndex(idx, p->sizes);
     }
     at += p->sizes[dim];
@@ -262,7 +290,8 @@ bool constantPadNd(KernelContext& c, const Args& a) {  // (self, pad, value, out
       inside = inside && x >= 0 && x < in.sizes[d];
       off += x * st[d];
     }
-    storeAs<double>(out, wo.offset(0), inside ? loadAs<double>(in, static_cast<uint64_t>(off)) : value);
+    if (inside) copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
+    else storeAs<double>(out, wo.offset(0), value);
     nextIndex(at, sizes);
   }
   return true;
