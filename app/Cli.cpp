@@ -1035,7 +1035,8 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
       outputDiffs.push_back(i < ref->outputs.size() ? run::maxDifference(r.outputs[i], ref->outputs[i])
                                                     : std::numeric_limits<double>::infinity());
   if (req.json) {
-    nlohmann::json j = {{"file", req.file}, {"method", r.method}, {"instructions", r.instructions}, {"inputs", inputs}};
+    nlohmann::json j = {{"file", req.file}, {"method", r.method}, {"instructions", r.instructions}, {"inputs", inputs},
+                        {"run_seconds", r.seconds}};
     if (!after.empty()) j["after"] = after;
     j["outputs"] = runOutputsJson(r);
     if (ref) {

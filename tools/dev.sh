@@ -10,6 +10,7 @@
 #                            Python and runtime, pinned in tests/conformance/requirements.txt)
 #                            and compare the studio with it program by program
 #   tools/dev.sh bench-conformance [--only NAME...] [--runs N]
+#   tools/dev.sh bench-run [--layers N] [--runs N] [--pte FILE]
 #                            ExecuTorch's to_executorch against the studio's export, time and peak RSS
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,13 +133,20 @@ case "$cmd" in
     venv=$(oracle_env)
     LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/bench/bench_conformance.py" "$@"
     ;;
+  bench-run)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    venv=$(oracle_env)
+    LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/bench/bench_run.py" "$@"
+    ;;
   conformance)
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
     conformance "$@"
     ;;
   *)
-    echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options] | bench-conformance [options]" >&2
+    echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options] | bench-conformance [options]" \
+      "| bench-run [options]" >&2
     exit 2
     ;;
 esac

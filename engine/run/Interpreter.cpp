@@ -1,6 +1,7 @@
 #include "engine/run/Interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -36,6 +37,7 @@ class MethodRun {
     if (auto s = fillInputs(); !s) return s.error();
     RunResult r;
     r.method = m_.name;
+    const auto started = std::chrono::steady_clock::now();
     // Each chain's instructions are contiguous in `nodes`; jump targets count within it.
     std::vector<size_t> chainStart(m_.nodes.size(), 0);
     for (size_t i = 1; i < m_.nodes.size(); ++i)
@@ -98,6 +100,7 @@ class MethodRun {
         return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, m_.name + " output", "a value index", std::to_string(v)};
       r.outputs.push_back(output(values_[v]));
     }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return r;
   }
 

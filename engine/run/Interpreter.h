@@ -58,6 +58,7 @@ struct RunResult {
   std::string method;
   std::vector<HostValue> outputs;
   uint64_t instructions = 0;  ///< instructions executed
+  double seconds = 0;         ///< executing them (after the arenas and inputs are set up)
   std::vector<TracedNode> trace;
 };
 

@@ -21,13 +21,33 @@ void matmul(const RunTensor& A, const RunTensor& B, RunTensor& out, int64_t batc
     cst = C->strides();
     csizes = C->sizes;
   }
+  // Float operands of T's own dtype: rows of sums on raw pointers, walked i, p, j so that B
+  // is read along its rows. Each sum still adds its products in order p = 0..k-1, so the
+  // results are the same bits as the element-by-element loop below (which converts).
+  constexpr ScalarType kType = std::is_same_v<T, float> ? ScalarType::Float : ScalarType::Double;
+  bool raw = std::is_floating_point_v<T> && A.dtype == kType && B.dtype == kType && out.dtype == kType;
+  std::vector<T> rowSums(raw ? static_cast<size_t>(n) : 0);
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m; ++i) {
+      if (raw) {
+        const T* a = reinterpret_cast<const T*>(A.data) + (b * m + i) * k;
+        const T* bb = reinterpret_cast<const T*>(B.data) + b * k * n;
+        std::fill(rowSums.begin(), rowSums.end(), T(0));
+        for (int64_t p = 0; p < k; ++p) {
+          const T x = a[p];
+          const T* row = bb + p * n;
+          for (int64_t j = 0; j < n; ++j) rowSums[static_cast<size_t>(j)] += x * row[j];
+        }
+      }
       for (int64_t j = 0; j < n; ++j) {
         T sum = 0;
-        for (int64_t p = 0; p < k; ++p)
-          sum += loadAs<T>(A, static_cast<uint64_t>((b * m + i) * k + p)) *
-                 loadAs<T>(B, static_cast<uint64_t>((b * k + p) * n + j));
+        if (raw) {
+          sum = rowSums[static_cast<size_t>(j)];
+        } else {
+          for (int64_t p = 0; p < k; ++p)
+            sum += loadAs<T>(A, static_cast<uint64_t>((b * m + i) * k + p)) *
+                   loadAs<T>(B, static_cast<uint64_t>((b * k + p) * n + j));
+        }
         T r = sum;
         if (C) {
           // self broadcasts to [m, n]
@@ -40,6 +60,7 @@ void matmul(const RunTensor& A, const RunTensor& B, RunTensor& out, int64_t batc
         }
         storeAs<T>(out, static_cast<uint64_t>((b * m + i) * n + j), r);
       }
+    }
 }
 
 bool mmOut(KernelContext& c, const Args& a) {
