@@ -36,6 +36,7 @@
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteWriter.h"
 #include "engine/run/Interpreter.h"
+#include "engine/run/Npy.h"
 #include "engine/support/AtomicFile.h"
 #include "engine/samples/SampleZoo.h"
 #include "engine/workspace/Workspace.h"
@@ -886,6 +887,58 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
     QCOMPARE(w.programRun()->result()->error, QString("cancelled"));
     QVERIFY(w.logView()->toPlainText().contains("Run: cancelled"));
+  }
+
+  // Lowering > Run Program With Inputs: the inputs come from .npy files (read on the worker);
+  // the same values as the iota rule give the same outputs, others other outputs, and a file
+  // of the wrong shape fails the run naming the input.
+  void runsOnGivenInputs() {
+    QTemporaryDir dir;
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(openLowered(w, sample("mlp"), "mlp"));
+    QVERIFY(menuAction(w, "Run Program &With Inputs…") && menuAction(w, "Run Program &With Inputs…")->isEnabled());
+    w.runProgram();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto iota = w.programRun()->result();
+    QVERIFY(iota && iota->ok);
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");  // its inputs are the runtime's
+    QVERIFY(emitted);
+    const Method& m = emitted->methods[0];
+    const TensorSpec& spec = m.values[static_cast<size_t>(m.inputs[0])].tensor();
+    run::HostValue x;
+    x.kind = ValueKind::Tensor;
+    x.dtype = ScalarType::Float;
+    x.sizes = spec.sizes;
+    for (uint64_t i = 0; i < *spec.numel(); ++i) {
+      float f = static_cast<float>(run::iotaElement(ScalarType::Float, i));
+      x.bytes.insert(x.bytes.end(), reinterpret_cast<uint8_t*>(&f), reinterpret_cast<uint8_t*>(&f) + 4);
+    }
+    auto save = [&](const QString& name, const run::HostValue& v) {
+      QString path = dir.path() + "/" + name;
+      return writeFileAtomically(path.toStdString(), run::npyBytes(v)) ? path : QString();
+    };
+    QString same = save("input_0.npy", x);
+    w.runProgram({same});
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto given = w.programRun()->result();
+    QVERIFY2(given && given->ok, given ? qPrintable(given->error) : "");
+    QCOMPARE(given->inputs, QString("1 .npy input(s)"));
+    QCOMPARE(given->run.outputs[0].checksum, iota->run.outputs[0].checksum);
+    x.bytes[1] ^= 0x40;
+    w.runProgram({save("other.npy", x)});
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.programRun()->result()->ok);
+    QVERIFY(w.programRun()->result()->run.outputs[0].checksum != iota->run.outputs[0].checksum);
+    x.sizes.back() += 1;
+    x.bytes.resize(x.bytes.size() + 4 * static_cast<size_t>(x.sizes.front()), 0);
+    w.runProgram({save("wrong.npy", x)});
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto wrong = w.programRun()->result();
+    QVERIFY(!wrong->ok);
+    QVERIFY2(wrong->error.contains("input 0"), qPrintable(wrong->error));
+    QVERIFY2(w.logView()->toPlainText().contains("Run: "), qPrintable(w.logView()->toPlainText()));
   }
 
   // File > Open ETDump beside a .pte: the Profile tab lists each timed instruction, slowest

@@ -327,7 +327,7 @@ QString valuesDetails(const ProgramRunResult& r, const std::string& node, bool a
     return h + "<p class=sub>The last run was of another snapshot: Lowering &gt; Run Program (Ctrl+R) runs this one.</p>";
   const run::TracedNode* t = r.node(node);
   if (!t) return h + "<p class=sub>This node wrote nothing the run kept (not a kernel call, or not run).</p>";
-  h += QString("<p class=sub>method %1, iota inputs, instruction %2</p>").arg(q(r.run.method)).arg(t->instruction);
+  h += QString("<p class=sub>method %1, %2, instruction %3</p>").arg(q(r.run.method), r.inputs.toHtmlEscaped()).arg(t->instruction);
   static const char* kBars[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
   for (size_t i = 0; i < t->values.size(); ++i) {
     const run::HostValue& v = t->values[i];

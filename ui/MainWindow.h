@@ -156,7 +156,9 @@ class MainWindow : public QMainWindow {
   /// Lowering > Run Program (Ctrl+R): runs the shown method of the shown snapshot in the
   /// interpreter on a worker (progress in the status bar, Esc cancels), then shows each node's
   /// values in the inspector and selects the first node that differs from the reference.
-  void runProgram();
+  /// With `npys` (Lowering > Run Program With Inputs…): one .npy file per input, taken in the
+  /// order of their names; a wrong count, dtype or shape fails the run naming the input.
+  void runProgram(QStringList npys = {});
   ProgramRunController* programRun() const { return programRun_; }
   /// Lowering > Run Every Pass: the shown method after every pass run so far, on a worker;
   /// the timeline then marks (≠) each pass that changed the outputs.
@@ -351,7 +353,7 @@ class MainWindow : public QMainWindow {
   QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
-  QAction *runProgram_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
+  QAction *runProgram_ = nullptr, *runWithInputs_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
   ProgramRunController* programRun_ = nullptr;
   ValueColouring valueColouring_ = ValueColouring::Magnitude;
   QFutureWatcher<LoadedProgram> watcher_;

@@ -98,10 +98,18 @@ void MainWindow::buildLoweringMenu() {
   reset_ = lower->addAction(tr("&Reset"), this, [this] { runner_->reset(); });
   reset_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
   lower->addSeparator();
-  runProgram_ = lower->addAction(tr("R&un Program"), this, &MainWindow::runProgram);
+  runProgram_ = lower->addAction(tr("R&un Program"), this, [this] { runProgram(); });
   runProgram_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   runProgram_->setToolTip(tr("Run the shown snapshot in the studio's interpreter on iota inputs: each node's values "
                              "in the inspector, against the input program's"));
+  runWithInputs_ = lower->addAction(tr("Run Program &With Inputs…"), this, [this] {
+    QStringList files = QFileDialog::getOpenFileNames(this, tr("One .npy file per input (taken in name order)"),
+                                                      QSettings().value("lastDirectory").toString(),
+                                                      tr("NumPy arrays (*.npy);;All files (*)"));
+    if (!files.isEmpty()) runProgram(files);
+  });
+  runWithInputs_->setToolTip(tr("Run the shown snapshot on inputs you choose: one .npy file per input, in the order of "
+                                "their names (input_0.npy, input_1.npy, …)"));
   runEveryPass_ = lower->addAction(tr("Run &Every Pass"), this, &MainWindow::runEveryPass);
   runEveryPass_->setToolTip(tr("Run the program after every pass on the same inputs: the passes that changed the "
                                "outputs are marked ≠ in the timeline"));
@@ -223,6 +231,7 @@ void MainWindow::updateActions() {
   reset_->setEnabled(on && s.position > 0);
   stop_->setEnabled(busy);
   runProgram_->setEnabled(on && shown_ && !busy);
+  runWithInputs_->setEnabled(on && shown_ && !busy);
   runEveryPass_->setEnabled(on && shown_ && !busy && runner_->state().position > 0);
   auto last = programRun_->result();
   firstDifference_->setEnabled(last && last->firstDifference.has_value());

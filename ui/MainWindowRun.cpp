@@ -86,11 +86,13 @@ QString MainWindow::everyPassNote(int row, bool* changed) const {
   return note;
 }
 
-void MainWindow::runProgram() {
+void MainWindow::runProgram(QStringList npys) {
   if (!shown_ || method_ < 0 || static_cast<size_t>(method_) >= shown_->methods.size() || runner_->busy()) return;
   const PipelineState& state = runner_->state();
   const std::string method = shown_->methods[method_].name;
-  programRun_->start(state, snapshot_, method, 0.0);
+  std::sort(npys.begin(), npys.end());  // input_0.npy, input_1.npy, …: the inputs' order
+  if (!npys.isEmpty()) log(tr("Run on %1").arg(npys.join(", ")));
+  programRun_->start(state, snapshot_, method, 0.0, npys);
   showRunStarted(tr("Running %1 (%2)…").arg(q(method), snapshotTitle(snapshot_)));
 }
 
@@ -101,8 +103,8 @@ void MainWindow::onProgramRunFinished() {
     status_->setText(r->error == "cancelled" ? tr("Run cancelled") : tr("The program could not run"));
     log(tr("Run: %1").arg(r->error));
   } else {
-    QString line = tr("Ran %1 (%2): %3 instructions, %4 outputs")
-                       .arg(q(r->run.method), snapshotTitle(r->snapshot))
+    QString line = tr("Ran %1 (%2) on %3: %4 instructions, %5 outputs")
+                       .arg(q(r->run.method), snapshotTitle(r->snapshot), r->inputs)
                        .arg(r->run.instructions)
                        .arg(r->run.outputs.size());
     if (r->reference < 0)

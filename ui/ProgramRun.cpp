@@ -6,6 +6,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/lowering/Executable.h"
+#include "engine/run/Npy.h"
 #include "ui/Background.h"
 
 namespace lstudio::ui {
@@ -101,8 +102,9 @@ void ProgramRunController::launch(Work work, std::shared_ptr<const R> ProgramRun
   })));
 }
 
-void ProgramRunController::start(const PipelineState& state, int snapshot, const std::string& method, double tolerance) {
-  auto work = [state, snapshot, method, tolerance](const std::atomic<bool>& cancelled, const auto& report) {
+void ProgramRunController::start(const PipelineState& state, int snapshot, const std::string& method, double tolerance,
+                                 const QStringList& npys) {
+  auto work = [state, snapshot, method, tolerance, npys](const std::atomic<bool>& cancelled, const auto& report) {
     auto r = std::make_shared<ProgramRunResult>();
     r->input = state.input;
     r->snapshot = snapshot;
@@ -110,6 +112,15 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     run::RunOptions o;
     o.method = method;
     o.trace = true;
+    r->inputs = npys.isEmpty() ? QStringLiteral("iota inputs") : QStringLiteral("%1 .npy input(s)").arg(npys.size());
+    for (const QString& f : npys) {
+      auto v = run::readNpy(f.toStdString());
+      if (!v) {
+        r->error = QString::fromStdString(v.error().message());
+        return r;
+      }
+      o.inputs.push_back(std::move(v.value()));
+    }
     o.progress = [&cancelled, report](uint64_t done, uint64_t total) {
       report(done, total);
       return !cancelled.load();

@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -31,6 +32,7 @@ struct ProgramRunResult {
   std::map<std::string, double> differences;  ///< node name -> largest |difference| from the reference
   std::optional<run::NodeDifference> firstDifference;
   double tolerance = 0;
+  QString inputs;  ///< "iota inputs", or the .npy files given
 
   /// What node `name` wrote, or null when the run has no such node.
   const run::TracedNode* node(const std::string& name) const;
@@ -73,7 +75,9 @@ class ProgramRunController : public QObject {
   /// Runs method `method` of the snapshot after row `snapshot` of `state` on iota inputs and,
   /// unless `snapshot` is the reference itself, the reference too (row 0, or the first row
   /// that runs). A run in progress is cancelled first.
-  void start(const PipelineState& state, int snapshot, const std::string& method, double tolerance);
+  /// `npys`: one .npy file per input, in order (read on the worker); empty: the iota rule.
+  void start(const PipelineState& state, int snapshot, const std::string& method, double tolerance,
+             const QStringList& npys = {});
   /// Runs method `method` after every pass `state` has run (the timeline's rows) on iota
   /// inputs, each against the previous one that ran; cancels a run in progress first.
   void startEveryPass(const PipelineState& state, const std::string& method);
