@@ -317,6 +317,35 @@ class TestInterpreter : public QObject {
     }
   }
 
+  // A delegate call is a boundary: by default the run fails naming it; with stopAtDelegate
+  // (the studio's Run) it returns the values of every instruction up to it, and no outputs.
+  void delegateCallIsABoundary() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
+    QVERIFY(emitted);
+    Program p = emitted.value();
+    Method& m = p.methods[0];
+    Delegate d;
+    d.backendId = "XnnpackBackend";
+    m.delegates.push_back(d);
+    m.nodes[2].kind = NodeKind::Delegate;
+    m.nodes[2].delegate = 0;
+    auto failed = run::runProgram(p);
+    QVERIFY(!failed);
+    QVERIFY2(failed.error().message().find("XnnpackBackend delegate") != std::string::npos, failed.error().message().c_str());
+    run::RunOptions o;
+    o.trace = true;
+    o.stopAtDelegate = true;
+    auto stopped = run::runProgram(p, o);
+    QVERIFY2(stopped, message(stopped).c_str());
+    QVERIFY2(stopped->stoppedAt.find("instruction 2: a call into the XnnpackBackend delegate") == 0, stopped->stoppedAt.c_str());
+    QCOMPARE(stopped->trace.size(), size_t(2));
+    QVERIFY(stopped->outputs.empty());
+    auto whole = run::runProgram(emitted.value(), o);
+    QVERIFY(whole && whole->stoppedAt.empty());
+    QCOMPARE(whole->trace[1].values[0].checksum, stopped->trace[1].values[0].checksum);
+  }
+
   // Copies move bits: int64 values past 2^53 come through permute_copy and expand_copy whole
   // (they used to go through double, which rounded them).
   void copiesKeepEveryBit() {

@@ -115,8 +115,12 @@ void MainWindow::onProgramRunFinished() {
                   .arg(r->firstDifference->difference, 0, 'g', 4);
     else
       line += tr("; every node equals its namesake in %1").arg(r->referenceNote);
+    if (!r->run.stoppedAt.empty())
+      line += tr("; stopped at %1: the values up to it are shown").arg(q(r->run.stoppedAt));
     log(line);
-    status_->setText(r->firstDifference ? tr("Ran: a node differs from %1").arg(r->referenceNote) : tr("Ran the program"));
+    status_->setText(r->firstDifference     ? tr("Ran: a node differs from %1").arg(r->referenceNote)
+                     : r->run.stoppedAt.empty() ? tr("Ran the program")
+                                                : tr("Ran up to a delegate call"));
   }
   updateRunValues();
   applyValueTints();

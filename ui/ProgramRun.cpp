@@ -112,6 +112,7 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     run::RunOptions o;
     o.method = method;
     o.trace = true;
+    o.stopAtDelegate = true;  // the values up to a delegate call are worth showing
     r->inputs = npys.isEmpty() ? QStringLiteral("iota inputs") : QStringLiteral("%1 .npy input(s)").arg(npys.size());
     for (const QString& f : npys) {
       auto v = run::readNpy(f.toStdString());

@@ -73,8 +73,12 @@ class MethodRun {
           std::string backend = n.delegate >= 0 && static_cast<size_t>(n.delegate) < m_.delegates.size()
                                     ? m_.delegates[n.delegate].backendId
                                     : std::string("unknown");
-          return fail(pc, "a call into the " + backend +
-                              " delegate: its compiled blob is not runnable here (run the program before delegation)");
+          std::string why = "a call into the " + backend +
+                            " delegate: its compiled blob is not runnable here (run the program before delegation)";
+          if (!o_.stopAtDelegate) return fail(pc, why);
+          r.stoppedAt = "instruction " + std::to_string(pc) + ": " + why;
+          r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          return r;
         }
         case NodeKind::Move:
           if (n.args.size() < 2) return fail(pc, "a move without a destination");

@@ -43,6 +43,9 @@ struct RunOptions {
   std::vector<HostValue> inputs;
   /// Keep every kernel instruction's results (RunResult::trace), for comparing runs.
   bool trace = false;
+  /// At a delegate call (whose compiled blob the interpreter cannot run), stop and return what
+  /// ran up to it (RunResult::stoppedAt says where; no outputs) instead of failing.
+  bool stopAtDelegate = false;
 };
 
 /// What one kernel instruction wrote, kept when RunOptions::trace is on.
@@ -59,6 +62,9 @@ struct RunResult {
   std::vector<HostValue> outputs;
   uint64_t instructions = 0;  ///< instructions executed
   double seconds = 0;         ///< executing them (after the arenas and inputs are set up)
+  /// With RunOptions::stopAtDelegate: where the run stopped ("instruction 3: a call into the
+  /// XnnpackBackend delegate"); empty when it ran to the end.
+  std::string stoppedAt;
   std::vector<TracedNode> trace;
 };
 
