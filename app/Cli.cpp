@@ -962,6 +962,17 @@ struct RunRequest {
   bool json = false, everyPass = false;
 };
 
+/// `--inputs iota|IN.npy...` at args[i]: the .npy files up to the next option go to `npys`
+/// (i left at the last one read); false when neither follows.
+bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys, bool& iota) {
+  if (i + 1 >= args.size()) return false;
+  if (args[i + 1] == "iota") return iota = true, ++i, true;
+  auto isNpy = [](const std::string& f) { return f.size() > 4 && f.substr(f.size() - 4) == ".npy"; };
+  size_t before = npys.size();
+  while (i + 1 < args.size() && isNpy(args[i + 1])) npys.push_back(args[++i]);
+  return npys.size() > before;
+}
+
 /// Reads run's arguments; kOk, or kUsage with the reason written to `err`.
 int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostream& err) {
   std::string toleranceText;
@@ -978,14 +989,7 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
     else if (a == "--after") ok = next(r.afterPass);
     else if (a == "--compare-to") ok = next(r.comparePass);
     else if (a == "--tolerance") ok = next(toleranceText);
-    else if (a == "--inputs") {  // iota, or .npy files up to the next option
-      ok = i + 1 < args.size();
-      if (ok && args[i + 1] == "iota") iota = true, ++i;
-      else
-        while (i + 1 < args.size() && args[i + 1].size() > 4 && args[i + 1].substr(args[i + 1].size() - 4) == ".npy")
-          r.npys.push_back(args[++i]);
-      ok = ok && (iota || !r.npys.empty());
-    }
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, iota);
     else if (a == "--save-outputs") ok = next(r.saveDir);
     else if (a == "--ptd") ok = next(v), r.ptds.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
@@ -1153,109 +1157,89 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
 }
 
 
-/// `etdump`: an ETDump linked to the program that was run, timings per instruction, and the
-/// logged values against the interpreter's.
-int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+/// What `etdump` was asked for.
+struct EtdumpRequest {
   std::string file, method, debugBuffer;
-  FileArgs fa;
+  FileArgs program;  ///< --program and its --ptd files
   std::vector<std::string> npys;
   bool json = false;
+};
+
+/// Reads etdump's arguments; kOk, or kUsage with the reason written to `err`.
+int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std::ostream& err) {
+  bool iota = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
     std::string v;
     bool ok = true;
-    if (a == "--json") json = true;
-    else if (a == "--program") ok = next(fa.file);
-    else if (a == "--ptd") ok = next(v), fa.ptds.push_back(v);
-    else if (a == "--debug-buffer") ok = next(debugBuffer);
-    else if (a == "--method") ok = next(method);
-    else if (a == "--inputs") {
-      ok = i + 1 < args.size();
-      if (ok && args[i + 1] == "iota") ++i;
-      else
-        while (i + 1 < args.size() && args[i + 1].size() > 4 && args[i + 1].substr(args[i + 1].size() - 4) == ".npy")
-          npys.push_back(args[++i]);
-    } else if (!a.empty() && a[0] == '-') ok = false;
-    else if (file.empty()) file = a;
+    if (a == "--json") r.json = true;
+    else if (a == "--program") ok = next(r.program.file);
+    else if (a == "--ptd") ok = next(v), r.program.ptds.push_back(v);
+    else if (a == "--debug-buffer") ok = next(r.debugBuffer);
+    else if (a == "--method") ok = next(r.method);
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, iota);
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (r.file.empty()) r.file = a;
     else ok = false;
     if (!ok) return err << "lowering-cli etdump: bad argument near '" << a << "'\n" << commandUsage("etdump"), kUsage;
   }
-  if (file.empty() || fa.file.empty())
+  if (r.file.empty() || r.program.file.empty())
     return err << "lowering-cli etdump: needs the ETDump and --program P.pte\n" << commandUsage("etdump"), kUsage;
-  auto dump = readEtdump(file);
-  if (!dump) return err << "error: " << dump.error().message() << "\n", kBadFile;
-  std::optional<Program> program;
-  std::vector<DataFile> data;
-  if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
-  std::shared_ptr<const MappedFile> buffer;
-  if (!debugBuffer.empty()) {
-    auto b = MappedFile::open(debugBuffer);
-    if (!b) return err << "error: " << b.error().message() << "\n", kBadFile;
-    buffer = b.value();
+  return kOk;
+}
+
+nlohmann::json differenceJson(const std::optional<double>& d) {
+  return !d ? nlohmann::json(nullptr) : std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json("inf");
+}
+
+/// etdump's report as JSON: every instruction's ticks, every logged value's gap.
+nlohmann::json etdumpJson(const EtdumpRequest& req, const Etdump& dump, const EtdumpReport& r, const std::string& runNote) {
+  nlohmann::json j = {{"file", req.file}, {"program", req.program.file}, {"version", dump.version}, {"method", r.method},
+                      {"executions", r.executions}, {"execute_median_ticks", medianOf(r.executeTicks)},
+                      {"load_median_ticks", medianOf(r.loadTicks)}, {"values_read", r.valuesRead}};
+  j["instructions"] = nlohmann::json::array();
+  for (const ProfiledInstruction& t : r.instructions) {
+    nlohmann::json x = {{"instruction", t.instruction}, {"what", t.what}, {"node", t.node}, {"ticks", t.ticks},
+                        {"median_ticks", medianOf(t.ticks)}};
+    for (const auto& e : t.delegateEvents) x["delegate_events"].push_back({{"name", e.name}, {"ticks", e.ticks}});
+    j["instructions"].push_back(x);
   }
-  auto linked = linkEtdump(dump.value(), *program, method, buffer.get());
-  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
-  EtdumpReport& r = linked.value();
-  std::string runNote;  // why the logged values were not compared, when they were not
-  if ((!r.logged.empty() || !r.outputs.empty()) && buffer) {
-    run::RunOptions o;
-    o.method = r.method;
-    o.trace = true;
-    for (const std::string& f : npys) {
-      auto v = run::readNpy(f);
-      if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
-      o.inputs.push_back(std::move(v.value()));
+  j["logged"] = nlohmann::json::array();
+  for (const LoggedInstruction& l : r.logged) {
+    nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", differenceJson(l.difference)},
+                        {"inputs_exact", l.inputsExact}};
+    for (const run::HostValue& v : l.tensors) {
+      run::ValueStats st = run::valueStats(v, 1);
+      x["tensors"].push_back({{"dtype", std::string(scalarTypeName(v.dtype))}, {"sizes", v.sizes}, {"checksum", v.checksum},
+                              {"max_abs", std::max(std::abs(st.min), std::abs(st.max))}});
     }
-    auto traced = run::runProgram(*program, o);
-    if (traced) compareWithInterpreter(r, traced.value());
-    else runNote = traced.error().message();
+    if (!l.notCompared.empty()) x["not_compared"] = l.notCompared;
+    j["logged"].push_back(x);
   }
+  j["outputs_logged"] = r.outputs.size();
+  j["outputs_max_abs_diff"] = differenceJson(r.outputDifference);
+  if (!runNote.empty()) j["interpreter_error"] = runNote;
+  return j;
+}
+
+/// etdump's report as a table: per timed instruction its median, share and logged gap.
+void printEtdumpTable(const EtdumpRequest& req, const Etdump& dump, const EtdumpReport& r, const std::string& runNote,
+                      std::ostream& out) {
   uint64_t execute = medianOf(r.executeTicks);
-  auto diffJson = [](const std::optional<double>& d) {
-    return !d ? nlohmann::json(nullptr) : std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json("inf");
-  };
   std::map<size_t, const LoggedInstruction*> logged;
   for (const LoggedInstruction& l : r.logged) logged[l.instruction] = &l;
-  if (json) {
-    nlohmann::json j = {{"file", file}, {"program", fa.file}, {"version", dump->version}, {"method", r.method},
-                        {"executions", r.executions}, {"execute_median_ticks", execute},
-                        {"load_median_ticks", medianOf(r.loadTicks)}, {"values_read", r.valuesRead}};
-    j["instructions"] = nlohmann::json::array();
-    for (const ProfiledInstruction& t : r.instructions) {
-      nlohmann::json x = {{"instruction", t.instruction}, {"what", t.what}, {"node", t.node}, {"ticks", t.ticks},
-                          {"median_ticks", medianOf(t.ticks)}};
-      for (const auto& e : t.delegateEvents) x["delegate_events"].push_back({{"name", e.name}, {"ticks", e.ticks}});
-      j["instructions"].push_back(x);
-    }
-    j["logged"] = nlohmann::json::array();
-    for (const LoggedInstruction& l : r.logged) {
-      nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", diffJson(l.difference)},
-                          {"inputs_exact", l.inputsExact}};
-      for (const run::HostValue& v : l.tensors) {
-        run::ValueStats st = run::valueStats(v, 1);
-        x["tensors"].push_back({{"dtype", std::string(scalarTypeName(v.dtype))}, {"sizes", v.sizes}, {"checksum", v.checksum},
-                                {"max_abs", std::max(std::abs(st.min), std::abs(st.max))}});
-      }
-      if (!l.notCompared.empty()) x["not_compared"] = l.notCompared;
-      j["logged"].push_back(x);
-    }
-    j["outputs_logged"] = r.outputs.size();
-    j["outputs_max_abs_diff"] = diffJson(r.outputDifference);
-    if (!runNote.empty()) j["interpreter_error"] = runNote;
-    out << jsonText(j) << "\n";
-    return kOk;
-  }
-  out << file << ": ETDump version " << dump->version << ", " << r.executions << " execution(s) of " << r.method << " ("
-      << fa.file << "); times in the runtime's ticks (ns on Linux)\n";
+  out << req.file << ": ETDump version " << dump.version << ", " << r.executions << " execution(s) of " << r.method << " ("
+      << req.program.file << "); times in the runtime's ticks (ns on Linux)\n";
   out << "Method::execute median " << execute << ", Program::load_method " << medianOf(r.loadTicks) << "\n";
   out << "     #  " << std::left << std::setw(34) << "operator / delegate" << std::right << std::setw(12) << "median"
       << std::setw(8) << "share" << (r.logged.empty() ? "" : "  logged values, max |difference| from the interpreter") << "\n";
   for (const ProfiledInstruction& t : r.instructions) {
     uint64_t m = medianOf(t.ticks);
     out << std::setw(6) << t.instruction << "  " << std::left << std::setw(34) << t.what << std::right << std::setw(12) << m
-        << std::setw(7) << std::fixed << std::setprecision(1) << (execute ? 100.0 * static_cast<double>(m) / static_cast<double>(execute) : 0.0)
-        << "%" << std::defaultfloat << std::setprecision(6);
+        << std::setw(7) << std::fixed << std::setprecision(1)
+        << (execute ? 100.0 * static_cast<double>(m) / static_cast<double>(execute) : 0.0) << "%" << std::defaultfloat
+        << std::setprecision(6);
     if (auto it = logged.find(t.instruction); it != logged.end()) {
       out << "  " << it->second->tensors.size() << " tensor(s)";
       if (it->second->difference) out << ", " << *it->second->difference;
@@ -1266,9 +1250,48 @@ int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!r.logged.empty() && !r.valuesRead) out << "values were logged; pass --debug-buffer to read and compare them\n";
   if (!runNote.empty()) out << "the interpreter could not run the method: " << runNote << "\n";
-  if (r.outputDifference) out << "outputs: " << r.outputs.size() << " logged, max |difference| from the interpreter " << *r.outputDifference << "\n";
+  if (r.outputDifference)
+    out << "outputs: " << r.outputs.size() << " logged, max |difference| from the interpreter " << *r.outputDifference << "\n";
+}
+
+/// `etdump`: an ETDump linked to the program that was run, timings per instruction, and the
+/// logged values against the interpreter's.
+int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  EtdumpRequest req;
+  if (int rc = parseEtdumpArgs(args, req, err); rc != kOk) return rc;
+  auto dump = readEtdump(req.file);
+  if (!dump) return err << "error: " << dump.error().message() << "\n", kBadFile;
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(req.program, program, data, err); rc != kOk) return rc;
+  std::shared_ptr<const MappedFile> buffer;
+  if (!req.debugBuffer.empty()) {
+    auto b = MappedFile::open(req.debugBuffer);
+    if (!b) return err << "error: " << b.error().message() << "\n", kBadFile;
+    buffer = b.value();
+  }
+  auto linked = linkEtdump(dump.value(), *program, req.method, buffer.get());
+  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
+  EtdumpReport& r = linked.value();
+  std::string runNote;  // why the logged values were not compared, when they were not
+  if ((!r.logged.empty() || !r.outputs.empty()) && buffer) {
+    run::RunOptions o;
+    o.method = r.method;
+    o.trace = true;
+    for (const std::string& f : req.npys) {
+      auto v = run::readNpy(f);
+      if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
+      o.inputs.push_back(std::move(v.value()));
+    }
+    auto traced = run::runProgram(*program, o);
+    if (traced) compareWithInterpreter(r, traced.value());
+    else runNote = traced.error().message();
+  }
+  if (req.json) out << jsonText(etdumpJson(req, dump.value(), r, runNote)) << "\n";
+  else printEtdumpTable(req, dump.value(), r, runNote, out);
   return kOk;
 }
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
