@@ -286,10 +286,11 @@ def run_pte(pte: Path, ptds: list[Path], inputs: dict) -> dict:
 ETDUMP_DEBUG_BUFFER = 32 << 20  # bytes the runtime may log intermediate outputs into
 
 
-def etdump_pte(pte: Path, ptds: list[Path], method: str, inputs: tuple, etdp: Path, debug: Path) -> list:
+def etdump_pte(pte: Path, ptds: list[Path], method: str, inputs: tuple, etdp: Path, debug: Path, plain: Path) -> list:
     """Runs `method` twice in executorch.runtime with ETDump on and its intermediate outputs
-    logged; writes the ETDump to `etdp` and the debug buffer to `debug`; the outputs."""
-    return RUNNER.run(pte, ptds, {method: inputs}, (str(etdp), str(debug)))[method]
+    logged, writing the ETDump to `etdp` and the debug buffer to `debug`; then once more with
+    ETDump on and nothing logged, writing that ETDump to `plain`. The outputs."""
+    return RUNNER.run(pte, ptds, {method: inputs}, (str(etdp), str(debug), str(plain)))[method]
 
 
 def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict, etdump: tuple | None = None) -> dict:
@@ -300,12 +301,15 @@ def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict, etdump: tuple | Non
     if len(ptds) > 1:
         raise RuntimeError("executorch.runtime loads one .ptd per program; this one has %d" % len(ptds))
     if etdump:
-        prog = rt.load_program(str(pte), data_path=str(ptds[0]) if ptds else None, enable_etdump=True,
-                               debug_buffer_size=ETDUMP_DEBUG_BUFFER)
         (name, xs), = inputs.items()
-        m = prog.load_method(name)
-        outs = {name: [list(m.execute(list(xs))) for _ in range(2)][-1]}
-        prog.write_etdump_result_to_file(*etdump)
+        etdp, debug, plain = etdump
+        # Two executions with intermediate outputs logged, then one without (no debug buffer).
+        for path, debug_size, runs in ((etdp, ETDUMP_DEBUG_BUFFER, 2), (plain, 0, 1)):
+            prog = rt.load_program(str(pte), data_path=str(ptds[0]) if ptds else None, enable_etdump=True,
+                                   debug_buffer_size=debug_size)
+            m = prog.load_method(name)
+            outs = {name: [list(m.execute(list(xs))) for _ in range(runs)][-1]}
+            prog.write_etdump_result_to_file(path, debug if debug_size else str(path) + ".unused")
         return outs
     prog = rt.load_program(str(pte), data_path=str(ptds[0]) if ptds else None)
     outs = {}

@@ -19,7 +19,8 @@ and with run_reinplace_pass, and run after every pass from to_edge's conversion 
 runtime's for upstream's default-config .pte as above.
 
 Each program ExecuTorch's runtime runs is also run with ETDump on, twice, its intermediate outputs
-logged into a debug buffer, and `lowering-cli etdump` reads the ETDump beside the .pte: every
+logged into a debug buffer (and once more with nothing logged, whose ETDump must link alike with
+no values), and `lowering-cli etdump` reads the ETDump beside the .pte: every
 instruction's call time in each execution and every event inside a delegate call must equal what
 ExecuTorch's own ETDump parser (executorch.devtools.etdump.serialize) reads, and every value the
 runtime logged must agree with the studio's interpreter at that instruction within MAX_ULP (equal
@@ -150,7 +151,8 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
     return result
 
 
-ETDUMPS = {"programs": 0, "instructions": 0, "logged": 0, "worst": (0.0, ""), "refused": [], "runtime failed": []}
+ETDUMPS = {"programs": 0, "instructions": 0, "logged": 0, "worst": (0.0, ""), "refused": [], "runtime failed": [],
+           "plain": 0}
 MIN_ETDUMPS = 40
 PER_OP = {}  # operator -> (values compared, of them on exact inputs, worst ULP on exact inputs, worst at all)
 FLOAT_SPACING = {"float32": "float32", "float16": "float16", "float64": "float64"}
@@ -183,9 +185,9 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
     import numpy as np
 
     work.mkdir(parents=True, exist_ok=True)
-    etdp, debug = work / "run.etdp", work / "run.debug"
+    etdp, debug, plain = work / "run.etdp", work / "run.debug", work / "plain.etdp"
     try:
-        harness.etdump_pte(pte, ptds, method, inputs, etdp, debug)
+        harness.etdump_pte(pte, ptds, method, inputs, etdp, debug, plain)
     except Exception as e:  # noqa: BLE001
         reason = harness.runtime_error(e)
         if not values and "Failed to load method" in reason:  # a backend this runtime does not have
@@ -215,6 +217,18 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
         return "delegate events differ from ExecuTorch's parse"
     if ours["executions"] != 2:
         return f"{ours['executions']} executions read; the runtime ran 2"
+    # The ETDump of a run without intermediate outputs: the same link, nothing logged.
+    q = subprocess.run([str(cli), "etdump", str(plain), "--program", str(pte), "--method", method, "--json"] +
+                       [a for p in ptds for a in ("--ptd", str(p))], capture_output=True, text=True)
+    if q.returncode != 0:
+        return f"lowering-cli etdump failed on the plain ETDump (exit {q.returncode}): {q.stderr.strip()[:300]}"
+    plain_calls, _ = upstream_timings(plain)
+    plain_ours = json.loads(q.stdout)
+    if {t["instruction"]: t["ticks"] for t in plain_ours["instructions"] if t["ticks"]} != plain_calls:
+        return "call times of the plain ETDump differ from ExecuTorch's parse"
+    if plain_ours["logged"] or plain_ours["executions"] != 1:
+        return "the plain ETDump read with logged values or another execution count"
+    ETDUMPS["plain"] += 1
     ETDUMPS["programs"] += 1
     ETDUMPS["instructions"] += len(mine)
     if not values:
@@ -448,7 +462,7 @@ def main() -> int:
           f" to_edge's conversion on and agree with the runtime; not lowered yet: "
           f"{', '.join(sorted(SNAPSHOTS['not lowered'])) or 'none'}")
     print(f"etdump: {ETDUMPS['programs']} programs' ETDumps read as ExecuTorch reads them ({ETDUMPS['instructions']}"
-          f" timed instructions); {ETDUMPS['logged']} logged intermediate values agree with the interpreter, worst"
+          f" timed instructions; {ETDUMPS['plain']} also without intermediate outputs); {ETDUMPS['logged']} logged intermediate values agree with the interpreter, worst"
           f" {ETDUMPS['worst'][0]:.1f} ULP ({ETDUMPS['worst'][1] or '-'}); refused by both, as ExecuTorch's parser"
           f" refuses them: {', '.join(ETDUMPS['refused']) or 'none'}; the runtime could not write one for:"
           f" {', '.join(ETDUMPS['runtime failed']) or 'none'}")
