@@ -20,6 +20,7 @@
 #include "engine/inspect/SizeBreakdown.h"
 #include "engine/planning/MemoryPlanning.h"
 #include "engine/planning/Planners.h"
+#include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteWriter.h"
 #include "engine/samples/SampleZoo.h"
@@ -132,7 +133,7 @@ const char* kUsageText =
     "      added (+), removed (-) or changed (- then +).\n"
     "\n"
     "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME]\n"
-    "      [--inputs iota|IN.npy...] [--after PASS] [--compare-to PASS]\n"
+    "      [--inputs iota|sample|IN.npy...] [--after PASS] [--compare-to PASS]\n"
     "      [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime)\n"
     "      on iota inputs (the default): element i of a floating input is\n"
@@ -141,10 +142,12 @@ const char* kUsageText =
     "      bound; other inputs keep the value the program stores). Or on .npy\n"
     "      files, one per input in order: a tensor input takes an array of its\n"
     "      dtype and rank (a dynamic dimension up to its bound), a scalar input\n"
-    "      a 0-d array. A .pte runs as stored, planned tensors in their arenas\n"
-    "      at their offsets; a .pt2 is lowered under CFG.json (default: the\n"
-    "      default config) and emitted first. Prints each output's dtype, sizes,\n"
-    "      first values and the FNV-1a-64 checksum of its bytes (C order). An\n"
+    "      a 0-d array. Or, for a .pt2 that torch.export.save wrote with them,\n"
+    "      on its sample inputs (--inputs sample). A .pte runs as stored,\n"
+    "      planned tensors in their arenas at their offsets; a .pt2 is lowered\n"
+    "      under CFG.json (default: the default config) and emitted first.\n"
+    "      Prints each output's dtype, sizes, first values and the FNV-1a-64\n"
+    "      checksum of its bytes (C order). An\n"
     "      operator without a kernel, a delegate call or a plan that puts a\n"
     "      tensor outside its arena fails naming the instruction.\n"
     "      --save-outputs writes each output to DIR/output_N.npy (bfloat16 as\n"
@@ -958,15 +961,16 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
 struct RunRequest {
   std::string file, configPath, method, saveDir, afterPass, comparePass;
   std::vector<std::string> ptds, npys;
+  std::string namedInputs;  ///< "iota" or "sample" when --inputs named them
   double tolerance = 0;
   bool json = false, everyPass = false;
 };
 
-/// `--inputs iota|IN.npy...` at args[i]: the .npy files up to the next option go to `npys`
-/// (i left at the last one read); false when neither follows.
-bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys, bool& iota) {
+/// `--inputs iota|sample|IN.npy...` at args[i]: the .npy files up to the next option go to
+/// `npys` (i left at the last one read), else `named` is set to the word; false when none follows.
+bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys, std::string& named) {
   if (i + 1 >= args.size()) return false;
-  if (args[i + 1] == "iota") return iota = true, ++i, true;
+  if (args[i + 1] == "iota" || args[i + 1] == "sample") return named = args[++i], true;
   auto isNpy = [](const std::string& f) { return f.size() > 4 && f.substr(f.size() - 4) == ".npy"; };
   size_t before = npys.size();
   while (i + 1 < args.size() && isNpy(args[i + 1])) npys.push_back(args[++i]);
@@ -976,7 +980,6 @@ bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vect
 /// Reads run's arguments; kOk, or kUsage with the reason written to `err`.
 int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostream& err) {
   std::string toleranceText;
-  bool iota = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
@@ -989,7 +992,7 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
     else if (a == "--after") ok = next(r.afterPass);
     else if (a == "--compare-to") ok = next(r.comparePass);
     else if (a == "--tolerance") ok = next(toleranceText);
-    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, iota);
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, r.namedInputs);
     else if (a == "--save-outputs") ok = next(r.saveDir);
     else if (a == "--ptd") ok = next(v), r.ptds.push_back(v);
     else if (!a.empty() && a[0] == '-') ok = false;
@@ -1004,8 +1007,8 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
     err << "lowering-cli run: missing FILE\n" << commandUsage("run");
     return kUsage;
   }
-  if (iota && !r.npys.empty()) {
-    err << "lowering-cli run: --inputs takes iota or .npy files, not both\n";
+  if (!r.namedInputs.empty() && !r.npys.empty()) {
+    err << "lowering-cli run: --inputs takes iota, sample or .npy files, one of them\n";
     return kUsage;
   }
   if (!toleranceText.empty()) {
@@ -1086,7 +1089,24 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
     given.push_back(std::move(v.value()));
   }
-  std::string inputs = req.npys.empty() ? "iota" : std::to_string(req.npys.size()) + " .npy";
+  if (req.namedInputs == "sample") {  // the example inputs torch.export.save kept in the .pt2
+    auto stored = readPt2SampleInputs(req.file);
+    if (!stored) return err << "error: " << stored.error().message() << "\n", kBadFile;
+    if (stored->empty())
+      return err << "error: " << req.file << ": holds no sample inputs (torch.export.save keeps them in a .pt2); "
+                 << "use --inputs iota or .npy files\n", kBadFile;
+    for (StoredTensor& t : stored.value()) {
+      run::HostValue v;
+      v.kind = ValueKind::Tensor;
+      v.dtype = t.dtype;
+      v.sizes = t.sizes;
+      v.bytes = std::move(t.bytes);
+      given.push_back(std::move(v));
+    }
+  }
+  std::string inputs = req.namedInputs == "sample" ? "sample"
+                       : req.npys.empty()          ? "iota"
+                                                   : std::to_string(req.npys.size()) + " .npy";
   FileArgs fa;
   fa.file = req.file;
   fa.ptds = req.ptds;
@@ -1167,7 +1187,7 @@ struct EtdumpRequest {
 
 /// Reads etdump's arguments; kOk, or kUsage with the reason written to `err`.
 int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std::ostream& err) {
-  bool iota = false;
+  std::string named;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
@@ -1178,7 +1198,7 @@ int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std:
     else if (a == "--ptd") ok = next(v), r.program.ptds.push_back(v);
     else if (a == "--debug-buffer") ok = next(r.debugBuffer);
     else if (a == "--method") ok = next(r.method);
-    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, iota);
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, named) && named != "sample";
     else if (!a.empty() && a[0] == '-') ok = false;
     else if (r.file.empty()) r.file = a;
     else ok = false;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/Cli.h"
+#include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteReader.h"
 #include "engine/formats/PteWriter.h"
@@ -539,6 +540,37 @@ class TestInterpreter : public QObject {
     wrong.sizes.back() -= 1;
     o.inputs = {wrong};
     QVERIFY(!run::runProgram(emitted.value(), o));
+  }
+
+  // `run --inputs sample`: the example inputs torch.export.save kept in a .pt2, in order (their
+  // values against eager PyTorch's outputs are checked in interpreter.py); a .pte or a .pt2
+  // without them is refused saying so.
+  void sampleInputs() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    std::string linear = test::fixture("pt2/linear.pt2").toStdString();
+    auto stored = readPt2SampleInputs(linear);
+    QVERIFY2(stored, stored ? "" : stored.error().message().c_str());
+    QCOMPARE(stored->size(), size_t(1));
+    QCOMPARE((*stored)[0].key, std::string("0.0"));
+    QCOMPARE((*stored)[0].dtype, ScalarType::Float);
+    QCOMPARE((*stored)[0].sizes, std::vector<int64_t>{3});
+    QCOMPARE((*stored)[0].bytes.size(), size_t(12));
+    std::ostringstream out, err;
+    QCOMPARE(cli::run({"run", linear, "--inputs", "sample"}, out, err), int(cli::kOk));
+    QVERIFY2(out.str().find("on sample inputs") != std::string::npos, out.str().c_str());
+    std::ostringstream iotaOut, iotaErr;
+    QCOMPARE(cli::run({"run", linear}, iotaOut, iotaErr), int(cli::kOk));
+    QVERIFY(iotaOut.str().substr(iotaOut.str().find("fnv1a64")) != out.str().substr(out.str().find("fnv1a64")));
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");  // writes mlp.pt2 without sample inputs
+    QVERIFY(emitted);
+    std::string pte = (dir.path() + "/mlp.pte").toStdString();
+    QVERIFY(writePte(emitted.value(), pte, PteWriteOptions{}));
+    for (const std::string& f : {pte, (dir.path() + "/mlp.pt2").toStdString()}) {
+      std::ostringstream o, e;
+      QCOMPARE(cli::run({"run", f, "--inputs", "sample"}, o, e), int(cli::kBadFile));
+      QVERIFY2(e.str().find("sample inputs") != std::string::npos, e.str().c_str());
+    }
   }
 
   void cliRun() {

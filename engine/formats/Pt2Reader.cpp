@@ -198,4 +198,65 @@ Result<Program> readExportFile(const std::string& path) {
   return readExport(std::move(f.value()));
 }
 
+Result<std::vector<StoredTensor>> readPt2SampleInputs(const std::string& path) {
+  auto f = MappedFile::open(path);
+  if (!f) return f.error();
+  return readPt2SampleInputs(f.value());
+}
+
+Result<std::vector<StoredTensor>> readPt2SampleInputs(std::shared_ptr<const MappedFile> file) {
+  const std::string path = file->path();
+  if (!looksLikeZip(*file))
+    return Error{ErrorCode::Unsupported, path, 0, "sample inputs", "a .pt2 (torch.export.save's zip), which keeps them",
+                 "another kind of file: an ExecuTorch program keeps no sample inputs"};
+  auto zip = ZipArchive::open(file);
+  if (!zip) return zip.error();
+  auto records = zip->findSuffix("data/sample_inputs/model.pt");
+  std::vector<StoredTensor> out;
+  if (records.empty() || records.front()->size == 0) return out;
+  auto tensors = pt2::torchSaveInOrder(zip.value(), *records.front());
+  if (!tensors) return tensors.error();
+  std::string where = path + ":" + records.front()->name;
+  for (const auto& [key, w] : tensors.value()) {
+    if (key.rfind("0.", 0) != 0)  // (args, kwargs): path 0.* is args, 1.* kwargs
+      return Error{ErrorCode::Unsupported, where, std::nullopt, "sample input '" + key + "'",
+                   "positional arguments only", "a keyword argument"};
+    StoredTensor t{key, w.dtype, w.sizes, {}};
+    // Gather by the pickle's strides (views are rare in sample inputs, but possible).
+    uint64_t es = elementSize(w.dtype), numel = 1;
+    std::vector<int64_t> strides = w.strides;
+    if (strides.size() != w.sizes.size()) {
+      strides.assign(w.sizes.size(), 1);
+      for (size_t d = w.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * w.sizes[d];
+    }
+    uint64_t capacity = es ? w.bytes.size / es : 0;  // elements the storage holds past the offset
+    for (size_t d = 0; d < strides.size(); ++d)
+      if (strides[d] < 0 || w.sizes[d] < 0 || static_cast<uint64_t>(strides[d]) > capacity ||
+          static_cast<uint64_t>(w.sizes[d]) > capacity + 1)
+        return Error{ErrorCode::Invalid, where, w.bytes.fileOffset, "sample input '" + key + "'",
+                     "sizes and strides inside its storage", "a negative or larger one"};
+    for (int64_t s : w.sizes)
+      numel = s == 0 || numel == 0 ? 0 : (numel > capacity / static_cast<uint64_t>(s) ? capacity + 1 : numel * static_cast<uint64_t>(s));
+    if (numel > capacity)
+      return Error{ErrorCode::Truncated, where, w.bytes.fileOffset, "storage of sample input '" + key + "'",
+                   std::to_string(numel) + " elements", std::to_string(capacity)};
+    t.bytes.resize(numel * es);
+    std::vector<int64_t> at(w.sizes.size(), 0);
+    for (uint64_t i = 0; i < numel; ++i) {
+      uint64_t off = 0;
+      for (size_t d = 0; d < at.size(); ++d) off += static_cast<uint64_t>(at[d] * strides[d]);
+      if (off >= capacity)
+        return Error{ErrorCode::Truncated, where, w.bytes.fileOffset, "storage of sample input '" + key + "'",
+                     "element " + std::to_string(off) + " inside it", std::to_string(capacity) + " elements"};
+      std::memcpy(t.bytes.data() + i * es, w.bytes.data + off * es, es);
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < w.sizes[d]) break;
+        at[d] = 0;
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace lstudio

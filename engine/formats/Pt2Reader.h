@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/support/Error.h"
 #include "engine/ir/Ir.h"
@@ -20,5 +21,19 @@ Result<Program> readExport(std::shared_ptr<const MappedFile> file);
 
 /// True when the file starts like a zip archive (every .pt2 and ETRecord does).
 bool looksLikeZip(const MappedFile& file);
+
+/// A tensor's values as a file stores them, copied out contiguous in C order.
+struct StoredTensor {
+  std::string key;  ///< its path in the pickle: "0.1" for the second positional argument
+  ScalarType dtype = ScalarType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<uint8_t> bytes;
+};
+
+/// The example inputs torch.export.save keeps in a .pt2 (data/sample_inputs/model.pt, a
+/// torch.save of (args, kwargs)): the tensors of args, in order. Empty when the archive has
+/// none; keyword arguments are refused (ExecuTorch methods take positional inputs).
+Result<std::vector<StoredTensor>> readPt2SampleInputs(const std::string& path);
+Result<std::vector<StoredTensor>> readPt2SampleInputs(std::shared_ptr<const MappedFile> file);
 
 }  // namespace lstudio

@@ -26,6 +26,10 @@ ExecuTorch's own ETDump parser (executorch.devtools.etdump.serialize) reads, and
 runtime logged must agree with the studio's interpreter at that instruction within MAX_ULP (equal
 for integers); a program the interpreter cannot run (a delegate call) is checked for its timings.
 
+Each corpus .pt2 the studio lowers also runs on the example inputs torch.export.save kept in it
+(`--inputs sample`): its outputs must be eager PyTorch's (the exported module run by torch on
+the same inputs) within MAX_ULP.
+
 Then the edge values (EDGE_CASES): small programs exported here and run on chosen inputs given
 to the studio as .npy files (`--inputs`): casts of NaN, infinities and out-of-range floats to
 every integer type and to half and bfloat16, integer and float division with negative operands,
@@ -297,7 +301,7 @@ def compare_outputs(out_dir: Path, up: list) -> tuple[str, str, float]:
     return ("bit-identical" if identical else "agree"), "", worst
 
 
-SNAPSHOTS = {"checked": 0, "not lowered": set()}
+SNAPSHOTS = {"checked": 0, "not lowered": set(), "sample inputs": 0}
 
 
 def compare_snapshots(pte: Path, method: str, up: list, work: Path, cli: Path) -> str:
@@ -330,6 +334,40 @@ def compare_snapshots(pte: Path, method: str, up: list, work: Path, cli: Path) -
         if result not in ("bit-identical", "agree"):
             return f"{where}: {detail}"
     SNAPSHOTS["checked"] += 1
+    return check_sample_inputs(aten, method, work, cli)
+
+
+def check_sample_inputs(aten: Path, method: str, work: Path, cli: Path) -> str:
+    """`run --inputs sample`: the studio runs the .pt2 on the example inputs torch.export.save
+    kept in it, and its outputs must be eager PyTorch's on those inputs (the exported module run
+    by torch) within MAX_ULP. '' when they are."""
+    import torch
+
+    try:
+        ep = torch.export.load(str(aten))
+    except KeyError:  # no program named "model" (several methods saved under their names)
+        return ""
+    except Exception as e:  # noqa: BLE001
+        return f"torch.export.load refuses {aten.name}: {str(e)[:120]}"
+    if method != "forward" or not ep.example_inputs:
+        return ""
+    args, kwargs = ep.example_inputs
+    if kwargs or not all(isinstance(a, torch.Tensor) for a in args):
+        return ""
+    try:
+        eager = ep.module()(*args)
+    except Exception:  # noqa: BLE001  (a joint training graph: not a module torch can call)
+        return ""
+    eager = list(eager) if isinstance(eager, (tuple, list)) else [eager]
+    out = work / "sample_outputs"
+    p = subprocess.run([str(cli), "run", str(aten), "--inputs", "sample", "--save-outputs", str(out), "--json"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"run --inputs sample failed (exit {p.returncode}): {p.stderr.strip()[:200]}"
+    result, detail, _ = compare_outputs(out, [e.detach() for e in eager])
+    if result not in ("bit-identical", "agree"):
+        return f"run --inputs sample against eager PyTorch on the same inputs: {detail}"
+    SNAPSHOTS["sample inputs"] += 1
     return ""
 
 
@@ -460,7 +498,8 @@ def main() -> int:
           f" of {len(cases)}; worst {worst[0]:.1f} ULP ({worst[1] or '-'}); {counts['differ']} differ")
     print(f"snapshots: {SNAPSHOTS['checked']} corpus programs lowered by the studio run alike after every pass from"
           f" to_edge's conversion on and agree with the runtime; not lowered yet: "
-          f"{', '.join(sorted(SNAPSHOTS['not lowered'])) or 'none'}")
+          f"{', '.join(sorted(SNAPSHOTS['not lowered'])) or 'none'}; on their .pt2's own sample inputs"
+          f" (--inputs sample), {SNAPSHOTS['sample inputs']} agree with eager PyTorch")
     print(f"etdump: {ETDUMPS['programs']} programs' ETDumps read as ExecuTorch reads them ({ETDUMPS['instructions']}"
           f" timed instructions; {ETDUMPS['plain']} also without intermediate outputs); {ETDUMPS['logged']} logged intermediate values agree with the interpreter, worst"
           f" {ETDUMPS['worst'][0]:.1f} ULP ({ETDUMPS['worst'][1] or '-'}); refused by both, as ExecuTorch's parser"

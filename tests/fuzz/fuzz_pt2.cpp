@@ -7,6 +7,7 @@
 using namespace lstudio;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  (void)readPt2SampleInputs(MappedFile::fromBytes("fuzz.pt2", data, size));  // run --inputs sample
   auto program = readExport(MappedFile::fromBytes("fuzz.pt2", data, size));
   if (!program.ok()) return 0;
   (void)toText(summarize(program.value()));

@@ -109,6 +109,14 @@ Status readWeightConfig(const ZipArchive& zip, const std::string& prefix, const 
 }
 
 Status torchSave(const ZipArchive& zip, const ZipEntry& rec, std::unordered_map<std::string, WeightData>& out) {
+  auto tensors = torchSaveInOrder(zip, rec);
+  if (!tensors) return tensors.error();
+  for (auto& [key, w] : tensors.value()) out[key] = std::move(w);
+  return Ok{};
+}
+
+Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& zip, const ZipEntry& rec) {
+  std::vector<std::pair<std::string, WeightData>> out;
   if (!rec.stored)
     return Error{ErrorCode::Unsupported, zip.file()->path(), rec.dataOffset, "record '" + rec.name + "'",
                  "a stored torch.save archive", "a compressed one"};
@@ -137,9 +145,9 @@ Status torchSave(const ZipArchive& zip, const ZipEntry& rec, std::unordered_map<
       return Error{ErrorCode::Truncated, inner->name(), b->fileOffset, "storage of tensor '" + key + "'",
                    std::to_string(extent) + " bytes", std::to_string(b->size) + " bytes"};
     Bytes view{b->data + start, extent - std::min(extent, start), b->fileOffset + start};
-    out[key] = WeightData{view, true, t.dtype, t.sizes};
+    out.emplace_back(key, WeightData{view, true, t.dtype, t.sizes, t.strides});
   }
-  return Ok{};
+  return out;
 }
 
 }  // namespace lstudio::pt2

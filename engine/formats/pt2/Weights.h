@@ -19,6 +19,7 @@ struct WeightData {
   bool viewed = false;  ///< bytes already start at the tensor (from a torch.save pickle)
   ScalarType dtype = ScalarType::Float;
   std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  ///< in elements, from a torch.save pickle; empty: contiguous
 };
 
 /// Weights described by a PT2 archive's <name>_weights_config.json (or constants config).
@@ -27,6 +28,8 @@ Status readWeightConfig(const ZipArchive& zip, const std::string& prefix, const 
 
 /// Reads a torch.save zip stored as record `rec`: every tensor by its key path.
 Status torchSave(const ZipArchive& zip, const ZipEntry& rec, std::unordered_map<std::string, WeightData>& out);
+/// The same, in the pickle's order (sample inputs are positional).
+Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& zip, const ZipEntry& rec);
 
 /// Attaches weights (fqn -> bytes) to the placeholders the signature names.
 Status attachWeights(Method& m, const std::unordered_map<std::string, WeightData>& weights, const std::string& where);
