@@ -521,6 +521,36 @@ class TestPasses : public QObject {
     QVERIFY(hasOp(kept.after.methods[0], "executorch_prim::et_view"));
   }
 
+  // A view of a constant (prelu's weight.view(1, C)) is a constant over the
+  // same bytes, as ExecuTorch emits it (one data_buffer_idx for both): no copy
+  // instruction. State with bytes (a mutated buffer) keeps its copy.
+  void viewOfConstantSharesItsBytes() {
+    GraphBuilder b;
+    TensorRef w = b.parameter("weight", F, {4});
+    TensorRef x = b.input("x", F, {3, 4});
+    TensorRef wv = b.op("aten.view.default", {w, std::vector<int64_t>{1, 4}});
+    b.output(b.op("aten.mul.Tensor", {wv, x}));
+    Program p = finish(b, "scaled");
+    Run run = runPass(p, passes::replaceViewCopyWithView());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    QVERIFY(!hasOp(m, "aten::view_copy"));
+    const TensorSpec& view = m.values[m.nodes[0].args[0]].tensor();
+    const TensorSpec& base = m.values[w.id].tensor();
+    QCOMPARE(view.viewOf, w.id);
+    QVERIFY(view.data.data != nullptr && view.data.data == base.data.data && view.data.size == base.data.size);
+
+    Pipeline pipe(std::make_shared<const Program>(p), ExecutorchBackendConfig{});
+    pipe.runToEnd();
+    QVERIFY(!pipe.failed());
+    const Method& emitted = pipe.current()->methods[0];
+    QVERIFY(!hasOp(emitted, "aten::view_copy.out"));
+    int constants = 0;
+    for (const Value& v : emitted.values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->data.data == base.data.data) ++constants;
+    QCOMPARE(constants, 2);  // the weight and its view, one set of bytes
+  }
+
   void legalizePortableDimOrder() {
     GraphBuilder b;
     TensorRef x = b.input("x", F, {1, 2, 3, 3});

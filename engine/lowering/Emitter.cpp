@@ -278,6 +278,11 @@ class MethodEmitter {
     if (!t) return out;
     // An initial value a .pte kept in its mutable data segment stays with the buffer.
     bool initialValue = (t->mutableSegmentIndex || t->source == ConstantSource::MutableSegment) && !t->data.empty();
+    // A view of a constant (ReplaceViewCopyWithViewPass) is a constant over its base's bytes.
+    ValueId root = t->viewOf;
+    while (root != kNoValue && in_.values[root].isTensor() && in_.values[root].tensor().viewOf != kNoValue)
+      root = in_.values[root].tensor().viewOf;
+    const bool constantView = root != kNoValue && constant_.count(root) && !t->data.empty();
     // Only what the .pte says about a tensor is kept; the view link is done
     // (the planner gave the view its base's slot).
     t->viewOf = kNoValue;
@@ -288,7 +293,7 @@ class MethodEmitter {
     // _output off: it is a graph input and output) keeps its initial value
     // with the constants, as ExecuTorch emits it.
     const bool unplannedTrainedWeight = trained_.count(v) && !t->slot && !t->data.empty();
-    if (constant_.count(v) || unplannedTrainedWeight) {
+    if (constant_.count(v) || unplannedTrainedWeight || constantView) {
       t->slot.reset();
       auto nb = t->nbytes().value_or(0);
       // An external tensor of a .pte whose .ptd was not given: named, its bytes stay in that file.

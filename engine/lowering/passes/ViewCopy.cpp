@@ -4,6 +4,8 @@
 // (a static view_copy becomes a view sharing its base's storage: no
 // instruction, no copy, and the planner gives it the base's bytes).
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
@@ -66,6 +68,24 @@ bool isContiguous(const TensorSpec& t) {
   return std::is_sorted(order.begin(), order.end());
 }
 
+/// The values the signature makes constants: parameters (unless the program
+/// trains them), constant tensors and buffers no output mutates.
+std::vector<bool> constantsOf(const Method& m) {
+  std::vector<bool> out(m.values.size(), false);
+  std::set<std::string> mutated;
+  bool training = false;
+  for (const OutputSpec& o : m.signature.outputs) {
+    if (o.kind == OutputSpec::Kind::BufferMutation) mutated.insert(o.target);
+    training = training || o.kind == OutputSpec::Kind::GradientToParameter;
+  }
+  for (const InputSpec& i : m.signature.inputs) {
+    if (i.value < 0 || static_cast<size_t>(i.value) >= out.size()) continue;
+    out[i.value] = (i.kind == InputSpec::Kind::Parameter && !training) || i.kind == InputSpec::Kind::ConstantTensor ||
+                   (i.kind == InputSpec::Kind::Buffer && !mutated.count(i.target));
+  }
+  return out;
+}
+
 class ReplaceViewCopyWithView : public Pass {
  public:
   std::string name() const override { return "ReplaceViewCopyWithViewPass"; }
@@ -81,6 +101,7 @@ class ReplaceViewCopyWithView : public Pass {
         if (v >= 0 && static_cast<size_t>(v) < m.values.size()) isInput[v] = true;
       for (ValueId v : m.outputs)
         if (v >= 0 && static_cast<size_t>(v) < m.values.size()) isOutput[v] = true;
+      const std::vector<bool> constant = constantsOf(m);
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         if (!isViewCopy(m, n)) continue;
@@ -89,12 +110,22 @@ class ReplaceViewCopyWithView : public Pass {
         if (isOutput[n.outputs[0]]) continue;
         const TensorSpec* base = m.values[n.args[0]].tensorIf();
         TensorSpec* view = std::get_if<TensorSpec>(&m.values[n.outputs[0]].payload);
-        // Only static shapes over contiguous, non-constant bases: a view of a
-        // dynamic tensor needs a kernel to recompute its sizes.
+        // Only static shapes over contiguous bases: a view of a dynamic tensor
+        // needs a kernel to recompute its sizes. A view of a constant is a
+        // constant over the same bytes (ExecuTorch gives both one data_buffer_idx);
+        // other tensors with bytes (state with an initial value) keep their copy.
         bool contiguous = base && isContiguous(*base);
+        const bool constantBase = base && constant[n.args[0]] && !base->external && !base->data.empty();
         if (!base || !view || base->dynamism != ShapeDynamism::Static || view->dynamism != ShapeDynamism::Static ||
-            !contiguous || !base->data.empty() || base->external)
+            !contiguous || base->external || (!base->data.empty() && !constantBase))
           continue;
+        if (constantBase) {
+          view->viewOf = n.args[0];
+          view->data = base->data;
+          drop[i] = true;
+          out.changed = true;
+          continue;
+        }
         ValueId root = n.args[0];
         while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
         const bool callerMemory = (isInput[root] && !c.memoryPlanning.allocGraphInput) ||
