@@ -156,7 +156,7 @@ class TestToEdge : public QObject {
   // ATen check, naming node, operator and source line: lowering it on would
   // write a program the runtime refuses.
   void nonCoreOperatorFailsTheAtenCheck() {
-    Program p = unary("aten.cosine_similarity.default");
+    Program p = unary("aten.lerp.Scalar");
     Pipeline pipe(std::make_shared<const Program>(std::move(p)), ExecutorchBackendConfig{});
     pipe.runToEnd();
     QVERIFY(pipe.failed());
@@ -164,7 +164,7 @@ class TestToEdge : public QObject {
     QCOMPARE(r.name, std::string("EXIRATenDialectVerifier"));
     QVERIFY(!r.diagnostics.empty());
     const std::string& msg = r.diagnostics[0].message;
-    QVERIFY2(msg.find("aten::cosine_similarity") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("aten::lerp") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("not core ATen") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("node 'relu'") != std::string::npos && msg.find("model.py:7") != std::string::npos, msg.c_str());
     QCOMPARE(r.diagnostics[0].node, 0);
@@ -214,9 +214,9 @@ class TestToEdge : public QObject {
   // _core_aten_ops_exception_list lets a listed operator through the check;
   // _check_ir_validity off skips the check altogether.
   void edgeCompileConfigRelaxesTheAtenCheck() {
-    Program p = unary("aten.cosine_similarity.default");
+    Program p = unary("aten.lerp.Scalar");
     ExecutorchBackendConfig listed;
-    listed.edgeCompile.coreAtenOpsExceptionList = {"aten::cosine_similarity"};
+    listed.edgeCompile.coreAtenOpsExceptionList = {"aten::lerp.Scalar"};
     QVERIFY(!passes::atenDialectVerifier()->run(p, listed).failed);
     QVERIFY(passes::atenDialectVerifier()->run(p, {}).failed);
     ExecutorchBackendConfig unchecked;

@@ -66,6 +66,9 @@ conformance() {  # conformance [harness options...]
   local venv; venv=$(oracle_env)
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/harness.py" --work "$root/build/conformance" "$@"
+  # to_edge's rules one operator at a time: the studio's file against upstream's, byte for byte.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/decompositions.py" --work "$root/build/decompositions"
   # The studio's interpreter against executorch.runtime on those files (a whole run only).
   if [ $# -eq 0 ]; then
     LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/interpreter.py" \

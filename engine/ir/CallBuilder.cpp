@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <cmath>
 #include <string_view>
 
 #include "engine/ir/EdgeDialect.h"
@@ -230,12 +231,14 @@ struct ShapeCall {
     return one(like(f, s));
   }
 
-  /// mean, sum: the reduced dimensions dropped or kept as 1.
+  /// mean, sum, amax, var: the reduced dimensions dropped or kept as 1 (none
+  /// given, or sum.default / mean.default: all of them).
   Specs reduction() const {
     if (!a0) return shapeError(op, "an input tensor");
-    auto dims = intsArg(m, args, 1);
-    bool keep = intArg(m, args, 2).value_or(0) != 0;
-    if (overload == "default" || !dims) return one(like(*a0, {}));
+    const bool whole = overload == "default" && (name == "aten::sum" || name == "aten::mean");
+    auto dims = whole ? std::nullopt : intsArg(m, args, 1);
+    bool keep = !whole && intArg(m, args, name == "aten::var" ? 3 : 2).value_or(0) != 0;
+    if (!dims || dims->empty()) return one(like(*a0, keep ? std::vector<int64_t>(a0->sizes.size(), 1) : std::vector<int64_t>{}));
     std::vector<int64_t> s;
     std::vector<std::string> sy;
     for (size_t d = 0; d < a0->sizes.size(); ++d) {
@@ -311,6 +314,36 @@ struct ShapeCall {
     return one(r);
   }
 
+  /// repeat: the input's sizes (padded with leading 1s) times the repeats.
+  Specs repeat() const {
+    auto repeats = intsArg(m, args, 1);
+    if (!a0 || !repeats || repeats->size() < a0->sizes.size() || !a0->symbols.empty())
+      return shapeError(op, "an input with fixed sizes and at least as many repeats as dimensions");
+    std::vector<int64_t> s(repeats->size() - a0->sizes.size(), 1);
+    s.insert(s.end(), a0->sizes.begin(), a0->sizes.end());
+    for (size_t d = 0; d < s.size(); ++d) s[d] *= (*repeats)[d];
+    return one(like(*a0, s));
+  }
+
+  /// arange.start_step(start, end, step, dtype): ceil((end - start) / step)
+  /// elements; int64 when every bound is an integer and no dtype is given.
+  Specs arange() const {
+    auto number = [&](size_t i) -> std::optional<double> {
+      if (auto v = intArg(m, args, i)) return static_cast<double>(*v);
+      if (i < args.size() && args[i] >= 0)
+        if (auto* d = std::get_if<double>(&m.values[args[i]].payload)) return *d;
+      return std::nullopt;
+    };
+    auto start = number(0), end = number(1), step = number(2);
+    if (!start || !end || !step || *step == 0) return shapeError(op, "fixed start, end and a non-zero step");
+    const double count = std::ceil((*end - *start) / *step);
+    TensorSpec proto;
+    bool integral = intArg(m, args, 0) && intArg(m, args, 1) && intArg(m, args, 2);
+    proto.dtype = integral ? ScalarType::Long : ScalarType::Float;
+    if (auto dt = intArg(m, args, 3)) proto.dtype = static_cast<ScalarType>(*dt);
+    return one(like(proto, {static_cast<int64_t>(std::max(count, 0.0))}));
+  }
+
   /// scalar_tensor: 0-d, of the dtype argument (float by default).
   Specs scalarTensor() const {
     TensorSpec proto;
@@ -338,16 +371,18 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::tanh", &ShapeCall::sameShape}, {"aten::sqrt", &ShapeCall::sameShape},
     {"aten::_softmax", &ShapeCall::sameShape}, {"aten::_log_softmax", &ShapeCall::sameShape},
     {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
-    {"aten::gelu", &ShapeCall::sameShape},
+    {"aten::gelu", &ShapeCall::sameShape}, {"aten::log1p", &ShapeCall::sameShape},
+    {"aten::log", &ShapeCall::sameShape},
     {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
     {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
-    {"aten::pow", &ShapeCall::broadcastBinary},
+    {"aten::pow", &ShapeCall::broadcastBinary}, {"aten::fmod", &ShapeCall::broadcastBinary},
     {"aten::where", &ShapeCall::where},
     {"aten::eq", &ShapeCall::predicate}, {"aten::ne", &ShapeCall::predicate}, {"aten::lt", &ShapeCall::predicate},
     {"aten::le", &ShapeCall::predicate}, {"aten::gt", &ShapeCall::predicate}, {"aten::ge", &ShapeCall::predicate},
     {"aten::logical_not", &ShapeCall::predicate},
     {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
     {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
+    {"aten::arange", &ShapeCall::arange}, {"aten::repeat", &ShapeCall::repeat},
     {"aten::clamp", &ShapeCall::sameShape}, {"aten::bitwise_and", &ShapeCall::broadcastBinary},
     {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
     {"aten::permute", &ShapeCall::permute},
@@ -358,6 +393,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::index", &ShapeCall::index},
     {"aten::cat", &ShapeCall::concatenate},
     {"aten::mean", &ShapeCall::reduction}, {"aten::sum", &ShapeCall::reduction},
+    {"aten::amax", &ShapeCall::reduction}, {"aten::var", &ShapeCall::reduction},
     {"aten::embedding", &ShapeCall::embedding},
     {"aten::convolution", &ShapeCall::convolution},
     {"aten::_native_batch_norm_legit_no_training", &ShapeCall::batchNormNoTraining},

@@ -361,7 +361,7 @@ constexpr BuiltinSchema kTable[] = {
     {kNoSet, "aten::dropout(Tensor input, float p, bool train) -> Tensor"},
     {kNoSet, "aten::dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)"},
     {kNoSet, "aten::einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor"},
-    {kNoSet, "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"},
+    {kCore, "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"},
     {kPortable, "aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"},
     {kCore, "aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"},

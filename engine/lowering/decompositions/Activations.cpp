@@ -26,6 +26,67 @@ void hardswish(Rewrite& r) {
   r.finish("aten.div.Tensor", {p, int64_t(6)});
 }
 
+/// The scalar argument as the node has it (an int stays an int), or `fallback`
+/// when the call left it at its default.
+BuildArg scalarOr(Rewrite& r, const char* name, BuildArg fallback) {
+  ValueId v = r.arg(name);
+  return v == kNoValue || r.isNone(name) ? fallback : BuildArg(TensorRef{v});
+}
+
+bool floatingSelf(Rewrite& r) {
+  ScalarType t = r.tensor("self").dtype;
+  return t == ScalarType::Float || t == ScalarType::Double;
+}
+
+/// softplus(x, beta, threshold) = where(x * beta > threshold, x, log1p(exp(x * beta)) / beta)
+void softplus(Rewrite& r) {
+  if (!floatingSelf(r)) return r.fail("softplus on a tensor that is not float32 or float64 is not decomposed yet");
+  BuildArg beta = scalarOr(r, "beta", int64_t(1));
+  TensorRef scaled = r.op("aten.mul.Tensor", {self(r), beta});
+  TensorRef e = r.op("aten.exp.default", {scaled});
+  TensorRef l = r.op("aten.log1p.default", {e});
+  TensorRef rhs = r.op("aten.div.Tensor", {l, beta});
+  TensorRef big = r.op("aten.gt.Scalar", {scaled, scalarOr(r, "threshold", int64_t(20))});
+  r.finish("aten.where.self", {big, self(r), rhs});
+}
+
+/// mish(x) = x * tanh(softplus(x)), softplus without a beta (no scaling)
+void mish(Rewrite& r) {
+  if (!floatingSelf(r)) return r.fail("mish on a tensor that is not float32 or float64 is not decomposed yet");
+  TensorRef e = r.op("aten.exp.default", {self(r)});
+  TensorRef l = r.op("aten.log1p.default", {e});
+  TensorRef big = r.op("aten.gt.Scalar", {self(r), int64_t(20)});
+  TensorRef sp = r.op("aten.where.self", {big, self(r), l});
+  TensorRef t = r.op("aten.tanh.default", {sp});
+  r.finish("aten.mul.Tensor", {self(r), t});
+}
+
+/// glu(x, dim) = first half * sigmoid(second half) along dim
+void glu(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  const int64_t dim = wrapDim(r.integer("dim").value_or(-1), x.sizes.size());
+  if (dim < 0 || dim >= static_cast<int64_t>(x.sizes.size())) return r.fail("a dimension out of range");
+  const int64_t size = x.sizes[dim];
+  if (size % 2) return r.fail("glu halves a dimension of odd size " + std::to_string(size));
+  TensorRef a = r.op("aten.slice.Tensor", {self(r), dim, int64_t(0), size / 2});
+  TensorRef b = r.op("aten.slice.Tensor", {self(r), dim, size / 2, size});
+  TensorRef s = r.op("aten.sigmoid.default", {b});
+  r.finish("aten.mul.Tensor", {a, s});
+}
+
+/// prelu(x, w) = where(x > 0, x, w * x), w viewed to broadcast along the channels (dim 1)
+void prelu(Rewrite& r) {
+  const TensorSpec x = r.tensor("self"), w = r.tensor("weight");
+  if (w.sizes.size() > 1) return r.fail("prelu with a weight of more than one dimension");
+  std::vector<int64_t> shape(x.sizes.size(), 1);
+  if (x.sizes.size() >= 2) shape[1] = w.sizes.empty() ? 1 : w.sizes[0];
+  TensorRef weight{r.arg("weight")};
+  if (!x.sizes.empty()) weight = r.op("aten.view.default", {weight, shape});
+  TensorRef positive = r.op("aten.gt.Scalar", {self(r), int64_t(0)});
+  TensorRef scaled = r.op("aten.mul.Tensor", {weight, self(r)});
+  r.finish("aten.where.self", {positive, self(r), scaled});
+}
+
 /// softmax.int / log_softmax.int -> _softmax / _log_softmax(x, dim, half_to_float=False)
 void softmaxLike(Rewrite& r, const char* target) {
   if (!r.isNone("dtype")) return r.fail("softmax with an explicit dtype is not decomposed yet");
@@ -48,6 +109,10 @@ void registerActivationRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::silu.default", silu},
                      {"aten::hardsigmoid.default", hardsigmoid},
                      {"aten::hardswish.default", hardswish},
+                     {"aten::softplus.default", softplus},
+                     {"aten::mish.default", mish},
+                     {"aten::glu.default", glu},
+                     {"aten::prelu.default", prelu},
                      {"aten::softmax.int", softmax},
                      {"aten::log_softmax.int", logSoftmax},
                      {"aten::dropout.default", dropout}});

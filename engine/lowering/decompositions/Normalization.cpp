@@ -42,10 +42,56 @@ void layerNorm(Rewrite& r) {
            {emptyLike(x, stats), emptyLike(x, stats)});
 }
 
+/// group_norm -> native_group_norm(input, weight, bias, N, C, HxW, groups, eps)[0];
+/// mean and rstd are [N, groups].
+void groupNorm(Rewrite& r) {
+  const TensorSpec x = r.tensor("input");
+  if (x.sizes.size() < 2 || !x.symbols.empty()) return r.fail("group_norm on a tensor of fewer than 2 or symbolic dimensions is not decomposed yet");
+  if (!isContiguous(x)) return r.fail("group_norm on a non-contiguous input is not decomposed yet");
+  const int64_t groups = r.integer("num_groups").value_or(1);
+  int64_t hw = 1;
+  for (size_t d = 2; d < x.sizes.size(); ++d) hw *= x.sizes[d];
+  if (groups <= 0 || x.sizes[1] % groups) return r.fail("group_norm's channels do not divide into its groups");
+  auto optional = [&](const char* name) { return r.isNone(name) ? BuildArg(None{}) : BuildArg(TensorRef{r.arg(name)}); };
+  const TensorSpec stats = emptyLike(x, {x.sizes[0], groups});
+  r.finish("aten.native_group_norm.default",
+           {TensorRef{r.arg("input")}, optional("weight"), optional("bias"), x.sizes[0], x.sizes[1], hw, groups,
+            r.number("eps").value_or(1e-5)},
+           {stats, stats});
+}
+
+/// instance_norm with the input's own statistics: the input viewed as one sample of N*C
+/// channels, _native_batch_norm_legit.no_stats in training mode (weight and bias repeated
+/// per sample), viewed back (ATen's instance_norm).
+void instanceNorm(Rewrite& r) {
+  const TensorSpec x = r.tensor("input");
+  if (!r.isNone("running_mean") || !r.isNone("running_var") || r.integer("use_input_stats").value_or(1) == 0)
+    return r.fail("instance_norm with running statistics is not decomposed yet");
+  if (x.sizes.size() < 2 || !x.symbols.empty() || !isContiguous(x))
+    return r.fail("instance_norm on a non-contiguous, symbolic or less than 2-d input is not decomposed yet");
+  const int64_t n = x.sizes[0], channels = n * x.sizes[1];
+  auto repeated = [&](const char* name) {
+    return r.isNone(name) ? BuildArg(None{}) : BuildArg(r.op("aten.repeat.default", {TensorRef{r.arg(name)}, std::vector<int64_t>{n}}));
+  };
+  BuildArg weight = repeated("weight"), bias = repeated("bias");
+  std::vector<int64_t> folded = x.sizes;
+  folded[0] = 1;
+  folded[1] = channels;
+  TensorRef v = r.op("aten.view.default", {TensorRef{r.arg("input")}, folded});
+  TensorSpec y = emptyLike(x, folded), stats = emptyLike(x, {channels});
+  const std::vector<TensorSpec> specs{y, stats, stats};
+  auto outs = r.call("aten._native_batch_norm_legit.no_stats",
+                     {v, weight, bias, true, r.number("momentum").value_or(0.1), r.number("eps").value_or(1e-5)}, &specs);
+  if (outs.empty()) return;
+  r.finish("aten.view.default", {outs[0], x.sizes});
+}
+
 }  // namespace
 
 void registerNormalizationRules(std::vector<std::pair<std::string, Rule>>& t) {
-  t.insert(t.end(), {{"aten::batch_norm.default", batchNorm}, {"aten::layer_norm.default", layerNorm}});
+  t.insert(t.end(), {{"aten::batch_norm.default", batchNorm}, {"aten::layer_norm.default", layerNorm},
+                     {"aten::group_norm.default", groupNorm},
+                     {"aten::instance_norm.default", instanceNorm}});
 }
 
 }  // namespace lstudio::decompositions

@@ -170,6 +170,15 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
     }
     return out;
   }
+  if (op.name == "aten::diagonal") {  // the two dimensions become one, last, stepping by both strides
+    int64_t a = wrap(args.size() > 2 ? integer(2) : 0, rank), b = wrap(args.size() > 3 ? integer(3) : 1, rank);
+    if (a < 0 || b < 0 || a >= rank || b >= rank || a == b) return std::nullopt;
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a && d != b) out.push_back(st[d]);
+    out.push_back(st[a] + st[b]);
+    return out;
+  }
   if (op.name == "aten::slice") {
     std::vector<int64_t> out = st;
     int64_t d = wrap(integer(1), rank), step = args.size() > 4 ? std::max<int64_t>(integer(4), 1) : 1;

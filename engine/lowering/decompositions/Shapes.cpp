@@ -1,5 +1,9 @@
 // Shape and dtype operators, factory functions and small elementwise
 // spellings as PyTorch's core ATen decompositions write them.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "engine/lowering/decompositions/Decomposition.h"
 
 namespace lstudio::decompositions {
@@ -163,6 +167,170 @@ void varDim(Rewrite& r) {
   r.finish("aten.var.correction", {argRef(r, "self"), argRef(r, "dim"), correction, argRef(r, "keepdim")});
 }
 
+/// std = sqrt(var.correction(x, dim as given, correction as a float, keepdim))
+void stdRule(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  if (x.dtype != ScalarType::Float && x.dtype != ScalarType::Double)
+    return r.fail("std of a tensor that is not float32 or float64 is not decomposed yet");
+  double correction = 1.0;
+  if (r.node().argNames.end() != std::find(r.node().argNames.begin(), r.node().argNames.end(), "unbiased"))
+    correction = r.integer("unbiased").value_or(1) != 0 ? 1.0 : 0.0;
+  else if (!r.isNone("correction"))
+    correction = r.number("correction").value_or(1.0);
+  const bool keepdim = r.integer("keepdim").value_or(0) != 0;
+  TensorRef v = r.op("aten.var.correction", {argRef(r, "self"), orDefault(r, "dim", None{}), correction, keepdim});
+  r.finish("aten.sqrt.default", {v});
+}
+
+/// logsumexp(x, dims) = log(sum(exp(x - m), dims)) + m, with m the maxima (0 where infinite)
+void logsumexp(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  if (x.dtype != ScalarType::Float && x.dtype != ScalarType::Double)
+    return r.fail("logsumexp of a tensor that is not float32 or float64 is not decomposed yet");
+  if (x.numel().value_or(1) == 0) return r.fail("logsumexp of an empty tensor is not decomposed yet");
+  auto dims = r.ints("dim");
+  if (!dims) return r.fail("logsumexp without fixed dimensions is not decomposed yet");
+  const bool keepdim = r.integer("keepdim").value_or(0) != 0;
+  TensorRef maxes = r.op("aten.amax.default", {argRef(r, "self"), *dims, true});
+  TensorRef mag = r.op("aten.abs.default", {maxes});
+  TensorRef infinite = r.op("aten.eq.Scalar", {mag, std::numeric_limits<double>::infinity()});
+  TensorRef zero = r.op("aten.scalar_tensor.default", {0.0, x.dtype, int64_t(0), "cpu"});
+  maxes = r.op("aten.where.self", {infinite, zero, maxes});
+  TensorRef squeezed = keepdim ? maxes : r.op("aten.squeeze.dims", {maxes, *dims});
+  TensorRef shifted = r.op("aten.sub.Tensor", {argRef(r, "self"), maxes});
+  TensorRef e = r.op("aten.exp.default", {shifted});
+  TensorRef s = r.op("aten.sum.dim_IntList", {e, *dims, keepdim});
+  TensorRef l = r.op("aten.log.default", {s});
+  r.finish("aten.add.Tensor", {l, squeezed});
+}
+
+/// unflatten(x, dim, sizes): x viewed with `dim` split into `sizes` (a -1 inferred)
+void unflatten(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  auto sizes = r.ints("sizes");
+  if (!sizes || hasSymbols(x)) return r.fail("unflatten with symbolic sizes is not decomposed yet");
+  r.finish("aten.view.default", {argRef(r, "self"), r.resultSpec().sizes});
+}
+
+/// addcmul(self, t1, t2, value) = self + value * t1 * t2
+void addcmul(Rewrite& r) {
+  ValueId v = r.arg("value");
+  BuildArg value = v == kNoValue ? BuildArg(int64_t(1)) : BuildArg(TensorRef{v});
+  TensorRef scaled = r.op("aten.mul.Tensor", {argRef(r, "tensor1"), value});
+  TensorRef prod = r.op("aten.mul.Tensor", {scaled, argRef(r, "tensor2")});
+  r.finish("aten.add.Tensor", {argRef(r, "self"), prod});
+}
+
+/// arange(0, n) as torch's references spell it (dtype left to the default, int64).
+TensorRef indices(Rewrite& r, int64_t n) {
+  return r.op("aten.arange.start_step", {int64_t(0), n, int64_t(1), None{}, int64_t(0), "cpu", false});
+}
+
+/// roll(x, shift, dim) = index_select(x, dim, (arange(n) + (n - shift) mod n) fmod n), one dimension
+void roll(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  auto shifts = r.ints("shifts");
+  auto dims = r.isNone("dims") ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{}) : r.ints("dims");
+  if (!shifts || !dims || shifts->size() != 1 || dims->size() != 1 || hasSymbols(x))
+    return r.fail("roll over other than one fixed dimension is not decomposed yet");
+  const int64_t dim = wrapDim((*dims)[0], x.sizes.size());
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  const int64_t n = x.sizes[dim];
+  if (n == 0) return r.finish("aten.clone.default", {argRef(r, "self")});
+  const int64_t start = (((n - (*shifts)[0]) % n) + n) % n;
+  TensorRef shifted = r.op("aten.add.Tensor", {indices(r, n), start});
+  TensorRef index = r.op("aten.fmod.Scalar", {shifted, n});
+  r.finish("aten.index_select.default", {argRef(r, "self"), dim, index});
+}
+
+/// triu / tril(x, k) = where(column - row >= k (<= k), x, 0) over the last two dimensions
+void triangle(Rewrite& r, bool upper) {
+  const TensorSpec x = r.tensor("self");
+  if (x.sizes.size() < 2 || hasSymbols(x)) return r.fail("triu/tril of a tensor of fewer than 2 or symbolic dimensions is not decomposed yet");
+  const int64_t rows = x.sizes[x.sizes.size() - 2], cols = x.sizes.back();
+  TensorRef col = r.op("aten.unsqueeze.default", {indices(r, cols), int64_t(-2)});
+  TensorRef row = r.op("aten.unsqueeze.default", {indices(r, rows), int64_t(-1)});
+  TensorRef offset = r.op("aten.sub.Tensor", {col, row});
+  ValueId k = r.arg("diagonal");
+  BuildArg diagonal = k == kNoValue ? BuildArg(int64_t(0)) : BuildArg(TensorRef{k});
+  TensorRef keep = r.op(upper ? "aten.ge.Scalar" : "aten.le.Scalar", {offset, diagonal});
+  TensorRef zero = r.op("aten.scalar_tensor.default", {int64_t(0), x.dtype, int64_t(0), "cpu"});
+  r.finish("aten.where.self", {keep, argRef(r, "self"), zero});
+}
+void triu(Rewrite& r) { triangle(r, true); }
+void tril(Rewrite& r) { triangle(r, false); }
+
+/// linalg_vector_norm(x, ord, dim, keepdim) = sum(|x| ** ord, dim) ** (1 / ord); |x| is
+/// skipped for an even ord on floats. ExecuTorch adds this to its decomposition table.
+void vectorNorm(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  if (x.dtype != ScalarType::Float && x.dtype != ScalarType::Double)
+    return r.fail("linalg_vector_norm of a tensor that is not float32 or float64 is not decomposed yet");
+  if (!r.isNone("dtype")) return r.fail("linalg_vector_norm with a dtype is not decomposed yet");
+  const double ord = r.number("ord").value_or(2.0);
+  if (ord == 0 || std::isinf(ord)) return r.fail("linalg_vector_norm of order 0 or infinity is not decomposed yet");
+  const std::vector<int64_t> dims = r.isNone("dim") ? std::vector<int64_t>{} : r.ints("dim").value_or(std::vector<int64_t>{});
+  if (dims.empty()) return r.fail("linalg_vector_norm over every dimension is not decomposed yet");
+  bool allOne = true;
+  for (int64_t d : dims) {
+    if (!inRange(wrapDim(d, x.sizes.size()), x.sizes.size())) return r.fail("a dimension out of range");
+    allOne = allOne && x.sizes[wrapDim(d, x.sizes.size())] == 1;
+  }
+  if (allOne) return r.fail("linalg_vector_norm over dimensions of size 1 is not decomposed yet");
+  ValueId ordArg = r.arg("ord");
+  BuildArg power = ordArg == kNoValue ? BuildArg(int64_t(2)) : BuildArg(TensorRef{ordArg});
+  TensorRef base = argRef(r, "self");
+  if (std::fmod(ord, 2.0) != 0) base = r.op("aten.abs.default", {base});
+  TensorRef p = r.op("aten.pow.Tensor_Scalar", {base, power});
+  TensorRef s = r.op("aten.sum.dim_IntList", {p, argRef(r, "dim"), r.integer("keepdim").value_or(0) != 0});
+  r.finish("aten.pow.Tensor_Scalar", {s, 1.0 / ord});
+}
+
+/// pixel_shuffle(x, r): [..., C*r*r, H, W] viewed as [..., C, r, r, H, W], permuted to
+/// [..., C, H, r, W, r], reshaped to [..., C, H*r, W*r] and cloned (torch's reference).
+void pixelShuffle(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  const int64_t f = r.integer("upscale_factor").value_or(1);
+  const size_t n = x.sizes.size();
+  if (n < 3 || hasSymbols(x) || !isContiguous(x) || f <= 0 || x.sizes[n - 3] % (f * f))
+    return r.fail("pixel_shuffle of this input (fewer than 3 dimensions, symbolic, strided or channels not a multiple of the factor squared) is not decomposed yet");
+  std::vector<int64_t> batch(x.sizes.begin(), x.sizes.end() - 3), split = batch, perm, out = batch;
+  const int64_t c = x.sizes[n - 3] / (f * f), h = x.sizes[n - 2], w = x.sizes[n - 1];
+  split.insert(split.end(), {c, f, f, h, w});
+  for (size_t d = 0; d < batch.size(); ++d) perm.push_back(static_cast<int64_t>(d));
+  const int64_t b = static_cast<int64_t>(batch.size());
+  perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
+  out.insert(out.end(), {c, h * f, w * f});
+  TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split});
+  TensorRef p = r.op("aten.permute.default", {v, perm});
+  TensorRef shaped = reshape(r, p.id, out);
+  r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
+}
+
+/// cosine_similarity(x1, x2, dim, eps) = sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps), dim),
+/// the norms as ExecuTorch's table decomposes linalg_vector_norm (ATen divides x2 first).
+void cosineSimilarity(Rewrite& r) {
+  const TensorSpec a = r.tensor("x1"), b = r.tensor("x2");
+  if (a.sizes != b.sizes || a.dtype != b.dtype || (a.dtype != ScalarType::Float && a.dtype != ScalarType::Double) ||
+      hasSymbols(a) || a.sizes.empty())
+    return r.fail("cosine_similarity of inputs that differ in shape or dtype, or are not float, is not decomposed yet");
+  const int64_t dim = r.integer("dim").value_or(1);
+  if (!inRange(wrapDim(dim, a.sizes.size()), a.sizes.size())) return r.fail("a dimension out of range");
+  auto norm = [&](TensorRef x) {
+    TensorRef sq = r.op("aten.pow.Tensor_Scalar", {x, int64_t(2)});
+    TensorRef s = r.op("aten.sum.dim_IntList", {sq, std::vector<int64_t>{dim}, true});
+    TensorRef root = r.op("aten.pow.Tensor_Scalar", {s, 0.5});
+    return r.op("aten.clone.default", {root});
+  };
+  TensorRef n1 = norm(argRef(r, "x1")), n2 = norm(argRef(r, "x2"));
+  TensorRef eps = r.op("aten.scalar_tensor.default", {r.number("eps").value_or(1e-8), a.dtype, None{}, "cpu"});
+  TensorRef c1 = r.op("aten.clamp.Tensor", {n1, eps}), c2 = r.op("aten.clamp.Tensor", {n2, eps});
+  TensorRef d2 = r.op("aten.div.Tensor", {argRef(r, "x2"), c2});
+  TensorRef d1 = r.op("aten.div.Tensor", {argRef(r, "x1"), c1});
+  TensorRef prod = r.op("aten.mul.Tensor", {d1, d2});
+  r.finish("aten.sum.dim_IntList", {prod, std::vector<int64_t>{dim}});
+}
+
 void bitwiseAnd(Rewrite& r) { r.finish("aten.bitwise_and.Tensor", {argRef(r, "self"), argRef(r, "other")}); }
 
 void floorDivide(Rewrite& r) { r.finish("aten.div.Tensor_mode", {argRef(r, "self"), argRef(r, "other"), "floor"}); }
@@ -195,6 +363,17 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::squeeze.dim", squeezeDim},
                      {"aten::sum.default", sumAll},
                      {"aten::var.dim", varDim},
+                     {"aten::std.dim", stdRule},
+                     {"aten::std.correction", stdRule},
+                     {"aten::logsumexp.default", logsumexp},
+                     {"aten::unflatten.int", unflatten},
+                     {"aten::addcmul.default", addcmul},
+                     {"aten::roll.default", roll},
+                     {"aten::triu.default", triu},
+                     {"aten::tril.default", tril},
+                     {"aten::linalg_vector_norm.default", vectorNorm},
+                     {"aten::pixel_shuffle.default", pixelShuffle},
+                     {"aten::cosine_similarity.default", cosineSimilarity},
                      {"aten::__and__.Tensor", bitwiseAnd},
                      {"aten::floor_divide.default", floorDivide},
                      {"aten::masked_fill.Scalar", maskedFill}});

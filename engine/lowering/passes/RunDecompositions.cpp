@@ -196,8 +196,9 @@ class MethodDecomposition {
       if (!kFactories.count(op->name))
         for (ValueId v : readsOf(m_, n))
           if (const TensorSpec* t = m_.values[v].tensorIf()) grad = grad || t->requiresGrad;
+      // (native_group_norm's mean and rstd do require grad when its input does: upstream's specs say so.)
       bool statistics = op->name == "aten::native_layer_norm" || op->name.find("_native_batch_norm") != std::string::npos ||
-                        op->name == "aten::native_batch_norm" || op->name == "aten::native_group_norm";
+                        op->name == "aten::native_batch_norm";
       for (size_t k = 0; k < n.outputs.size(); ++k)
         if (TensorSpec* t = std::get_if<TensorSpec>(&m_.values[n.outputs[k]].payload))
           t->requiresGrad = grad && isFloatingPoint(t->dtype) && !(statistics && k > 0);

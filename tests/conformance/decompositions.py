@@ -1,0 +1,245 @@
+"""The studio's to_edge rules, one small program each, against ExecuTorch's own to_edge.
+
+Each case is a module of one or two operators that torch.export leaves outside core ATen (einsum in
+its many spellings, transposed convolution, norms, activations...). It is exported, saved with
+torch.export.save and lowered twice under the et_greedy config (ExecuTorch's own planner, so the
+plan is comparable offset for offset):
+  upstream  to_edge, then to_executorch (ExecuTorch's decompositions and passes);
+  studio    `lowering-cli export aten.pt2` (the studio's run_decompositions and edge passes).
+harness.compare_files then compares the two files field by field and runs both in
+executorch.runtime on the same inputs. A case passes when the files are identical or are the same
+program laid out differently, or when both refuse it; a case listed in OPEN passes when the studio
+fails it in a named pass (exit 4); any other result fails the run. The corpus (harness.py) covers whole
+models; this covers the rules' case analysis (ellipses, repeated labels, three operands...).
+One line per case; the last line is
+  decompositions: N agree of T
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import shutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+
+# (name, equation, operand shapes): every branch of ATen's einsum that the studio rewrites.
+EINSUM = [
+    ("bmm", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("transposed_operand", "ij,kj->ik", [(3, 4), (3, 4)]),
+    ("outer", "i,j->ij", [(3,), (4,)]),                         # no summed dimension: mul
+    ("diagonal", "ii->i", [(4, 4)]),
+    ("trace", "ii", [(4, 4)]),                                  # implicit output, one operand summed
+    ("batch_diagonal", "bii->bi", [(2, 3, 3)]),
+    ("sum_one", "bij->bj", [(2, 3, 4)]),
+    ("transpose", "ij->ji", [(3, 4)]),
+    ("identity", "ij", [(3, 4)]),
+    ("implicit_matmul", "ij,jk", [(3, 4), (4, 5)]),
+    ("ellipsis_broadcast", "...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+    ("attention_scores", "bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+    ("chain_of_three", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("dot", "i,i->", [(5,), (5,)]),
+    ("bilinear", "bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("repeated_in_both", "ijk,ikj->ij", [(2, 3, 3), (2, 3, 3)]),
+    ("summed_in_one_only", "ij,jk->i", [(3, 4), (4, 5)]),
+    ("size_one_broadcast", "bij,bjk->bik", [(1, 3, 4), (2, 4, 5)]),
+    ("uppercase_labels", "Ab,bC->AC", [(3, 4), (4, 2)]),
+]
+
+
+# Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
+# silent pass-through or a crash); it is reported as open and does not fail the run.
+OPEN = {
+    "lerp": "no decomposition of aten::lerp.Scalar yet",
+}
+
+
+def cases():
+    """(name, module, inputs) for every case."""
+    import torch
+
+    out = []
+    for k, (name, equation, shapes) in enumerate(EINSUM):
+        class Einsum(torch.nn.Module):
+            def __init__(self, eq):
+                super().__init__()
+                self.eq = eq
+
+            def forward(self, *xs):
+                return torch.einsum(self.eq, *xs)
+
+        g = torch.Generator().manual_seed(k)
+        out.append((f"einsum_{name}", Einsum(equation), tuple(torch.randn(*s, generator=g) for s in shapes)))
+    for k, (name, make, shapes) in enumerate(modules()):
+        g = torch.Generator().manual_seed(100 + k)
+        torch.manual_seed(100 + k)
+        out.append((name, make().eval(), tuple(torch.randn(*s, generator=g) for s in shapes)))
+    return out
+
+
+def modules():
+    """(name, module factory, input shapes) for operators other than einsum."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Fn(nn.Module):
+        def __init__(self, f):
+            super().__init__()
+            self.f = f
+
+        def forward(self, *xs):
+            return self.f(*xs)
+
+    return [
+        ("conv_transpose1d", lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1), [(1, 4, 7)]),
+        ("conv_transpose2d", lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                                        dilation=1), [(1, 4, 5, 5)]),
+        ("conv_transpose2d_dilated", lambda: nn.ConvTranspose2d(2, 3, (3, 2), stride=(1, 2), padding=(2, 0),
+                                                                dilation=2, bias=False), [(2, 2, 4, 6)]),
+        ("group_norm", lambda: nn.GroupNorm(2, 4), [(2, 4, 3, 3)]),
+        ("group_norm_plain_1d", lambda: nn.GroupNorm(3, 6, eps=1e-3, affine=False), [(2, 6, 5)]),
+        ("hardswish", lambda: nn.Hardswish(), [(3, 8)]),
+        ("hardsigmoid", lambda: nn.Hardsigmoid(), [(3, 8)]),
+        ("silu", lambda: nn.SiLU(), [(3, 8)]),
+        ("gelu_tanh", lambda: nn.GELU(approximate="tanh"), [(3, 8)]),
+        ("leaky_relu", lambda: nn.LeakyReLU(0.1), [(3, 8)]),
+        ("elu", lambda: nn.ELU(), [(3, 8)]),
+        ("softplus", lambda: nn.Softplus(), [(3, 8)]),
+        ("softplus_beta", lambda: Fn(lambda x: F.softplus(x * 8, beta=2, threshold=10)), [(3, 8)]),
+        ("log_softmax", lambda: nn.LogSoftmax(dim=1), [(3, 8)]),
+        ("instance_norm", lambda: nn.InstanceNorm2d(3), [(2, 3, 4, 4)]),
+        ("instance_norm_affine_1d", lambda: nn.InstanceNorm1d(3, eps=1e-3, affine=True), [(2, 3, 5)]),
+        ("upsample_bilinear_corners", lambda: nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
+         [(1, 2, 3, 3)]),
+        ("pixel_shuffle", lambda: nn.PixelShuffle(2), [(1, 8, 3, 3)]),
+        ("pixel_shuffle_batched", lambda: nn.PixelShuffle(3), [(2, 1, 9, 2, 2)]),
+        ("std", lambda: Fn(lambda x: x.std(dim=1)), [(3, 8)]),
+        ("std_all", lambda: Fn(lambda x: x.std()), [(3, 8)]),
+        ("std_biased_keepdim", lambda: Fn(lambda x: x.std(dim=-1, unbiased=False, keepdim=True)), [(3, 8)]),
+        ("std_correction", lambda: Fn(lambda x: torch.std(x, dim=(0, 2), correction=2)), [(3, 4, 5)]),
+        ("unflatten", lambda: nn.Unflatten(1, (2, 4)), [(3, 8)]),
+        ("unflatten_inferred", lambda: Fn(lambda x: x.unflatten(-1, (-1, 2))), [(3, 8)]),
+        ("flip", lambda: Fn(lambda x: x.flip(1)), [(3, 8)]),
+        ("roll", lambda: Fn(lambda x: x.roll(2, 1)), [(3, 8)]),
+        ("roll_back_dim0", lambda: Fn(lambda x: x.roll(-4, 0)), [(3, 8)]),
+        ("repeat", lambda: Fn(lambda x: x.repeat(2, 1)), [(3, 8)]),
+        ("triu", lambda: Fn(lambda x: x.triu(1)), [(4, 4)]),
+        ("tril_batched", lambda: Fn(lambda x: x.tril(-1)), [(2, 3, 5)]),
+        ("logsumexp", lambda: Fn(lambda x: x.logsumexp(1)), [(3, 8)]),
+        ("logsumexp_keepdim", lambda: Fn(lambda x: x.logsumexp((0, 2), keepdim=True)), [(3, 4, 5)]),
+        ("cosine_similarity", lambda: nn.CosineSimilarity(dim=1), [(3, 8), (3, 8)]),
+        ("cosine_similarity_last", lambda: nn.CosineSimilarity(dim=-1, eps=1e-6), [(2, 3, 4), (2, 3, 4)]),
+        ("addcmul", lambda: Fn(lambda x, y: torch.addcmul(x, x, y, value=0.5)), [(3, 8), (3, 8)]),
+        ("addcmul_default", lambda: Fn(lambda x, y: torch.addcmul(y, x, y)), [(3, 8), (3, 8)]),
+        ("lerp", lambda: Fn(lambda x, y: torch.lerp(x, y, 0.3)), [(3, 8), (3, 8)]),
+        ("linalg_norm", lambda: Fn(lambda x: torch.linalg.vector_norm(x, dim=1)), [(3, 8)]),
+        ("linalg_norm_l1_keepdim", lambda: Fn(lambda x: torch.linalg.vector_norm(x, ord=1, dim=(0, 2), keepdim=True)),
+         [(3, 4, 5)]),
+        ("linalg_norm_l3", lambda: Fn(lambda x: torch.linalg.vector_norm(x, ord=3.0, dim=-1)), [(3, 8)]),
+        ("mish", lambda: nn.Mish(), [(3, 8)]),
+        ("glu", lambda: nn.GLU(), [(3, 8)]),
+        ("glu_dim0", lambda: nn.GLU(dim=0), [(4, 3)]),
+        ("prelu", lambda: nn.PReLU(), [(3, 8)]),
+        ("prelu_channels", lambda: nn.PReLU(4), [(2, 4, 3, 3)]),
+        ("bilinear_layer", lambda: nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)]),
+    ]
+
+
+def core_tag_differences() -> list[str]:
+    """The studio's operator table (engine/ir/OpSchemaTable.cpp) marks an ATen operator kCore where
+    PyTorch tags it core or view_copy: which operators run_decompositions leaves alone and which the
+    ATen dialect check accepts. Every aten entry whose mark disagrees with torch's tags."""
+    import re
+
+    import torch
+
+    table = (HERE.parents[1] / "engine" / "ir" / "OpSchemaTable.cpp").read_text()
+    out = []
+    for mark, schema in re.findall(r'\{(kCore|kNoSet), "aten::([\w.]+)\(', table):
+        base, _, overload = schema.partition(".")
+        if overload.endswith("out"):
+            continue  # out variants: the studio marks them by kernel (portable), not by dialect
+        packet = getattr(torch.ops.aten, base, None)
+        op = getattr(packet, overload or "default", None) if packet is not None else None
+        if op is None:
+            continue  # not in this torch (the table also holds older spellings)
+        upstream = torch.Tag.core in op.tags or torch.Tag.view_copy in op.tags
+        if upstream != (mark == "kCore"):
+            out.append(f"aten::{schema} is {mark} in the studio, {'core' if upstream else 'not core'} in torch")
+    return out
+
+
+def check(name, module, inputs, work: Path, config: Path) -> tuple[str, str]:
+    import torch
+    from executorch.exir import to_edge
+
+    d = work / name
+    (d / "upstream").mkdir(parents=True)
+    ep = torch.export.export(module, inputs)
+    torch.export.save(ep, str(d / "aten.pt2"))
+    try:
+        et = to_edge(copy.deepcopy(ep)).to_executorch(harness.upstream_config(config, None))
+    except Exception as e:  # noqa: BLE001 (upstream refuses the program: the studio must refuse it too)
+        why = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        r = harness.cli("export", str(d / "aten.pt2"), "-o", str(d / "model.pte"), check=False)
+        if r.returncode == 4:
+            return "refused", f"by both (upstream: {why})"
+        return "differ", f"upstream refuses ({why}); the studio exits {r.returncode}"
+    up_pte = d / "upstream" / "model.pte"
+    up_pte.write_bytes(et.buffer)
+    program_inputs = {"forward": inputs}
+    try:
+        up_run = ("ok", harness.run_pte(up_pte, [], program_inputs))
+    except Exception as e:  # noqa: BLE001 (the studio's file must then be refused alike)
+        up_run = ("error", harness.runtime_error(e))
+    try:
+        harness.cli("export", str(d / "aten.pt2"), "--config", str(config), "-o", str(d / "model.pte"),
+                    "--ptd-dir", str(d))
+    except harness.StudioError as e:
+        return "failed", str(e)
+    return harness.compare_files(up_pte, [], d / "model.pte", [], program_inputs, d, up_run, True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", default=str(HERE.parents[1] / "build" / "decompositions"))
+    ap.add_argument("--only", nargs="*", help="case names (substrings)")
+    args = ap.parse_args()
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    config = HERE / "configs" / "et_greedy.json"
+    t0 = time.time()
+    tags = core_tag_differences()
+    for line in tags:
+        print(f"core tag: {line}")
+    agree = total = 0
+    for name, module, inputs in cases():
+        if args.only and not any(s in name for s in args.only):
+            continue
+        total += 1
+        result, detail = check(name, module, inputs, work, config)
+        ok = result in ("identical", "same-shape", "refused") or detail.startswith("the same program laid out differently")
+        if name in OPEN:
+            if ok:
+                detail = f"listed as open ({OPEN[name]}) but agrees: take it off the list"
+                ok = False
+            elif result == "failed" and "exit 4" in detail and "lowering failed in" in detail:
+                result, detail, ok = "open", OPEN[name], True
+        agree += ok
+        print(f"{name:36} {result:10} {detail[:300]}", flush=True)
+    print(f"time: {time.time() - t0:.0f} s")
+    print(f"decompositions: {agree} agree of {total}")
+    print(f"core tags: {len(tags)} operators marked unlike torch")
+    return 0 if total and agree == total and not tags else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
