@@ -271,6 +271,89 @@ class TestInterpreter : public QObject {
   // image (which upstream's padding rule allows, with padding 1e9) is as cheap as a 2x2 one.
   // Padding past half the kernel is refused as the portable kernels refuse it. (CI's fuzzer
   // found the first: the loop over every tap of such a window never ended.)
+  // Kernels written for to_edge's decompositions, on values worked out by hand (the
+  // conformance run compares them with executorch.runtime on real programs).
+  void decompositionKernelsOnHandValues() {
+    struct Call {
+      std::vector<run::RunValue> v;
+      std::vector<std::vector<uint8_t>> storage;
+      ValueId tensor(ScalarType dtype, std::vector<int64_t> sizes, std::vector<double> values, size_t capacity = 64) {
+        run::RunValue t;
+        t.kind = ValueKind::Tensor;
+        t.t.dtype = dtype;
+        t.t.sizes = std::move(sizes);
+        storage.emplace_back(capacity * 8, 0);
+        t.t.data = storage.back().data();
+        t.t.capacity = storage.back().size();
+        for (size_t i = 0; i < values.size(); ++i) run::storeAs<double>(t.t, i, values[i]);
+        v.push_back(std::move(t));
+        return static_cast<ValueId>(v.size() - 1);
+      }
+      ValueId integer(int64_t x) {
+        run::RunValue r;
+        r.kind = ValueKind::Int;
+        r.i = x;
+        v.push_back(r);
+        return static_cast<ValueId>(v.size() - 1);
+      }
+      ValueId none() {
+        v.emplace_back();
+        return static_cast<ValueId>(v.size() - 1);
+      }
+      std::string run(const char* op, const std::vector<ValueId>& args) {
+        // Tensor storage must not move once kernels hold pointers into it.
+        run::KernelContext c(v);
+        const run::Kernel* k = run::findKernel(op);
+        if (!k) return std::string("no kernel for ") + op;
+        return (*k)(c, args) ? std::string() : c.message();
+      }
+      std::vector<double> values(ValueId id) {
+        std::vector<double> out;
+        for (uint64_t i = 0; i < v[id].t.numel(); ++i) out.push_back(run::loadAs<double>(v[id].t, i));
+        return out;
+      }
+    };
+    using V = std::vector<double>;
+    constexpr ScalarType F = ScalarType::Float, L = ScalarType::Long;
+    for (int64_t stride : {1, 2}) {  // 1-d transposed: [1, 2] through taps [1, 10]
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(F, {1, 1, 2}, {1, 2}), w = c.tensor(F, {1, 1, 2}, {1, 10}), out = c.tensor(F, {}, {});
+      ValueId bias = c.none(), s = c.integer(stride), pad = c.integer(0), dil = c.integer(1), tr = c.integer(1);
+      ValueId opad = c.integer(0), groups = c.integer(1);
+      QCOMPARE(c.run("aten::convolution.out", {in, w, bias, s, pad, dil, tr, opad, groups, out}), std::string());
+      QCOMPARE(c.values(out), stride == 1 ? V({1, 12, 20}) : V({1, 10, 2, 20}));
+    }
+    for (auto [offset, want] : std::vector<std::pair<int64_t, V>>{{0, {0, 4, 8}}, {1, {1, 5}}, {-1, {3, 7}}, {5, {}}}) {
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(L, {3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8}), out = c.tensor(L, {}, {});
+      QCOMPARE(c.run("aten::diagonal_copy.out", {in, c.integer(offset), c.integer(0), c.integer(1), out}), std::string());
+      QCOMPARE(c.values(out), want);
+    }
+    {
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(L, {2}, {1, 2}), reps = c.integer(0), out = c.tensor(L, {}, {});
+      c.v[reps].kind = ValueKind::IntList;
+      c.v[reps].items = {c.integer(2), c.integer(2)};
+      QCOMPARE(c.run("aten::repeat.out", {in, reps, out}), std::string());
+      QCOMPARE(c.v[out].t.sizes, (std::vector<int64_t>{2, 4}));
+      QCOMPARE(c.values(out), V({1, 2, 1, 2, 1, 2, 1, 2}));
+      ValueId flipped = c.tensor(L, {}, {});
+      QCOMPARE(c.run("aten::flip.out", {out, c.integer(1), flipped}), std::string());
+      QCOMPARE(c.values(flipped), V({2, 1, 2, 1, 2, 1, 2, 1}));
+    }
+    {
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(L, {3}, {7, -7, 9}), out = c.tensor(L, {}, {});
+      QCOMPARE(c.run("aten::fmod.Scalar_out", {in, c.integer(4), out}), std::string());
+      QCOMPARE(c.values(out), V({3, -3, 1}));  // the dividend's sign, unlike remainder
+      QVERIFY(c.run("aten::fmod.Scalar_out", {in, c.integer(0), out}).find("division by zero") != std::string::npos);
+    }
+  }
+
   void poolingWindowsOverPadding() {
     for (const char* op : {"aten::max_pool2d_with_indices.out", "aten::avg_pool2d.out"}) {
       bool isMax = std::string(op).find("max") != std::string::npos;

@@ -72,7 +72,7 @@ conformance() {  # conformance [harness options...]
   # The studio's interpreter against executorch.runtime on those files (a whole run only).
   if [ $# -eq 0 ]; then
     LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/interpreter.py" \
-      --from "$root/build/conformance" --fixtures "${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte" \
+      --from "$root/build/conformance" --decompositions "$root/build/decompositions" --fixtures "${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte" \
       --work "$root/build/interpreter"
   fi
   # Every XNNPACK payload upstream wrote, and the fixtures', decoded by both sides.

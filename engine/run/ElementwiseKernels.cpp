@@ -177,6 +177,26 @@ void addArithmeticKernels(KernelTable& k) {
     return ok && (!byZero || c.fail("integer division by zero"));
   };
   k["aten::remainder.Tensor_out"] = k["aten::remainder.Scalar_out"];
+  // fmod: C's fmod, computed in float for float32 operands and in double otherwise (integers
+  // included); an integer divisor of 0 is an error.
+  k["aten::fmod.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self, other, out) and .Tensor_out
+    const RunTensor& x = c.tensor(a[0]);
+    const bool tensorOther = c.value(a[1]).kind == ValueKind::Tensor;
+    const bool floatOperands = isFloating(x.dtype) || (tensorOther ? isFloating(c.tensor(a[1]).dtype)
+                                                                   : c.value(a[1]).kind == ValueKind::Double);
+    bool byZero = false;
+    bool ok = binary(c, a[0], a[1], a[2], [&byZero, floatOperands](auto p, auto q) {
+      using T = decltype(p);
+      if constexpr (std::is_floating_point_v<T>) {
+        return static_cast<T>(std::fmod(p, q));
+      } else {
+        if (!floatOperands && q == 0) byZero = true;
+        return q == 0 ? T(0) : static_cast<T>(std::fmod(static_cast<double>(p), static_cast<double>(q)));
+      }
+    });
+    return ok && (!byZero || c.fail("integer division by zero (fmod)"));
+  };
+  k["aten::fmod.Tensor_out"] = k["aten::fmod.Scalar_out"];
   k["aten::pow.Tensor_Scalar_out"] = [](KernelContext& c, const Args& a) {
     return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
   };
@@ -248,6 +268,42 @@ void addFunctionAndFillKernels(KernelTable& k) {
       if (hasHi && x > static_cast<T>(hi)) x = static_cast<T>(hi);
       return x;
     });
+  };
+  // elu (self, alpha, scale, input_scale, out): x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale,
+  // in the input's floating type.
+  k["aten::elu.out"] = [](KernelContext& c, const Args& a) {
+    if (!isFloating(c.tensor(a[0]).dtype)) return c.fail("elu of a tensor that is not floating point");
+    const double alpha = c.scalar(a[1]), scale = c.scalar(a[2]), inputScale = c.scalar(a[3]);
+    return floatUnary(c, a[0], a[4], [=](auto x) {
+      using T = decltype(x);
+      const T negcoef = static_cast<T>(alpha) * static_cast<T>(scale);
+      return x <= T(0) ? std::expm1(x * static_cast<T>(inputScale)) * negcoef : x * static_cast<T>(scale);
+    });
+  };
+  k["aten::leaky_relu.out"] = [](KernelContext& c, const Args& a) {  // (self, negative_slope, out)
+    if (!isFloating(c.tensor(a[0]).dtype)) return c.fail("leaky_relu of a tensor that is not floating point");
+    const double slope = c.scalar(a[1]);
+    return floatUnary(c, a[0], a[2], [=](auto x) { return x >= decltype(x)(0) ? x : x * static_cast<decltype(x)>(slope); });
+  };
+  // clamp.Tensor (self, min?, max?, out): bounds broadcast; NaN in any operand wins.
+  k["aten::clamp.Tensor_out"] = [](KernelContext& c, const Args& a) {
+    const bool hasLo = !c.isNone(a[1]), hasHi = !c.isNone(a[2]);
+    if (!hasLo && !hasHi) return c.fail("clamp with neither min nor max");
+    RunTensor &x = c.tensor(a[0]), &out = c.tensor(a[3]);
+    const RunTensor& lo = hasLo ? c.tensor(a[1]) : x;
+    const RunTensor& hi = hasHi ? c.tensor(a[2]) : x;
+    std::vector<int64_t> sizes;
+    if (!broadcastSizes(c, {&x, &lo, &hi}, sizes) || !c.resize(out, sizes)) return false;
+    withComputeType(out.dtype, [&]<typename T>() {
+      using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+      elementwise<U>(out, {&x, &lo, &hi}, [=](const std::vector<U>& v) {
+        U r = v[0];
+        if (hasLo) r = r != r ? r : (v[1] != v[1] ? v[1] : std::max(r, v[1]));
+        if (hasHi) r = r != r ? r : (v[2] != v[2] ? v[2] : std::min(r, v[2]));
+        return r;
+      });
+    });
+    return true;
   };
   k["aten::where.self_out"] = whereOut;
   k["quantized_decomposed::quantize_per_tensor.out"] = quantizePerTensor;

@@ -181,7 +181,7 @@ inline void strided(const RunTensor& in, RunTensor& out, const std::vector<int64
   for (uint64_t k = 0; k < n; ++k, wo.next()) {
     int64_t off = 0;
     for (size_t d = 0; d < idx.size(); ++d) off += (start[d] + idx[d] * step[d]) * st[d];
-    storeAs<double>(out, wo.offset(0), loadAs<double>(in, static_cast<uint64_t>(off)));
+    copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
     nextIndex(idx, out.sizes);
   }
 }

@@ -104,10 +104,78 @@ bool addmmOut(KernelContext& c, const Args& a) {  // (self, mat1, mat2, beta, al
   return true;
 }
 
+/// Transposed convolution as the portable kernel computes it: the output starts as the bias
+/// (or 0); then for each output channel every input element adds input * weight to the
+/// outputs its taps reach, input positions outermost, then input channels, then taps.
+bool transposedConvolution(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &w = c.tensor(a[1]), &out = c.tensor(a[9]);
+  if (!contiguousOperands(c, {&in, &w})) return false;
+  const size_t spatial = in.sizes.size() - 2;
+  if (in.sizes.size() < 3 || spatial > 2 || w.sizes.size() != in.sizes.size()) return c.fail("convolution rank");
+  auto pick = [&](ValueId v, size_t d, int64_t dflt) {
+    std::vector<int64_t> xs = c.ints(v);
+    return xs.empty() ? dflt : xs[xs.size() == 1 ? 0 : d];
+  };
+  const bool two = spatial == 2;
+  const int64_t N = in.sizes[0], C = in.sizes[1], groups = c.integer(a[8]);
+  const int64_t H = two ? in.sizes[2] : 1, W = in.sizes[two ? 3 : 2];
+  const int64_t KH = two ? w.sizes[2] : 1, KW = w.sizes[two ? 3 : 2];
+  const int64_t sH = two ? pick(a[3], 0, 1) : 1, sW = pick(a[3], spatial - 1, 1);
+  const int64_t pH = two ? pick(a[4], 0, 0) : 0, pW = pick(a[4], spatial - 1, 0);
+  const int64_t dH = two ? pick(a[5], 0, 1) : 1, dW = pick(a[5], spatial - 1, 1);
+  const int64_t oH = two ? pick(a[7], 0, 0) : 0, oW = pick(a[7], spatial - 1, 0);
+  if (groups <= 0 || C % groups || w.sizes[0] != C || sH <= 0 || sW <= 0 || dH <= 0 || dW <= 0 || pH < 0 || pW < 0 ||
+      oH < 0 || oW < 0 || (oH >= sH && oH >= dH) || (oW >= sW && oW >= dW))
+    return c.fail("transposed convolution groups, channels, strides, dilations or output padding do not fit");
+  for (int64_t v : {H, W, KH, KW, sH, sW, pH, pW, dH, dW, oH, oW})
+    if (v > std::numeric_limits<int32_t>::max()) return c.fail("transposed convolution parameters past INT32_MAX");
+  const int64_t OCG = w.sizes[1], OC = OCG * groups, CG = C / groups;
+  const int64_t OH = (H - 1) * sH - 2 * pH + dH * (KH - 1) + oH + 1, OW = (W - 1) * sW - 2 * pW + dW * (KW - 1) + oW + 1;
+  if (OH <= 0 || OW <= 0) return c.fail("transposed convolution output would be empty");
+  std::vector<int64_t> sizes = two ? std::vector<int64_t>{N, OC, OH, OW} : std::vector<int64_t>{N, OC, OW};
+  if (!c.resize(out, sizes)) return false;
+  uint64_t work = static_cast<uint64_t>(N * OC);
+  for (uint64_t f : {static_cast<uint64_t>(H * W), static_cast<uint64_t>(CG * KH * KW)})
+    work = f && work > std::numeric_limits<uint64_t>::max() / f ? std::numeric_limits<uint64_t>::max() : work * f;
+  if (!c.allowWork(work)) return false;
+  const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  if (bias && bias->numel() < static_cast<uint64_t>(OC)) return c.fail("convolution bias shorter than the channels");
+  const uint64_t plane = static_cast<uint64_t>(OH * OW);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const float b = bias ? loadAs<float>(*bias, static_cast<uint64_t>(oc)) : 0.0f;
+      for (uint64_t e = 0; e < plane; ++e) storeAs<float>(out, static_cast<uint64_t>(n * OC + oc) * plane + e, b);
+    }
+  std::vector<float> acc(plane);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc) {
+      const int64_t g = oc / OCG;
+      const uint64_t at = static_cast<uint64_t>(n * OC + oc) * plane;
+      for (uint64_t e = 0; e < plane; ++e) acc[e] = loadAs<float>(out, at + e);
+      for (int64_t ih = 0; ih < H; ++ih)
+        for (int64_t iw = 0; iw < W; ++iw)
+          for (int64_t ic = g * CG; ic < (g + 1) * CG; ++ic) {
+            const float x = loadAs<float>(in, static_cast<uint64_t>(((n * C + ic) * H + ih) * W + iw));
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              const int64_t oh = ih * sH + kh * dH - pH;
+              if (oh < 0 || oh >= OH) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ow = iw * sW + kw * dW - pW;
+                if (ow < 0 || ow >= OW) continue;
+                const float k = loadAs<float>(w, static_cast<uint64_t>(((ic * OCG + (oc - g * OCG)) * KH + kh) * KW + kw));
+                acc[static_cast<size_t>(oh * OW + ow)] += x * k;
+              }
+            }
+          }
+      for (uint64_t e = 0; e < plane; ++e) storeAs<float>(out, at + e, acc[e]);
+    }
+  return true;
+}
+
 bool convolutionOut(KernelContext& c, const Args& a) {
   // (input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups, out)
   RunTensor &in = c.tensor(a[0]), &w = c.tensor(a[1]), &out = c.tensor(a[9]);
-  if (c.integer(a[6])) return c.fail("transposed convolution is not supported yet");
+  if (c.integer(a[6])) return transposedConvolution(c, a);
   if (!contiguousOperands(c, {&in, &w})) return false;
   size_t spatial = in.sizes.size() - 2;
   if (spatial < 1 || spatial > 2 || w.sizes.size() != in.sizes.size()) return c.fail("convolution rank");
@@ -223,6 +291,97 @@ bool layerNorm(KernelContext& c, const Args& a) {
     }
     storeAs<float>(meanOut, static_cast<uint64_t>(o), mean);
     storeAs<float>(rstdOut, static_cast<uint64_t>(o), rstd);
+  }
+  return true;
+}
+
+/// _native_batch_norm_legit.no_stats (input, weight?, bias?, training, momentum, eps, out,
+/// save_mean, save_invstd): normalized by the batch's own statistics per channel (dim 1), the
+/// mean and the biased variance summed in order (what executorch.runtime computes; the
+/// portable kernels of older releases refused it).
+bool batchNormNoStats(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[6]), &meanOut = c.tensor(a[7]), &invstdOut = c.tensor(a[8]);
+  if (c.integer(a[3]) == 0) return c.fail("batch norm without running statistics outside training mode");
+  if (!contiguousOperands(c, {&in})) return false;
+  if (in.sizes.size() < 2) return c.fail("batch norm of a tensor of fewer than 2 dimensions");
+  const int64_t N = in.sizes[0], C = in.sizes[1];
+  const int64_t inner = C ? static_cast<int64_t>(in.numel()) / (N * C) : 0;
+  const float eps = static_cast<float>(c.scalar(a[5]));
+  const RunTensor* weight = c.isNone(a[1]) ? nullptr : &c.tensor(a[1]);
+  const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  for (const RunTensor* t : {weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(C)) return c.fail("batch norm weight or bias shorter than the channels");
+  if (!c.resize(out, in.sizes) || !c.resize(meanOut, {C}) || !c.resize(invstdOut, {C})) return false;
+  const float count = static_cast<float>(N * inner);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    auto at = [&](int64_t n, int64_t i) { return static_cast<uint64_t>((n * C + ch) * inner + i); };
+    float sum = 0, sq = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) sum += loadAs<float>(in, at(n, i));
+    const float mean = sum / count;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float d = loadAs<float>(in, at(n, i)) - mean;
+        sq += d * d;
+      }
+    const float invstd = static_cast<float>(1.0 / std::sqrt(static_cast<double>(sq / count) + eps));
+    const float w = weight ? loadAs<float>(*weight, static_cast<uint64_t>(ch)) : 1.0f;
+    const float b = bias ? loadAs<float>(*bias, static_cast<uint64_t>(ch)) : 0.0f;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) storeAs<float>(out, at(n, i), (loadAs<float>(in, at(n, i)) - mean) * invstd * w + b);
+    storeAs<float>(meanOut, static_cast<uint64_t>(ch), mean);
+    storeAs<float>(invstdOut, static_cast<uint64_t>(ch), invstd);
+  }
+  return true;
+}
+
+/// native_group_norm (input, weight?, bias?, N, C, HxW, group, eps, out, mean, rstd): per
+/// (sample, group) the mean and E[x^2] - mean^2 summed in order, then scale * x + beta per
+/// channel (x * rstd without weight or bias), as the portable kernel computes them.
+bool groupNorm(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[8]), &meanOut = c.tensor(a[9]), &rstdOut = c.tensor(a[10]);
+  const int64_t N = c.integer(a[3]), C = c.integer(a[4]), HxW = c.integer(a[5]), G = c.integer(a[6]);
+  const float eps = static_cast<float>(c.scalar(a[7]));
+  if (!contiguousOperands(c, {&in})) return false;
+  if (N < 0 || C < 0 || HxW < 0 || G <= 0 || C % G || in.sizes.size() < 2 || in.sizes[0] != N || in.sizes[1] != C ||
+      static_cast<uint64_t>(N) * static_cast<uint64_t>(C) * static_cast<uint64_t>(HxW) != in.numel())
+    return c.fail("group norm's N, C, HxW and groups do not describe its input");
+  const RunTensor* weight = c.isNone(a[1]) ? nullptr : &c.tensor(a[1]);
+  const RunTensor* bias = c.isNone(a[2]) ? nullptr : &c.tensor(a[2]);
+  for (const RunTensor* t : {weight, bias})
+    if (t && t->numel() < static_cast<uint64_t>(C)) return c.fail("group norm weight or bias shorter than the channels");
+  if (!c.resize(out, in.sizes) || !c.resize(meanOut, {N, G}) || !c.resize(rstdOut, {N, G})) return false;
+  const int64_t D = C / G, inner = D * HxW;
+  for (int64_t i = 0; i < N * G; ++i) {
+    if (inner == 0) {
+      storeAs<float>(meanOut, static_cast<uint64_t>(i), 0.0f);
+      storeAs<float>(rstdOut, static_cast<uint64_t>(i), std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
+    const uint64_t base = static_cast<uint64_t>(i * inner);
+    float sum = 0, sq = 0;
+    for (int64_t j = 0; j < inner; ++j) sum += loadAs<float>(in, base + j);
+    for (int64_t j = 0; j < inner; ++j) {
+      const float x = loadAs<float>(in, base + j);
+      sq += x * x;
+    }
+    const float mean = sum / static_cast<float>(inner);
+    const float variance = sq / static_cast<float>(inner) - mean * mean;
+    const float rstd = static_cast<float>(1.0 / std::sqrt(variance + eps));
+    if (!weight && !bias) {
+      for (int64_t j = 0; j < inner; ++j) storeAs<float>(out, base + j, (loadAs<float>(in, base + j) - mean) * rstd);
+    } else {
+      const int64_t g = i % G;
+      for (int64_t j = 0; j < D; ++j) {
+        const int64_t ch = g * D + j;
+        const float scale = rstd * (weight ? loadAs<float>(*weight, static_cast<uint64_t>(ch)) : 1.0f);
+        const float beta = -scale * mean + (bias ? loadAs<float>(*bias, static_cast<uint64_t>(ch)) : 0.0f);
+        const uint64_t at = static_cast<uint64_t>((i * D + j) * HxW);
+        for (int64_t k = 0; k < HxW; ++k) storeAs<float>(out, at + k, scale * loadAs<float>(in, at + k) + beta);
+      }
+    }
+    storeAs<float>(meanOut, static_cast<uint64_t>(i), mean);
+    storeAs<float>(rstdOut, static_cast<uint64_t>(i), rstd);
   }
   return true;
 }
@@ -494,6 +653,8 @@ void addNeuralNetKernels(KernelTable& k) {
   k["aten::convolution.out"] = convolutionOut;
   k["aten::_native_batch_norm_legit_no_training.out"] = batchNormNoTraining;
   k["aten::native_layer_norm.out"] = layerNorm;
+  k["aten::native_group_norm.out"] = groupNorm;
+  k["aten::_native_batch_norm_legit.no_stats_out"] = batchNormNoStats;
   k["aten::embedding.out"] = embeddingOut;
   k["aten::max_pool2d_with_indices.out"] = maxPool2dWithIndices;
   k["aten::_adaptive_avg_pool2d.out"] = adaptiveAvgPool2d;

@@ -2,6 +2,7 @@
 // unsqueeze, cat and split, dim-order copies, copy_ and constant padding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <cstring>
+#include <limits>
 
 #include "engine/run/KernelSupport.h"
 
@@ -297,9 +298,91 @@ bool constantPadNd(KernelContext& c, const Args& a) {  // (self, pad, value, out
   return true;
 }
 
+/// flip (self, dims, out): the elements in reverse order along each of `dims`.
+bool flipOut(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+  const size_t r = in.sizes.size();
+  std::vector<bool> flipped(r, false);
+  for (int64_t d : c.ints(a[1])) {
+    int64_t dim;
+    if (!dimOf(c, d, r, dim)) return false;
+    if (flipped[dim]) return c.fail("flip names dimension " + std::to_string(dim) + " twice");
+    flipped[dim] = true;
+  }
+  if (!c.resize(out, in.sizes)) return false;
+  std::vector<int64_t> at(r, 0), st = in.strides();
+  Walker wo(in.sizes, {&out});
+  for (uint64_t e = 0; e < out.numel(); ++e, wo.next()) {
+    int64_t off = 0;
+    for (size_t d = 0; d < r; ++d) off += (flipped[d] ? in.sizes[d] - 1 - at[d] : at[d]) * st[d];
+    copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
+    nextIndex(at, in.sizes);
+  }
+  return true;
+}
+
+/// repeat (self, repeats, out): the input tiled `repeats` times along each dimension, the
+/// input's dimensions aligned with the last ones of `repeats`.
+bool repeatOut(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+  const std::vector<int64_t> repeats = c.ints(a[1]);
+  const size_t r = repeats.size();
+  if (r < in.sizes.size()) return c.fail("repeat has fewer repeats than the input has dimensions");
+  std::vector<int64_t> inSizes(r - in.sizes.size(), 1), sizes(r);
+  inSizes.insert(inSizes.end(), in.sizes.begin(), in.sizes.end());
+  for (size_t d = 0; d < r; ++d) {
+    if (repeats[d] < 0) return c.fail("repeat by a negative count");
+    if (inSizes[d] && repeats[d] > std::numeric_limits<int64_t>::max() / inSizes[d]) return c.fail("repeat's result is too large");
+    sizes[d] = inSizes[d] * repeats[d];
+  }
+  if (!c.resize(out, sizes)) return false;
+  std::vector<int64_t> st(r - in.sizes.size(), 0), at(r, 0);
+  for (int64_t s : in.strides()) st.push_back(s);
+  Walker wo(sizes, {&out});
+  for (uint64_t e = 0; e < out.numel(); ++e, wo.next()) {
+    int64_t off = 0;
+    for (size_t d = 0; d < r; ++d) off += (at[d] % inSizes[d]) * st[d];
+    copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
+    nextIndex(at, sizes);
+  }
+  return true;
+}
+
+/// diagonal_copy (self, offset, dim1, dim2, out): dim1 and dim2 removed, their diagonal
+/// (shifted by offset: above the main one when positive) appended as the last dimension.
+bool diagonalCopy(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[4]);
+  const size_t r = in.sizes.size();
+  int64_t offset = c.integer(a[1]), d1, d2;
+  if (r < 2) return c.fail("diagonal of a tensor of fewer than 2 dimensions");
+  if (!dimOf(c, c.integer(a[2]), r, d1) || !dimOf(c, c.integer(a[3]), r, d2)) return false;
+  if (d1 == d2) return c.fail("diagonal of one dimension with itself");
+  offset = std::clamp(offset, -in.sizes[d1], in.sizes[d2]);  // beyond either edge: an empty diagonal
+  const int64_t length =
+      std::max<int64_t>(0, offset >= 0 ? std::min(in.sizes[d1], in.sizes[d2] - offset) : std::min(in.sizes[d1] + offset, in.sizes[d2]));
+  std::vector<int64_t> sizes, st = in.strides(), keep;
+  for (size_t d = 0; d < r; ++d)
+    if (static_cast<int64_t>(d) != d1 && static_cast<int64_t>(d) != d2) keep.push_back(static_cast<int64_t>(d)), sizes.push_back(in.sizes[d]);
+  sizes.push_back(length);
+  if (!c.resize(out, sizes)) return false;
+  const int64_t base = offset >= 0 ? offset * st[d2] : -offset * st[d1];
+  std::vector<int64_t> at(sizes.size(), 0);
+  Walker wo(sizes, {&out});
+  for (uint64_t e = 0; e < out.numel(); ++e, wo.next()) {
+    int64_t off = base + at.back() * (st[d1] + st[d2]);
+    for (size_t k = 0; k < keep.size(); ++k) off += at[k] * st[keep[k]];
+    copyElement(in, static_cast<uint64_t>(off), out, wo.offset(0));
+    nextIndex(at, sizes);
+  }
+  return true;
+}
+
 }  // namespace
 
 void addShapeKernels(KernelTable& k) {
+  k["aten::flip.out"] = flipOut;
+  k["aten::repeat.out"] = repeatOut;
+  k["aten::diagonal_copy.out"] = diagonalCopy;
   k["aten::view_copy.out"] = viewCopy;
   k["aten::permute_copy.out"] = permuteCopy;
   k["aten::slice_copy.Tensor_out"] = sliceCopy;

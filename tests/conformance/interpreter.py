@@ -1,8 +1,8 @@
 """The studio's interpreter (`lowering-cli run`) against ExecuTorch's runtime, output for output.
 
 Every .pte ExecuTorch wrote for the conformance corpus under the default config (the harness's
-work folder, --from), those its run_reinplace_pass config changed, and every .pte of the
-fixtures runs twice on the same iota inputs (element i of a floating input (i % 7) * 0.25 - 0.5,
+work folder, --from), those its run_reinplace_pass config changed, the one-operator programs of
+decompositions.py (--decompositions; each must run) and every .pte of the fixtures runs twice on the same iota inputs (element i of a floating input (i % 7) * 0.25 - 0.5,
 of an integer input i % 5, of a bool input i % 2): in the studio's interpreter, which saves its
 outputs as .npy, and in executorch.runtime. Integer and bool outputs must be equal; floating
 outputs may differ by at most MAX_ULP units in the last place of the output's largest magnitude
@@ -460,6 +460,8 @@ def main() -> int:
     ap.add_argument("--from", dest="source", default=str(HERE.parents[1] / "build" / "conformance"),
                     help="the conformance harness's work folder (its default-config upstream files)")
     ap.add_argument("--fixtures", default=str(HERE.parents[2] / "shared" / "fixtures" / "pte"))
+    ap.add_argument("--decompositions", default=str(HERE.parents[1] / "build" / "decompositions"),
+                    help="decompositions.py's work folder: its upstream files, one operator each, must all run")
     ap.add_argument("--work", default=str(HERE.parents[1] / "build" / "interpreter"))
     args = ap.parse_args()
     cli = Path(harness.CLI)
@@ -474,6 +476,9 @@ def main() -> int:
     if not cases:
         print(f"error: no upstream files under {args.source}: run tests/conformance/harness.py first")
         return 1
+    # decompositions.py's programs: an operator or two each, all of which the interpreter must run.
+    for pte in sorted(Path(args.decompositions).glob("*/upstream/model.pte")):
+        cases.append(("decomposition:" + pte.parts[-3], pte, []))
     for pte in sorted(Path(args.fixtures).glob("*.pte")):
         ptds = sorted(pte.parent.glob(pte.stem + "*.ptd"))
         cases.append(("fixture:" + pte.stem, pte, ptds))
@@ -489,7 +494,7 @@ def main() -> int:
         counts[result] += 1
         if ulp > worst[0]:
             worst = (ulp, name)
-        if result == "differ" or (result == "not runnable" and name in MUST_RUN):
+        if result == "differ" or (result == "not runnable" and (name in MUST_RUN or name.startswith("decomposition:"))):
             bad.append(name)
         print(f"{name:48} {result:14} {f'worst {ulp:.1f} ULP' if result == 'agree' else detail}", flush=True)
     bad += run_edge_cases(work, cli)
