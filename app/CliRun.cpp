@@ -1,0 +1,508 @@
+// lowering-cli run and etdump: running a program in the studio's interpreter
+// and reading the ETDumps ExecuTorch's runtime writes while running one.
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "app/Cli.h"
+#include "app/CliCommon.h"
+#include "engine/formats/EtdumpReader.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/PtdReader.h"
+#include "engine/formats/Pt2Reader.h"
+#include "engine/inspect/EtdumpReport.h"
+#include "engine/lowering/BackendConfig.h"
+#include "engine/lowering/Executable.h"
+#include "engine/lowering/Pipeline.h"
+#include "engine/run/Interpreter.h"
+#include "engine/run/Npy.h"
+#include "engine/support/AtomicFile.h"
+#include "engine/support/FormatUtil.h"
+
+namespace lstudio::cli {
+namespace {
+
+std::string hex64(uint64_t v) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+/// The number of passes after which `name` holds ("input": 0), or -1 with the valid names
+/// written to `err`.
+long passesRunFor(const Pipeline& pipeline, const std::string& name, const std::string& option, std::ostream& err) {
+  if (name == "input") return 0;
+  for (size_t i = 0; i < pipeline.records().size(); ++i)
+    if (pipeline.records()[i].name == name) return static_cast<long>(i + 1);
+  err << "lowering-cli run: " << option << " " << name << ": no such pass here; one of: input";
+  for (const auto& r : pipeline.records()) err << ", " << r.name;
+  err << "\n";
+  return -1;
+}
+
+void printRunOutputs(const run::RunResult& r, std::ostream& out) {
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const auto& o = r.outputs[i];
+    out << "  output " << i << ": ";
+    if (o.kind == ValueKind::Tensor) {
+      TensorSpec shape;
+      shape.dtype = o.dtype;
+      shape.sizes = o.sizes;
+      out << shape.shapeString() << " " << run::firstValues(o, 6) << " fnv1a64 " << hex64(o.checksum) << "\n";
+    } else {
+      out << valueKindName(o.kind) << " " << run::firstValues(o, 1) << "\n";
+    }
+  }
+}
+
+nlohmann::json runOutputsJson(const run::RunResult& r) {
+  nlohmann::json outs = nlohmann::json::array();
+  for (const auto& o : r.outputs) {
+    nlohmann::json e = {{"kind", valueKindName(o.kind)}};
+    if (o.kind == ValueKind::Tensor) {
+      e["dtype"] = std::string(scalarTypeName(o.dtype));
+      e["sizes"] = o.sizes;
+      e["first"] = run::leadingValues(o, 8);
+      e["fnv1a64"] = hex64(o.checksum);
+    } else {
+      e["value"] = o.number;
+    }
+    outs.push_back(e);
+  }
+  return outs;
+}
+
+/// run --every-pass: every snapshot of the lowering on the same inputs, and the passes that
+/// changed the outputs.
+int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string& method,
+                 std::vector<run::HostValue> inputs, bool json, std::ostream& out, std::ostream& err) {
+  pipeline.runToEnd();
+  std::vector<std::shared_ptr<const Program>> snapshots;
+  std::vector<std::string> names;
+  for (size_t k = 0; k <= pipeline.records().size(); ++k) snapshots.push_back(pipeline.snapshot(k));
+  for (const auto& r : pipeline.records()) names.push_back(r.name);
+  if (pipeline.failed()) snapshots[pipeline.position()] = nullptr;  // the failed pass kept no program
+  run::RunOptions o;
+  o.method = method;
+  o.inputs = std::move(inputs);
+  std::vector<SnapshotValues> rows = runEverySnapshot(snapshots, names, pipeline.config(), o);
+  auto title = [&](size_t k) { return k == 0 ? std::string("input") : names[k - 1]; };
+  size_t ran = 0, changed = 0;
+  for (const auto& r : rows) ran += r.ran, changed += r.changed;
+  auto diff = [](double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); };
+  if (json) {
+    nlohmann::json a = nlohmann::json::array();
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SnapshotValues& r = rows[k];
+      nlohmann::json e = {{"row", k}, {"after", title(k)}, {"ran", r.ran}};
+      if (!r.ran) e["error"] = r.error;
+      else {
+        e["changed"] = r.changed;
+        e["max_abs_diff"] = diff(r.difference);
+        e["outputs"] = r.checksums.size();
+        nlohmann::json sums = nlohmann::json::array();
+        for (uint64_t c : r.checksums) sums.push_back(hex64(c));
+        e["fnv1a64"] = sums;
+        if (r.firstDifference)
+          e["first_differing_node"] = {{"node", r.firstDifference->node}, {"op", r.firstDifference->op},
+                                       {"max_abs_diff", diff(r.firstDifference->difference)}};
+      }
+      a.push_back(e);
+    }
+    out << jsonText(nlohmann::json{{"file", file}, {"snapshots", a}, {"ran", ran}, {"changed", changed}}) << "\n";
+  } else {
+    out << file << ": every snapshot on the same inputs (" << ran << " of " << rows.size() << " ran)\n";
+    bool first = true;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SnapshotValues& r = rows[k];
+      out << "  " << std::setw(2) << k << " " << std::left << std::setw(38) << title(k) << std::right << " ";
+      if (!r.ran) out << (k && !rows[k - 1].ran ? "does not run (as above)" : "does not run: " + r.error) << "\n";
+      else if (first) out << "ran: the first snapshot that runs, compared with from here on\n";
+      else if (!r.changed) out << (r.samePrograms ? "= (program unchanged)" : "= outputs unchanged") << "\n";
+      else {
+        out << "CHANGED the outputs: ";
+        if (r.checksums.size() != r.outputsBefore)
+          out << r.outputsBefore << " -> " << r.checksums.size() << " outputs, the ones both have ";
+        out << "max |difference| " << r.difference;
+        if (r.firstDifference) out << "; first at node " << r.firstDifference->node << " (" << r.firstDifference->op << ")";
+        out << "\n";
+      }
+      first = first && !r.ran;
+    }
+    out << (changed ? std::to_string(changed) + " pass(es) changed the outputs\n" : "no pass changed the outputs\n");
+  }
+  if (pipeline.failed()) {
+    const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+    err << "note: lowering stopped at " << r.name << (r.diagnostics.empty() ? "" : ": " + r.diagnostics.front().message) << "\n";
+  }
+  return ran ? kOk : kRunFailed;
+}
+
+/// What `run` was asked for.
+struct RunRequest {
+  std::string file, configPath, method, saveDir, afterPass, comparePass;
+  std::vector<std::string> ptds, npys;
+  std::string namedInputs;  ///< "iota" or "sample" when --inputs named them
+  double tolerance = 0;
+  bool json = false, everyPass = false;
+};
+
+/// `--inputs iota|sample|IN.npy...` at args[i]: the .npy files up to the next option go to
+/// `npys` (i left at the last one read), else `named` is set to the word; false when none follows.
+bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys, std::string& named) {
+  if (i + 1 >= args.size()) return false;
+  if (args[i + 1] == "iota" || args[i + 1] == "sample") return named = args[++i], true;
+  auto isNpy = [](const std::string& f) { return f.size() > 4 && f.substr(f.size() - 4) == ".npy"; };
+  size_t before = npys.size();
+  while (i + 1 < args.size() && isNpy(args[i + 1])) npys.push_back(args[++i]);
+  return npys.size() > before;
+}
+
+/// Reads run's arguments; kOk, or kUsage with the reason written to `err`.
+int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostream& err) {
+  std::string toleranceText;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+    std::string v;
+    bool ok = true;
+    if (a == "--json") r.json = true;
+    else if (a == "--every-pass") r.everyPass = true;
+    else if (a == "--config") ok = next(r.configPath);
+    else if (a == "--method") ok = next(r.method);
+    else if (a == "--after") ok = next(r.afterPass);
+    else if (a == "--compare-to") ok = next(r.comparePass);
+    else if (a == "--tolerance") ok = next(toleranceText);
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, r.namedInputs);
+    else if (a == "--save-outputs") ok = next(r.saveDir);
+    else if (a == "--ptd") ok = next(v), r.ptds.push_back(v);
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (r.file.empty()) r.file = a;
+    else ok = false;
+    if (!ok) {
+      err << "lowering-cli run: bad argument near '" << a << "'\n" << commandUsage("run");
+      return kUsage;
+    }
+  }
+  if (r.file.empty()) {
+    err << "lowering-cli run: missing FILE\n" << commandUsage("run");
+    return kUsage;
+  }
+  if (!r.namedInputs.empty() && !r.npys.empty()) {
+    err << "lowering-cli run: --inputs takes iota, sample or .npy files, one of them\n";
+    return kUsage;
+  }
+  if (!toleranceText.empty()) {
+    char* end = nullptr;
+    r.tolerance = std::strtod(toleranceText.c_str(), &end);
+    if (end == toleranceText.c_str() || *end || !(r.tolerance >= 0)) {
+      err << "lowering-cli run: --tolerance takes a number >= 0, not '" << toleranceText << "'\n";
+      return kUsage;
+    }
+    if (r.comparePass.empty()) {
+      err << "lowering-cli run: --tolerance applies with --compare-to\n";
+      return kUsage;
+    }
+  }
+  if (r.everyPass && (!r.afterPass.empty() || !r.comparePass.empty() || !r.saveDir.empty())) {
+    err << "lowering-cli run: --every-pass runs every snapshot; it takes no --after, --compare-to or --save-outputs\n";
+    return kUsage;
+  }
+  return kOk;
+}
+
+/// run's report: each output, and with a reference how far each output is from it and the
+/// first node past the tolerance (text, or JSON with --json).
+void printRunResult(const RunRequest& req, const run::RunResult& r, const run::RunResult* ref,
+                    const std::optional<run::NodeDifference>& firstDiff, const std::string& after,
+                    const std::string& referenceName, const std::string& inputs, std::ostream& out) {
+  // Output i against the reference's output i.
+  std::vector<double> outputDiffs;
+  if (ref)
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      outputDiffs.push_back(i < ref->outputs.size() ? run::maxDifference(r.outputs[i], ref->outputs[i])
+                                                    : std::numeric_limits<double>::infinity());
+  if (req.json) {
+    nlohmann::json j = {{"file", req.file}, {"method", r.method}, {"instructions", r.instructions}, {"inputs", inputs},
+                        {"run_seconds", r.seconds}};
+    if (!after.empty()) j["after"] = after;
+    j["outputs"] = runOutputsJson(r);
+    if (ref) {
+      nlohmann::json c = {{"snapshot", referenceName}, {"tolerance", req.tolerance}};
+      c["output_max_abs_diff"] = nlohmann::json::array();
+      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"));
+      if (firstDiff)
+        c["first_differing_node"] = {{"node", firstDiff->node}, {"op", firstDiff->op},
+                                     {"instruction", firstDiff->instruction},
+                                     {"max_abs_diff", std::isfinite(firstDiff->difference) ? nlohmann::json(firstDiff->difference)
+                                                                                         : nlohmann::json("inf")}};
+      else
+        c["first_differing_node"] = nullptr;
+      j["compared_to"] = c;
+    }
+    out << jsonText(j) << "\n";
+    return;
+  }
+  out << req.file << ": " << r.method << (after.empty() ? "" : " after " + after) << ", " << r.instructions
+      << " instructions on " << inputs << " inputs\n";
+  printRunOutputs(r, out);
+  if (ref) {
+    out << "compared to the program after " << referenceName << " (tolerance " << req.tolerance << "):\n";
+    for (size_t i = 0; i < outputDiffs.size(); ++i) {
+      out << "  output " << i << ": ";
+      if (i >= ref->outputs.size()) out << "not an output there\n";
+      else out << "max |difference| " << outputDiffs[i] << "\n";
+    }
+    if (firstDiff)
+      out << "  first differing node: " << firstDiff->node << " (" << firstDiff->op << ", instruction "
+          << firstDiff->instruction << "): max |difference| " << firstDiff->difference << "\n";
+    else
+      out << "  no node differs by more than " << req.tolerance << "\n";
+  }
+}
+
+}  // namespace
+
+int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RunRequest req;
+  if (int rc = parseRunArgs(args, req, err); rc != kOk) return rc;
+  std::vector<run::HostValue> given;
+  for (const std::string& f : req.npys) {
+    auto v = run::readNpy(f);
+    if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
+    given.push_back(std::move(v.value()));
+  }
+  if (req.namedInputs == "sample") {  // the example inputs torch.export.save kept in the .pt2
+    auto stored = readPt2SampleInputs(req.file);
+    if (!stored) return err << "error: " << stored.error().message() << "\n", kBadFile;
+    if (stored->empty())
+      return err << "error: " << req.file << ": holds no sample inputs (torch.export.save keeps them in a .pt2); "
+                 << "use --inputs iota or .npy files\n", kBadFile;
+    for (StoredTensor& t : stored.value()) {
+      run::HostValue v;
+      v.kind = ValueKind::Tensor;
+      v.dtype = t.dtype;
+      v.sizes = t.sizes;
+      v.bytes = std::move(t.bytes);
+      given.push_back(std::move(v));
+    }
+  }
+  std::string inputs = req.namedInputs == "sample" ? "sample"
+                       : req.npys.empty()          ? "iota"
+                                                   : std::to_string(req.npys.size()) + " .npy";
+  FileArgs fa;
+  fa.file = req.file;
+  fa.ptds = req.ptds;
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
+  std::shared_ptr<const Program> input = std::make_shared<const Program>(std::move(*program));
+  bool pte = input->format == SourceFormat::Pte;
+  if (pte && !req.configPath.empty() && req.afterPass.empty() && req.comparePass.empty()) {
+    err << "lowering-cli run: --config applies to a .pt2, or with --after/--compare-to (a .pte runs as stored)\n";
+    return kUsage;
+  }
+  auto loaded = configFor(input.get(), req.configPath, {});
+  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
+  // The snapshot to run (passes run before it), and the one to compare with.
+  Pipeline pipeline(input, loaded.value());
+  long at = static_cast<long>(pipeline.records().size()), reference = -1;
+  if (!req.afterPass.empty() && (at = passesRunFor(pipeline, req.afterPass, "--after", err)) < 0) return kUsage;
+  if (!req.comparePass.empty() && (reference = passesRunFor(pipeline, req.comparePass, "--compare-to", err)) < 0) return kUsage;
+  if (req.everyPass) return runEveryPass(pipeline, req.file, req.method, std::move(given), req.json, out, err);
+  bool asStored = pte && req.afterPass.empty() && req.comparePass.empty();
+  if (!asStored) {
+    while (static_cast<long>(pipeline.position()) < std::max(at, reference) && pipeline.step()) {
+    }
+    if (pipeline.failed()) {
+      const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+      err << "error: " << req.file << ": lowering failed in " << r.name;
+      for (const auto& d : r.diagnostics) err << "\n  " << d.message;
+      err << "\n";
+      return kPassFailed;
+    }
+  }
+  auto runAt = [&](long passesRun, bool trace) -> Result<run::RunResult> {
+    run::RunOptions o;
+    o.method = req.method;
+    o.inputs = given;
+    o.trace = trace;
+    if (asStored) return run::runProgram(*input, o);
+    auto executable = executableSnapshot(pipeline, static_cast<size_t>(passesRun));
+    if (!executable) return executable.error();
+    return run::runProgram(executable.value(), o);
+  };
+  auto snapshotName = [&](long passesRun) {
+    return passesRun == 0 ? std::string("input") : pipeline.records()[static_cast<size_t>(passesRun - 1)].name;
+  };
+  auto r = runAt(at, reference >= 0);
+  if (!r) return err << "error: " << r.error().message() << "\n", kRunFailed;
+  std::optional<run::RunResult> ref;
+  std::optional<run::NodeDifference> firstDiff;
+  if (reference >= 0) {
+    auto rr = runAt(reference, true);
+    if (!rr) return err << "error: " << rr.error().message() << "\n", kRunFailed;
+    ref = std::move(rr.value());
+    firstDiff = run::firstDifferingNode(r.value(), *ref, req.tolerance);
+  }
+  if (!req.saveDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(req.saveDir, ec);
+    for (size_t i = 0; i < r->outputs.size(); ++i) {
+      std::string path = (std::filesystem::path(req.saveDir) / ("output_" + std::to_string(i) + ".npy")).string();
+      if (auto s = writeFileAtomically(path, run::npyBytes(r->outputs[i])); !s)
+        return err << "error: " << s.error().message() << "\n", kBadFile;
+    }
+  }
+  std::string after = asStored ? std::string() : snapshotName(at);
+  printRunResult(req, r.value(), ref ? &*ref : nullptr, firstDiff, after, ref ? snapshotName(reference) : "", inputs, out);
+  return kOk;
+}
+
+namespace {
+
+
+/// What `etdump` was asked for.
+struct EtdumpRequest {
+  std::string file, method, debugBuffer;
+  FileArgs program;  ///< --program and its --ptd files
+  std::vector<std::string> npys;
+  bool json = false;
+};
+
+/// Reads etdump's arguments; kOk, or kUsage with the reason written to `err`.
+int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std::ostream& err) {
+  std::string named;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+    std::string v;
+    bool ok = true;
+    if (a == "--json") r.json = true;
+    else if (a == "--program") ok = next(r.program.file);
+    else if (a == "--ptd") ok = next(v), r.program.ptds.push_back(v);
+    else if (a == "--debug-buffer") ok = next(r.debugBuffer);
+    else if (a == "--method") ok = next(r.method);
+    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, named) && named != "sample";
+    else if (!a.empty() && a[0] == '-') ok = false;
+    else if (r.file.empty()) r.file = a;
+    else ok = false;
+    if (!ok) return err << "lowering-cli etdump: bad argument near '" << a << "'\n" << commandUsage("etdump"), kUsage;
+  }
+  if (r.file.empty() || r.program.file.empty())
+    return err << "lowering-cli etdump: needs the ETDump and --program P.pte\n" << commandUsage("etdump"), kUsage;
+  return kOk;
+}
+
+nlohmann::json differenceJson(const std::optional<double>& d) {
+  return !d ? nlohmann::json(nullptr) : std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json("inf");
+}
+
+/// etdump's report as JSON: every instruction's ticks, every logged value's gap.
+nlohmann::json etdumpJson(const EtdumpRequest& req, const Etdump& dump, const EtdumpReport& r, const std::string& runNote) {
+  nlohmann::json j = {{"file", req.file}, {"program", req.program.file}, {"version", dump.version}, {"method", r.method},
+                      {"executions", r.executions}, {"execute_median_ticks", medianOf(r.executeTicks)},
+                      {"load_median_ticks", medianOf(r.loadTicks)}, {"values_read", r.valuesRead}};
+  j["instructions"] = nlohmann::json::array();
+  for (const ProfiledInstruction& t : r.instructions) {
+    nlohmann::json x = {{"instruction", t.instruction}, {"what", t.what}, {"node", t.node}, {"ticks", t.ticks},
+                        {"median_ticks", medianOf(t.ticks)}};
+    for (const auto& e : t.delegateEvents) x["delegate_events"].push_back({{"name", e.name}, {"ticks", e.ticks}});
+    j["instructions"].push_back(x);
+  }
+  j["logged"] = nlohmann::json::array();
+  for (const LoggedInstruction& l : r.logged) {
+    nlohmann::json x = {{"instruction", l.instruction}, {"max_abs_diff", differenceJson(l.difference)},
+                        {"inputs_exact", l.inputsExact}};
+    for (const run::HostValue& v : l.tensors) {
+      run::ValueStats st = run::valueStats(v, 1);
+      x["tensors"].push_back({{"dtype", std::string(scalarTypeName(v.dtype))}, {"sizes", v.sizes}, {"checksum", v.checksum},
+                              {"max_abs", std::max(std::abs(st.min), std::abs(st.max))}});
+    }
+    if (!l.notCompared.empty()) x["not_compared"] = l.notCompared;
+    j["logged"].push_back(x);
+  }
+  j["outputs_logged"] = r.outputs.size();
+  j["outputs_max_abs_diff"] = differenceJson(r.outputDifference);
+  if (!runNote.empty()) j["interpreter_error"] = runNote;
+  return j;
+}
+
+/// etdump's report as a table: per timed instruction its median, share and logged gap.
+void printEtdumpTable(const EtdumpRequest& req, const Etdump& dump, const EtdumpReport& r, const std::string& runNote,
+                      std::ostream& out) {
+  uint64_t execute = medianOf(r.executeTicks);
+  std::map<size_t, const LoggedInstruction*> logged;
+  for (const LoggedInstruction& l : r.logged) logged[l.instruction] = &l;
+  out << req.file << ": ETDump version " << dump.version << ", " << r.executions << " execution(s) of " << r.method << " ("
+      << req.program.file << "); times in the runtime's ticks (ns on Linux)\n";
+  out << "Method::execute median " << execute << ", Program::load_method " << medianOf(r.loadTicks) << "\n";
+  out << "     #  " << std::left << std::setw(34) << "operator / delegate" << std::right << std::setw(12) << "median"
+      << std::setw(8) << "share" << (r.logged.empty() ? "" : "  logged values, max |difference| from the interpreter") << "\n";
+  for (const ProfiledInstruction& t : r.instructions) {
+    uint64_t m = medianOf(t.ticks);
+    out << std::setw(6) << t.instruction << "  " << std::left << std::setw(34) << t.what << std::right << std::setw(12) << m
+        << std::setw(7) << std::fixed << std::setprecision(1)
+        << (execute ? 100.0 * static_cast<double>(m) / static_cast<double>(execute) : 0.0) << "%" << std::defaultfloat
+        << std::setprecision(6);
+    if (auto it = logged.find(t.instruction); it != logged.end()) {
+      out << "  " << it->second->tensors.size() << " tensor(s)";
+      if (it->second->difference) out << ", " << *it->second->difference;
+      else if (!it->second->notCompared.empty()) out << " (" << it->second->notCompared << ")";
+    }
+    out << "\n";
+    for (const auto& e : t.delegateEvents) out << "          " << e.name << ": " << medianOf(e.ticks) << "\n";
+  }
+  if (!r.logged.empty() && !r.valuesRead) out << "values were logged; pass --debug-buffer to read and compare them\n";
+  if (!runNote.empty()) out << "the interpreter could not run the method: " << runNote << "\n";
+  if (r.outputDifference)
+    out << "outputs: " << r.outputs.size() << " logged, max |difference| from the interpreter " << *r.outputDifference << "\n";
+}
+
+}  // namespace
+
+/// `etdump`: an ETDump linked to the program that was run, timings per instruction, and the
+/// logged values against the interpreter's.
+int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  EtdumpRequest req;
+  if (int rc = parseEtdumpArgs(args, req, err); rc != kOk) return rc;
+  auto dump = readEtdump(req.file);
+  if (!dump) return err << "error: " << dump.error().message() << "\n", kBadFile;
+  std::optional<Program> program;
+  std::vector<DataFile> data;
+  if (int rc = openWithData(req.program, program, data, err); rc != kOk) return rc;
+  std::shared_ptr<const MappedFile> buffer;
+  if (!req.debugBuffer.empty()) {
+    auto b = MappedFile::open(req.debugBuffer);
+    if (!b) return err << "error: " << b.error().message() << "\n", kBadFile;
+    buffer = b.value();
+  }
+  auto linked = linkEtdump(dump.value(), *program, req.method, buffer.get());
+  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
+  EtdumpReport& r = linked.value();
+  std::string runNote;  // why the logged values were not compared, when they were not
+  if ((!r.logged.empty() || !r.outputs.empty()) && buffer) {
+    run::RunOptions o;
+    o.method = r.method;
+    o.trace = true;
+    for (const std::string& f : req.npys) {
+      auto v = run::readNpy(f);
+      if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
+      o.inputs.push_back(std::move(v.value()));
+    }
+    auto traced = run::runProgram(*program, o);
+    if (traced) compareWithInterpreter(r, traced.value());
+    else runNote = traced.error().message();
+  }
+  if (req.json) out << jsonText(etdumpJson(req, dump.value(), r, runNote)) << "\n";
+  else printEtdumpTable(req, dump.value(), r, runNote, out);
+  return kOk;
+}
+
+
+}  // namespace lstudio::cli
