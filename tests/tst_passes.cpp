@@ -751,7 +751,7 @@ class TestPasses : public QObject {
     for (const auto& p : defaultPasses()) names.push_back(p->name());
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
-        "ReplaceViewOpsWithViewCopyOpsPass",
+        "ReplaceViewOpsWithViewCopyOpsPass", "RemoveNoopPass", "RemoveToCopyPass",
         "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",

@@ -156,7 +156,7 @@ class TestToEdge : public QObject {
   // ATen check, naming node, operator and source line: lowering it on would
   // write a program the runtime refuses.
   void nonCoreOperatorFailsTheAtenCheck() {
-    Program p = unary("aten.lerp.Scalar");
+    Program p = unary("aten.multinomial.default");
     Pipeline pipe(std::make_shared<const Program>(std::move(p)), ExecutorchBackendConfig{});
     pipe.runToEnd();
     QVERIFY(pipe.failed());
@@ -164,7 +164,7 @@ class TestToEdge : public QObject {
     QCOMPARE(r.name, std::string("EXIRATenDialectVerifier"));
     QVERIFY(!r.diagnostics.empty());
     const std::string& msg = r.diagnostics[0].message;
-    QVERIFY2(msg.find("aten::lerp") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("aten::multinomial") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("not core ATen") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("node 'relu'") != std::string::npos && msg.find("model.py:7") != std::string::npos, msg.c_str());
     QCOMPARE(r.diagnostics[0].node, 0);
@@ -214,9 +214,9 @@ class TestToEdge : public QObject {
   // _core_aten_ops_exception_list lets a listed operator through the check;
   // _check_ir_validity off skips the check altogether.
   void edgeCompileConfigRelaxesTheAtenCheck() {
-    Program p = unary("aten.lerp.Scalar");
+    Program p = unary("aten.multinomial.default");
     ExecutorchBackendConfig listed;
-    listed.edgeCompile.coreAtenOpsExceptionList = {"aten::lerp.Scalar"};
+    listed.edgeCompile.coreAtenOpsExceptionList = {"aten::multinomial"};
     QVERIFY(!passes::atenDialectVerifier()->run(p, listed).failed);
     QVERIFY(passes::atenDialectVerifier()->run(p, {}).failed);
     ExecutorchBackendConfig unchecked;
@@ -224,6 +224,28 @@ class TestToEdge : public QObject {
     Pipeline pipe(std::make_shared<const Program>(p), unchecked);
     QVERIFY(pipe.runTo("EXIRATenDialectVerifier"));
     QCOMPARE(record(pipe, "EXIRATenDialectVerifier")->state, PassRecord::State::Skipped);
+  }
+
+  // RemoveNoopPass: a slice_copy over the whole of its input is dropped (readers read
+  // the input), a real slice stays; RemoveToCopyPass drops a _to_copy that changes nothing.
+  void noopSlicesAndCopiesAreDropped() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {3, 8});
+    TensorRef whole = b.op("aten.slice.Tensor", {x, int64_t(0), int64_t(0), int64_t(3)});
+    TensorRef part = b.op("aten.slice.Tensor", {x, int64_t(1), int64_t(0), int64_t(4)});
+    TensorRef same = b.op("aten._to_copy.default", {whole, None{}, None{}, None{}, None{}, false, None{}});
+    b.output(b.op("aten.mul.Tensor", {same, int64_t(2)}));
+    b.output(part);
+    auto built = b.finish("noops");
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+    Program p = std::move(built.value());
+    passes::replaceViewOpsWithViewCopyOps()->run(p, {});
+    QVERIFY(passes::removeNoop()->run(p, {}).changed);
+    QCOMPARE(ops(p.methods[0]), (std::vector<std::string>{"aten::slice_copy.Tensor", "aten::_to_copy.default", "aten::mul.Tensor"}));
+    QVERIFY(passes::removeToCopy()->run(p, {}).changed);
+    const Method& m = p.methods[0];
+    QCOMPARE(ops(m), (std::vector<std::string>{"aten::slice_copy.Tensor", "aten::mul.Tensor"}));
+    QCOMPARE(m.nodes[1].args[0], x.id);  // mul reads the input itself
   }
 
   // _skip_dim_order: clone stays clone (no _clone_dim_order), and neither

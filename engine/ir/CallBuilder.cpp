@@ -314,6 +314,25 @@ struct ShapeCall {
     return one(r);
   }
 
+  /// linear: the input's sizes but its last, then the weight's rows.
+  Specs linear() const {
+    const TensorSpec* w = tensorArg(m, args, 1);
+    if (!a0 || !w || a0->sizes.empty() || w->sizes.size() > 2) return shapeError(op, "an input and a 1-d or 2-d weight");
+    std::vector<int64_t> s(a0->sizes.begin(), a0->sizes.end() - 1);
+    std::vector<std::string> sy(a0->symbols.begin(), a0->symbols.begin() + std::min(a0->symbols.size(), s.size()));
+    if (w->sizes.size() == 2) s.push_back(w->sizes[0]);
+    sy.resize(s.size());
+    return one(like(*a0, s, sy));
+  }
+
+  /// _to_copy: the input's shape, in the dtype argument's type when one is given.
+  Specs toCopy() const {
+    if (!a0) return shapeError(op, "an input tensor");
+    TensorSpec r = like(*a0, a0->sizes, a0->symbols);
+    if (auto dt = intArg(m, args, 1)) r.dtype = static_cast<ScalarType>(*dt);
+    return one(r);
+  }
+
   /// repeat: the input's sizes (padded with leading 1s) times the repeats.
   Specs repeat() const {
     auto repeats = intsArg(m, args, 1);
@@ -383,6 +402,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
     {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
     {"aten::arange", &ShapeCall::arange}, {"aten::repeat", &ShapeCall::repeat},
+    {"aten::_to_copy", &ShapeCall::toCopy}, {"aten::linear", &ShapeCall::linear},
     {"aten::clamp", &ShapeCall::sameShape}, {"aten::bitwise_and", &ShapeCall::broadcastBinary},
     {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
     {"aten::permute", &ShapeCall::permute},

@@ -56,7 +56,6 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
-    "lerp": "no decomposition of aten::lerp.Scalar yet",
 }
 
 
@@ -139,6 +138,7 @@ def modules():
         ("addcmul", lambda: Fn(lambda x, y: torch.addcmul(x, x, y, value=0.5)), [(3, 8), (3, 8)]),
         ("addcmul_default", lambda: Fn(lambda x, y: torch.addcmul(y, x, y)), [(3, 8), (3, 8)]),
         ("lerp", lambda: Fn(lambda x, y: torch.lerp(x, y, 0.3)), [(3, 8), (3, 8)]),
+        ("lerp_tensor_weight", lambda: Fn(lambda x, y, w: torch.lerp(x, y, w.sigmoid())), [(3, 8), (3, 8), (3, 8)]),
         ("linalg_norm", lambda: Fn(lambda x: torch.linalg.vector_norm(x, dim=1)), [(3, 8)]),
         ("linalg_norm_l1_keepdim", lambda: Fn(lambda x: torch.linalg.vector_norm(x, ord=1, dim=(0, 2), keepdim=True)),
          [(3, 4, 5)]),
@@ -149,6 +149,9 @@ def modules():
         ("prelu", lambda: nn.PReLU(), [(3, 8)]),
         ("prelu_channels", lambda: nn.PReLU(4), [(2, 4, 3, 3)]),
         ("bilinear_layer", lambda: nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)]),
+        ("lstm_two_layers", lambda: nn.LSTM(4, 6, num_layers=2), [(3, 2, 4)]),
+        ("lstm_no_bias_batch_first", lambda: nn.LSTM(4, 5, bias=False, batch_first=True), [(2, 3, 4)]),
+        ("slice_whole", lambda: Fn(lambda x: x[:, 0:8] * 2 + x[0:3].float()), [(3, 8)]),
     ]
 
 

@@ -22,7 +22,14 @@ namespace lstudio::decompositions {
 /// results (finish) or the results become existing values (resultIs).
 class Rewrite {
  public:
-  Rewrite(Method& m, const Node& node, std::vector<Node>& out, std::function<std::string(const std::string&)> freshName);
+  /// `preserveOps`: EdgeCompileConfig.preserve_ops, which a rule that writes a
+  /// composite through another one (lstm through linear) keeps whole, as
+  /// torch's recursive decomposition does.
+  Rewrite(Method& m, const Node& node, std::vector<Node>& out, std::function<std::string(const std::string&)> freshName,
+          std::vector<std::string> preserveOps = {});
+
+  /// Whether preserve_ops keeps the operator (e.g. "aten::linear", "default") whole.
+  bool preserved(const std::string& name, const std::string& overload) const;
 
   Method& method() { return m_; }
   const Node& node() const { return node_; }
@@ -72,6 +79,7 @@ class Rewrite {
   Node node_;
   std::vector<Node>& out_;
   std::function<std::string(const std::string&)> freshName_;
+  std::vector<std::string> preserveOps_;
   mutable std::optional<std::string> failure_;
   std::vector<std::pair<ValueId, ValueId>> replaced_;
 };

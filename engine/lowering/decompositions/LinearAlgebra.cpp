@@ -111,33 +111,44 @@ void matmulRule(Rewrite& r) { matmul(r, argRef(r, "self"), argRef(r, "other"), t
 
 /// ATen's linear: addmm for a matrix with bias; any other contiguous input with
 /// bias flattened to a matrix, addmm, viewed back; otherwise matmul with the
-/// transposed weight (+ bias).
-void linear(Rewrite& r) {
-  const TensorSpec& x = r.tensor("input");
-  const bool bias = !r.isNone("bias");
+/// transposed weight (+ bias). No bias: `bias.id` is kNoValue. With `final` the
+/// last call writes the node's result.
+TensorRef linearOn(Rewrite& r, TensorRef input, TensorRef weight, TensorRef bias, bool final) {
+  auto last = [&](const std::string& target, std::vector<BuildArg> args) {
+    if (final) {
+      r.finish(target, std::move(args));
+      return TensorRef{};
+    }
+    return r.op(target, std::move(args));
+  };
+  const TensorSpec x = r.spec(input.id);
+  const bool hasBias = bias.id != kNoValue;
   const size_t rank = x.sizes.size();
-  if (rank == 2 && bias) {  // no size is spelled out: symbolic sizes are fine
-    TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
-    return r.finish("aten.addmm.default", {argRef(r, "bias"), argRef(r, "input"), wt});
+  if (rank == 2) {  // no size is spelled out: symbolic sizes are fine
+    TensorRef wt = r.op("aten.permute.default", {weight, std::vector<int64_t>{1, 0}});
+    return hasBias ? last("aten.addmm.default", {bias, input, wt}) : last("aten.mm.default", {input, wt});
   }
-  if (rank == 2) {
-    TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
-    return r.finish("aten.mm.default", {argRef(r, "input"), wt});
+  if (!x.symbols.empty()) {
+    r.fail("linear on a " + std::to_string(rank) + "-d input with symbolic sizes is not decomposed yet");
+    return {};
   }
-  if (!x.symbols.empty()) return r.fail("linear on a " + std::to_string(rank) + "-d input with symbolic sizes is not decomposed yet");
-  if (rank >= 1 && bias && isContiguous(x)) {
-    TensorRef flat = r.op("aten.view.default", {argRef(r, "input"), std::vector<int64_t>{product(x.sizes, 0, rank - 1), x.sizes.back()}});
-    TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
-    TensorRef mm = r.op("aten.addmm.default", {argRef(r, "bias"), flat, wt});
-    return r.finish("aten.view.default", {mm, r.resultSpec().sizes});
+  if (rank >= 1 && hasBias && isContiguous(x)) {
+    TensorRef flat = r.op("aten.view.default", {input, std::vector<int64_t>{product(x.sizes, 0, rank - 1), x.sizes.back()}});
+    TensorRef wt = r.op("aten.permute.default", {weight, std::vector<int64_t>{1, 0}});
+    TensorRef mm = r.op("aten.addmm.default", {bias, flat, wt});
+    std::vector<int64_t> out(x.sizes.begin(), x.sizes.end() - 1);
+    const std::vector<int64_t> ws = r.spec(weight.id).sizes;
+    if (ws.size() == 2) out.push_back(ws[0]);
+    return last("aten.view.default", {mm, final ? r.resultSpec().sizes : out});
   }
-  TensorRef wt = r.op("aten.permute.default", {argRef(r, "weight"), std::vector<int64_t>{1, 0}});
-  if (!bias) {
-    matmul(r, argRef(r, "input"), wt, true);
-    return;
-  }
-  TensorRef y = matmul(r, argRef(r, "input"), wt, false);
-  r.finish("aten.add.Tensor", {y, argRef(r, "bias")});
+  TensorRef wt = r.op("aten.permute.default", {weight, std::vector<int64_t>{1, 0}});
+  if (!hasBias) return matmul(r, input, wt, final);
+  TensorRef y = matmul(r, input, wt, false);
+  return last("aten.add.Tensor", {y, bias});
+}
+
+void linear(Rewrite& r) {
+  linearOn(r, argRef(r, "input"), argRef(r, "weight"), r.isNone("bias") ? TensorRef{} : argRef(r, "bias"), true);
 }
 
 /// baddbmm(self, b1, b2, beta, alpha) = beta * self + alpha * bmm(b1, b2)
@@ -446,6 +457,87 @@ void einsum(Rewrite& r) {
   r.resultIs(result.id);
 }
 
+/// unbind(x, 0) as the decomposition writes it: every slice, then every squeeze.
+std::vector<TensorRef> unbindFirst(Rewrite& r, TensorRef x) {
+  const int64_t n = r.spec(x.id).sizes.empty() ? 0 : r.spec(x.id).sizes[0];
+  std::vector<TensorRef> slices, out;
+  for (int64_t i = 0; i < n; ++i) slices.push_back(r.op("aten.slice.Tensor", {x, int64_t(0), i, i + 1}));
+  for (TensorRef s : slices) out.push_back(r.op("aten.squeeze.dims", {s, std::vector<int64_t>{0}}));
+  return out;
+}
+
+/// lstm.input as PyTorch's decomposition (lstm_impl, one_layer_lstm, lstm_cell)
+/// unrolls it: per layer the input projection for every step at once, then per
+/// step hx @ W_hh^T + b_hh plus that step's projection, split into four gates,
+/// c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c'); the
+/// steps' h concatenated; final h and c stacked per layer.
+void lstm(Rewrite& r) {
+  const TensorSpec x = r.tensor("input");
+  const std::vector<ValueId> hx = r.tensors("hx"), params = r.tensors("params");
+  const bool hasBiases = r.integer("has_biases").value_or(1) != 0, batchFirst = r.integer("batch_first").value_or(0) != 0;
+  const int64_t layers = r.integer("num_layers").value_or(1);
+  if (r.integer("bidirectional").value_or(0) != 0) return r.fail("a bidirectional lstm is not decomposed yet");
+  if (r.integer("train").value_or(0) != 0 && r.number("dropout").value_or(0) != 0 && layers > 1)
+    return r.fail("lstm dropout in training mode has no core ATen form ExecuTorch runs; export the model in eval()");
+  const size_t perLayer = hasBiases ? 4 : 2;
+  if (hx.size() != 2 || layers < 1 || params.size() != perLayer * static_cast<size_t>(layers))
+    return r.fail("an lstm with projections (proj_size) is not decomposed yet");
+  if (x.sizes.size() != 3 || !x.symbols.empty()) return r.fail("an lstm on an unbatched or dynamically sized input is not decomposed yet");
+  const TensorSpec h0 = r.spec(hx[0]);
+  if (h0.sizes.size() != 3 || h0.sizes != r.spec(hx[1]).sizes || h0.sizes[0] != layers)
+    return r.fail("lstm hidden states that are not [layers, batch, hidden] alike");
+  const int64_t hidden = h0.sizes[2];
+  const std::vector<TensorRef> hs = unbindFirst(r, TensorRef{hx[0]}), cs = unbindFirst(r, TensorRef{hx[1]});
+  TensorRef input{r.arg("input")};
+  if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  std::vector<TensorRef> finalH, finalC;
+  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
+    auto param = [&](size_t k) { return TensorRef{params[static_cast<size_t>(l) * perLayer + k]}; };
+    const TensorRef noBias{};
+    TensorRef h = r.op("aten.unsqueeze.default", {hs[static_cast<size_t>(l)], int64_t(0)});
+    TensorRef c = r.op("aten.unsqueeze.default", {cs[static_cast<size_t>(l)], int64_t(0)});
+    // linear in preserve_ops stays whole inside the unrolled cell too.
+    auto linearCall = [&](TensorRef in, TensorRef w, TensorRef b) {
+      if (!r.preserved("aten::linear", "default")) return linearOn(r, in, w, b, false);
+      return b.id == kNoValue ? r.op("aten.linear.default", {in, w}) : r.op("aten.linear.default", {in, w, b});
+    };
+    TensorRef projected = linearCall(input, param(0), hasBiases ? param(2) : noBias);
+    std::vector<TensorRef> outputs;
+    for (TensorRef step : unbindFirst(r, projected)) {
+      TensorRef recurrent = linearCall(h, param(1), hasBiases ? param(3) : noBias);
+      TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
+      if (r.failure()) return;
+      TensorSpec gate = r.spec(gates.id);
+      gate.sizes[2] = hidden;
+      gate.strides.clear();
+      gate.dimOrder.clear();
+      const std::vector<TensorSpec> specs(4, gate);
+      auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(2)}, &specs);
+      if (g.size() != 4) return;
+      TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
+      TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
+      TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
+      c = r.op("aten.add.Tensor", {kept, added});
+      h = r.op("aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
+      outputs.push_back(h);
+    }
+    if (l + 1 == layers && !batchFirst) {
+      r.into(0, "aten.cat.default", {outputs});
+      input = TensorRef{r.result(0)};
+    } else {
+      input = r.op("aten.cat.default", {outputs});
+    }
+    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+    finalC.push_back(r.op("aten.squeeze.dims", {c, std::vector<int64_t>{0}}));
+  }
+  if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  const std::pair<size_t, const std::vector<TensorRef>*> stacked[] = {{1, &finalH}, {2, &finalC}};
+  for (const auto& [result, list] : stacked) {
+    TensorRef joined = r.op("aten.cat.default", {*list});
+    r.into(result, "aten.view.default", {joined, r.resultSpec(result).sizes});
+  }
+}
+
 }  // namespace
 
 void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& t) {
@@ -453,6 +545,7 @@ void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::matmul.default", matmulRule},
                      {"aten::baddbmm.default", baddbmm},
                      {"aten::einsum.default", einsum},
+                     {"aten::lstm.input", lstm},
                      {"aten::scaled_dot_product_attention.default", sdpa}});
 }
 

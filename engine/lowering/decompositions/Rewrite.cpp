@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/BackendConfig.h"
 #include "engine/lowering/decompositions/Decomposition.h"
 
 namespace lstudio::decompositions {
@@ -212,8 +213,12 @@ std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::ve
 }
 
 Rewrite::Rewrite(Method& m, const Node& node, std::vector<Node>& out,
-                 std::function<std::string(const std::string&)> freshName)
-    : m_(m), node_(node), out_(out), freshName_(std::move(freshName)) {}
+                 std::function<std::string(const std::string&)> freshName, std::vector<std::string> preserveOps)
+    : m_(m), node_(node), out_(out), freshName_(std::move(freshName)), preserveOps_(std::move(preserveOps)) {}
+
+bool Rewrite::preserved(const std::string& name, const std::string& overload) const {
+  return EdgeCompileConfig::lists(preserveOps_, name, overload);
+}
 
 ValueId Rewrite::arg(std::string_view name) const {
   for (size_t k = 0; k < node_.args.size() && k < node_.argNames.size(); ++k)

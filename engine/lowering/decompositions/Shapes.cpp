@@ -331,6 +331,28 @@ void cosineSimilarity(Rewrite& r) {
   r.finish("aten.sum.dim_IntList", {prod, std::vector<int64_t>{dim}});
 }
 
+/// lerp(start, end, w) = where(|w| >= 0.5, w - 1, w) * (end - start) + where(|w| >= 0.5, end, start),
+/// torch's reference (stable near both ends); a number weight becomes a 0-d full first.
+void lerp(Rewrite& r) {
+  const TensorSpec start = r.tensor("self"), end = r.tensor("end");
+  if (start.dtype != ScalarType::Float && start.dtype != ScalarType::Double)
+    return r.fail("lerp of a tensor that is not float32 or float64 is not decomposed yet");
+  if (start.sizes != end.sizes || start.dtype != end.dtype || !isContiguous(start) || !isContiguous(end))
+    return r.fail("lerp of inputs that broadcast, differ in dtype or are strided is not decomposed yet");
+  const ValueId w = r.arg("weight");
+  TensorRef weight{w};
+  if (!r.method().values[w].isTensor()) {
+    weight = r.op("aten.full.default", {std::vector<int64_t>{}, TensorRef{w}, start.dtype, int64_t(0), "cpu", false});
+  } else if (r.spec(w).sizes != start.sizes && !r.spec(w).sizes.empty()) {
+    return r.fail("lerp with a weight that broadcasts is not decomposed yet");
+  }
+  TensorRef mask = r.op("aten.ge.Scalar", {r.op("aten.abs.default", {weight}), 0.5});
+  TensorRef coeff = r.op("aten.where.self", {mask, r.op("aten.sub.Tensor", {weight, int64_t(1)}), weight});
+  TensorRef base = r.op("aten.where.self", {mask, argRef(r, "end"), argRef(r, "self")});
+  TensorRef diff = r.op("aten.sub.Tensor", {argRef(r, "end"), argRef(r, "self")});
+  r.finish("aten.add.Tensor", {r.op("aten.mul.Tensor", {coeff, diff}), base});
+}
+
 void bitwiseAnd(Rewrite& r) { r.finish("aten.bitwise_and.Tensor", {argRef(r, "self"), argRef(r, "other")}); }
 
 void floorDivide(Rewrite& r) { r.finish("aten.div.Tensor_mode", {argRef(r, "self"), argRef(r, "other"), "floor"}); }
@@ -369,6 +391,8 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::unflatten.int", unflatten},
                      {"aten::addcmul.default", addcmul},
                      {"aten::roll.default", roll},
+                     {"aten::lerp.Scalar", lerp},
+                     {"aten::lerp.Tensor", lerp},
                      {"aten::triu.default", triu},
                      {"aten::tril.default", tril},
                      {"aten::linalg_vector_norm.default", vectorNorm},

@@ -101,7 +101,7 @@ class MethodDecomposition {
                                     ? nullptr
                                     : decompositions::ruleFor(op);
     if (!rule) return nodes_.push_back(std::move(n));
-    decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); });
+    decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); }, config_.preserveOps);
     rule(rewrite);
     if (rewrite.failure()) return fail(i, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
     for (auto [from, to] : rewrite.replaced()) renames_.add(from, to);
