@@ -2,6 +2,7 @@
 // them to core ATen: the same case analysis (ATen's linear and _matmul_impl,
 // the math form of attention), so the operators, their order and every
 // intermediate layout match upstream's to_edge.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <deque>
@@ -305,6 +306,8 @@ void einsum(Rewrite& r) {
     if (c == ' ') continue;
     if (c == '.') {
       if (i + 2 >= lhs.size() || lhs[i + 1] != '.' || lhs[i + 2] != '.') return r.fail("einsum equation with a '.' outside an ellipsis");
+      if (std::find(opLabels[current].begin(), opLabels[current].end(), kEllipsis) != opLabels[current].end())
+        return r.fail("einsum operand " + std::to_string(current) + " has two ellipses");
       opLabels[current].push_back(kEllipsis);
       i += 2;
     } else if (c == ',') {
@@ -508,6 +511,8 @@ void lstm(Rewrite& r) {
       TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
       if (r.failure()) return;
       TensorSpec gate = r.spec(gates.id);
+      if (gate.sizes.size() != 3 || gate.sizes[2] != 4 * hidden)
+        return r.fail("lstm weights whose shapes do not give four gates of the hidden size");
       gate.sizes[2] = hidden;
       gate.strides.clear();
       gate.dimOrder.clear();
