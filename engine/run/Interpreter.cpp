@@ -27,6 +27,89 @@ double iotaElement(ScalarType dtype, uint64_t i) {
 
 namespace {
 
+/// A value as a run starts with it: a scalar or a list as stored; a tensor only its kind
+/// (its bytes are placed by the caller).
+RunValue scalarOrList(const Value& v) {
+  RunValue r;
+  r.kind = v.kind();
+  switch (v.kind()) {
+    case ValueKind::None: case ValueKind::Tensor: break;
+    case ValueKind::Int: r.i = std::get<int64_t>(v.payload); break;
+    case ValueKind::Bool: r.b = std::get<bool>(v.payload); break;
+    case ValueKind::Double: r.d = std::get<double>(v.payload); break;
+    case ValueKind::String: r.s = std::get<std::string>(v.payload); break;
+    case ValueKind::IntList: r.items = std::get<IntList>(v.payload).items; break;
+    case ValueKind::TensorList: r.items = std::get<TensorList>(v.payload).items; break;
+    case ValueKind::OptionalTensorList: r.items = std::get<OptionalTensorList>(v.payload).items; break;
+    case ValueKind::DoubleList: r.doubles = std::get<DoubleList>(v.payload).items; break;
+    case ValueKind::BoolList: r.bools = std::get<BoolList>(v.payload).items; break;
+  }
+  return r;
+}
+
+/// List items name values of the kind the list holds (kernels read them as such).
+Status checkListItems(const std::vector<RunValue>& values, const std::string& path, const std::string& method) {
+  for (size_t vi = 0; vi < values.size(); ++vi) {
+    const RunValue& r = values[vi];
+    for (ValueId item : r.items) {
+      bool none = item == kNoValue || (item >= 0 && static_cast<size_t>(item) < values.size() &&
+                                       values[item].kind == ValueKind::None);
+      bool ok = item >= 0 && static_cast<size_t>(item) < values.size();
+      if (ok && r.kind == ValueKind::IntList) ok = values[item].kind == ValueKind::Int;
+      if (ok && r.kind == ValueKind::TensorList) ok = values[item].kind == ValueKind::Tensor;
+      if (r.kind == ValueKind::OptionalTensorList) ok = none || (ok && values[item].kind == ValueKind::Tensor);
+      if (!ok)
+        return Error{ErrorCode::Invalid, path, std::nullopt, method + ".values[" + std::to_string(vi) + "] items",
+                     std::string("values of the kind a ") + valueKindName(r.kind) + " holds", std::to_string(item)};
+    }
+  }
+  return Ok{};
+}
+
+/// The arguments of a kernel call against its schema: the schema's arguments, then one
+/// value for what it returns (ExecuTorch appends the return: the tensor, a list of them for
+/// a tuple, None for "()"), each argument of the kind its type needs, so a kernel never
+/// reads a value that is not there or not what it expects.
+Status checkArguments(const std::vector<RunValue>& values, const Node& n, const OperatorRef& op) {
+  auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
+  const OpSchema* schema = OpRegistry::builtin().find(op.name, op.overload);
+  if (!schema) return bad("no schema for " + op.fullName());
+  size_t want = schema->arguments.size() + 1;
+  if (n.args.size() != want)
+    return bad(std::to_string(n.args.size()) + " arguments where its schema has " + std::to_string(want) +
+               " (its arguments and the return)");
+  for (size_t i = 0; i < want; ++i) {
+    if (i == schema->arguments.size() && schema->returns.size() != 1) continue;  // a list or None
+    const SchemaType& t = i < schema->arguments.size() ? schema->arguments[i].type : schema->returns[0].type;
+    ValueKind k = values[n.args[i]].kind;
+    if (k == ValueKind::None && (t.optional || t.base == SchemaType::Base::Any)) continue;
+    bool ok = true;
+    using B = SchemaType::Base;
+    if (t.list) {
+      if (t.base == B::Tensor) ok = k == ValueKind::TensorList || (t.optionalElements && k == ValueKind::OptionalTensorList);
+      else if (t.base == B::Float) ok = k == ValueKind::DoubleList;
+      else if (t.base == B::Bool) ok = k == ValueKind::BoolList;
+      else if (t.base == B::Int || t.base == B::SymInt) ok = k == ValueKind::IntList;
+    } else {
+      switch (t.base) {
+        case B::Tensor: ok = k == ValueKind::Tensor; break;
+        case B::Int: case B::SymInt: case B::ScalarType: case B::Layout: case B::MemoryFormat:
+          ok = k == ValueKind::Int;
+          break;
+        case B::Float: ok = k == ValueKind::Double || k == ValueKind::Int; break;
+        case B::Bool: ok = k == ValueKind::Bool; break;
+        case B::Scalar: ok = k == ValueKind::Int || k == ValueKind::Double || k == ValueKind::Bool; break;
+        case B::Str: ok = k == ValueKind::String; break;
+        default: break;
+      }
+    }
+    if (!ok)
+      return bad("argument " + std::to_string(i) + " is a " + valueKindName(k) + " where its schema has " +
+                 t.toString());
+  }
+  return Ok{};
+}
+
 class MethodRun {
  public:
   MethodRun(const Program& p, const Method& m, const RunOptions& o) : p_(p), m_(m), o_(o) {}
@@ -60,7 +143,7 @@ class MethodRun {
             if (auto s = etView(n); !s) return fail(pc, s.error().found);
           } else if (isPrim(op.name)) {
             if (auto s = prim(n, op); !s) return fail(pc, s.error().found);
-          } else if (auto s = checkArguments(n, op); !s) {
+          } else if (auto s = checkArguments(values_, n, op); !s) {
             return fail(pc, s.error().found);
           } else if (!(*findKernel(op.fullName()))(ctx, n.args)) {
             return fail(pc, ctx.message());
@@ -130,50 +213,6 @@ class MethodRun {
                  "operators the interpreter has kernels for", "no kernel for " + list};
   }
 
-  /// The arguments of a kernel call against its schema: the schema's arguments, then one
-  /// value for what it returns (ExecuTorch appends the return: the tensor, a list of them for
-  /// a tuple, None for "()"), each argument of the kind its type needs, so a kernel never
-  /// reads a value that is not there or not what it expects.
-  Status checkArguments(const Node& n, const OperatorRef& op) const {
-    auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
-    const OpSchema* schema = OpRegistry::builtin().find(op.name, op.overload);
-    if (!schema) return bad("no schema for " + op.fullName());
-    size_t want = schema->arguments.size() + 1;
-    if (n.args.size() != want)
-      return bad(std::to_string(n.args.size()) + " arguments where its schema has " + std::to_string(want) +
-                 " (its arguments and the return)");
-    for (size_t i = 0; i < want; ++i) {
-      if (i == schema->arguments.size() && schema->returns.size() != 1) continue;  // a list or None
-      const SchemaType& t = i < schema->arguments.size() ? schema->arguments[i].type : schema->returns[0].type;
-      ValueKind k = values_[n.args[i]].kind;
-      if (k == ValueKind::None && (t.optional || t.base == SchemaType::Base::Any)) continue;
-      bool ok = true;
-      using B = SchemaType::Base;
-      if (t.list) {
-        if (t.base == B::Tensor) ok = k == ValueKind::TensorList || (t.optionalElements && k == ValueKind::OptionalTensorList);
-        else if (t.base == B::Float) ok = k == ValueKind::DoubleList;
-        else if (t.base == B::Bool) ok = k == ValueKind::BoolList;
-        else if (t.base == B::Int || t.base == B::SymInt) ok = k == ValueKind::IntList;
-      } else {
-        switch (t.base) {
-          case B::Tensor: ok = k == ValueKind::Tensor; break;
-          case B::Int: case B::SymInt: case B::ScalarType: case B::Layout: case B::MemoryFormat:
-            ok = k == ValueKind::Int;
-            break;
-          case B::Float: ok = k == ValueKind::Double || k == ValueKind::Int; break;
-          case B::Bool: ok = k == ValueKind::Bool; break;
-          case B::Scalar: ok = k == ValueKind::Int || k == ValueKind::Double || k == ValueKind::Bool; break;
-          case B::Str: ok = k == ValueKind::String; break;
-          default: break;
-        }
-      }
-      if (!ok)
-        return bad("argument " + std::to_string(i) + " is a " + valueKindName(k) + " where its schema has " +
-                   t.toString());
-    }
-    return Ok{};
-  }
-
   Error fail(size_t pc, const std::string& why) const {
     const Node& n = m_.nodes[pc];
     std::string what = "running " + m_.name + " instruction " + std::to_string(pc);
@@ -206,40 +245,12 @@ class MethodRun {
     }
     values_.resize(m_.values.size());
     for (size_t vi = 0; vi < m_.values.size(); ++vi) {
-      const Value& v = m_.values[vi];
-      RunValue& r = values_[vi];
-      r.kind = v.kind();
-      switch (v.kind()) {
-        case ValueKind::None: break;
-        case ValueKind::Int: r.i = std::get<int64_t>(v.payload); break;
-        case ValueKind::Bool: r.b = std::get<bool>(v.payload); break;
-        case ValueKind::Double: r.d = std::get<double>(v.payload); break;
-        case ValueKind::String: r.s = std::get<std::string>(v.payload); break;
-        case ValueKind::IntList: r.items = std::get<IntList>(v.payload).items; break;
-        case ValueKind::TensorList: r.items = std::get<TensorList>(v.payload).items; break;
-        case ValueKind::OptionalTensorList: r.items = std::get<OptionalTensorList>(v.payload).items; break;
-        case ValueKind::DoubleList: r.doubles = std::get<DoubleList>(v.payload).items; break;
-        case ValueKind::BoolList: r.bools = std::get<BoolList>(v.payload).items; break;
-        case ValueKind::Tensor:
-          if (auto s = place(v.tensor(), vi, written.count(static_cast<ValueId>(vi)) > 0, r.t); !s) return s;
-          break;
-      }
+      values_[vi] = scalarOrList(m_.values[vi]);
+      if (m_.values[vi].isTensor())
+        if (auto s = place(m_.values[vi].tensor(), vi, written.count(static_cast<ValueId>(vi)) > 0, values_[vi].t); !s)
+          return s;
     }
-    // List items name values of the kind the list holds (kernels read them as such).
-    for (size_t vi = 0; vi < values_.size(); ++vi) {
-      const RunValue& r = values_[vi];
-      for (ValueId item : r.items) {
-        bool none = item == kNoValue || (item >= 0 && static_cast<size_t>(item) < values_.size() &&
-                                         values_[item].kind == ValueKind::None);
-        bool ok = item >= 0 && static_cast<size_t>(item) < values_.size();
-        if (ok && r.kind == ValueKind::IntList) ok = values_[item].kind == ValueKind::Int;
-        if (ok && r.kind == ValueKind::TensorList) ok = values_[item].kind == ValueKind::Tensor;
-        if (r.kind == ValueKind::OptionalTensorList) ok = none || (ok && values_[item].kind == ValueKind::Tensor);
-        if (!ok)
-          return Error{ErrorCode::Invalid, p_.path, std::nullopt, m_.name + ".values[" + std::to_string(vi) + "] items",
-                       std::string("values of the kind a ") + valueKindName(r.kind) + " holds", std::to_string(item)};
-      }
-    }
+    if (auto s = checkListItems(values_, p_.path, m_.name); !s) return s;
     for (ValueId v : m_.inputs)
       if (v < 0 || static_cast<size_t>(v) >= values_.size())
         return Error{ErrorCode::OutOfRange, p_.path, std::nullopt, m_.name + " input", "a value index", std::to_string(v)};
@@ -479,6 +490,49 @@ Result<RunResult> runProgram(const Program& program, const RunOptions& options) 
   if (!m && options.method.empty()) m = &program.methods[0];
   if (!m) return Error{ErrorCode::Invalid, program.path, std::nullopt, "running", "a method named " + want, "none"};
   return MethodRun(program, *m, options).run();
+}
+
+Status runKernelCalls(const Method& m, const std::vector<size_t>& nodes,
+                      const std::function<uint8_t*(ValueId)>& bytesOf) {
+  std::vector<RunValue> values(m.values.size());
+  for (size_t vi = 0; vi < m.values.size(); ++vi) {
+    values[vi] = scalarOrList(m.values[vi]);
+    if (const TensorSpec* t = m.values[vi].tensorIf()) {
+      RunTensor& r = values[vi].t;
+      r.dtype = t->dtype;
+      r.sizes = t->sizes;
+      r.dimOrder = t->dimOrder;
+      r.data = bytesOf(static_cast<ValueId>(vi));
+      r.capacity = r.data ? t->nbytes().value_or(0) : 0;
+    }
+  }
+  if (auto s = checkListItems(values, "", m.name); !s) return s;
+  KernelContext ctx(values);
+  for (size_t i : nodes) {
+    const Node& n = m.nodes.at(i);
+    auto fail = [&](const std::string& why) {
+      std::string op = n.op >= 0 && static_cast<size_t>(n.op) < m.operators.size() ? m.operators[n.op].fullName() : "?";
+      return Error{ErrorCode::Invalid, "", std::nullopt, "evaluating node " + n.name + " (" + op + ")", "", why};
+    };
+    if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size())
+      return fail("not a kernel call");
+    const OperatorRef& op = m.operators[n.op];
+    const Kernel* k = findKernel(op.fullName());
+    if (!k) return fail("no kernel for it");
+    for (ValueId a : n.args)
+      if (a < 0 || static_cast<size_t>(a) >= values.size()) return fail("an argument out of the value table");
+    if (auto s = checkArguments(values, n, op); !s) return fail(s.error().found);
+    for (ValueId a : n.args) {
+      const RunValue& v = values[a];
+      bool noBytes = v.kind == ValueKind::Tensor && !v.t.data && v.t.nbytes() > 0;
+      for (ValueId item : v.items)
+        noBytes = noBytes || (item >= 0 && values[item].kind == ValueKind::Tensor && !values[item].t.data &&
+                              values[item].t.nbytes() > 0);
+      if (noBytes) return fail("a tensor argument without bytes");
+    }
+    if (!(*k)(ctx, n.args)) return fail(ctx.message());
+  }
+  return Ok{};
 }
 
 double maxDifference(const HostValue& a, const HostValue& b) {

@@ -78,6 +78,13 @@ double iotaElement(ScalarType dtype, uint64_t i);
 /// a tensor outside its arena, or a kernel refuses its arguments.
 Result<RunResult> runProgram(const Program& program, const RunOptions& options = {});
 
+/// Runs kernel calls of `m` outside a program run, as constant folding needs them: the nodes
+/// numbered `nodes`, each an out variant as ToOutVarPass makes it, in that order. A tensor's
+/// bytes are at `bytesOf(value)`, sized for its spec (nullptr for one no call touches). Fails
+/// naming the node and operator when there is no kernel or a kernel refuses its arguments.
+Status runKernelCalls(const Method& m, const std::vector<size_t>& nodes,
+                      const std::function<uint8_t*(ValueId)>& bytesOf);
+
 /// How far apart two values are: the largest |a - b| over their elements; 0 when equal
 /// (NaN equals NaN), infinity for NaN against a number, another dtype or another shape.
 double maxDifference(const HostValue& a, const HostValue& b);
