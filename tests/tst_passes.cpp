@@ -214,9 +214,8 @@ class TestPasses : public QObject {
   }
 
   // ---- ConstantPropPass ----
-  // Differs from ExecuTorch: only layout operators are evaluated (permute,
-  // transpose, t, expand into new bytes; view-like ops and clones share the
-  // input's bytes); ExecuTorch runs any operator through torch.
+  // Layout operators: permute, transpose, t, expand into new bytes; view-like ops and
+  // clones share the input's bytes.
   void constantPropFoldsPermuteOfAWeight() {
     GraphBuilder b;
     TensorRef x = b.input("x", F, {4, 3});
@@ -265,6 +264,44 @@ class TestPasses : public QObject {
     // The viewed bias is not copied: same bytes as the parameter.
     QCOMPARE(bNew->data.data, bOld->data.data);
     GOLDEN("passes/constant_prop.txt", run);
+  }
+
+  void constantPropComputesAnyOperatorWithAKernel() {
+    // ExecuTorch runs every operator on constants; the studio runs the interpreter's kernel.
+    // w * 2.0 + c: a number in a Tensor slot, then an add, folded into one constant.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2, 3});
+    TensorRef w = b.parameter("w", F, {2, 3}, {WeightInit::Kind::Constant, 1.5});
+    TensorRef c = b.constant("c", F, {2, 3}, {WeightInit::Kind::Constant, 0.25});
+    TensorRef folded = b.op("aten.add.Tensor", {b.op("aten.mul.Tensor", {w, 2.0}), c});
+    TensorRef y = b.op("aten.mul.Tensor", {x, folded});
+    b.output(y);
+    b.output(b.op("aten.bernoulli.p", {c, 0.5}));        // draws random numbers: never folded
+    b.output(b.op("aten.pow.Tensor_Tensor", {c, c}));  // no kernel: left, and said so
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Program p = finish(b, "compute");
+    p.methods[0].values[p.methods[0].nodes[2].outputs[0]].tensor().requiresGrad = true;  // as torch.export records it
+    Run run = runPass(std::move(p), passes::constantProp(), cfg);
+    QVERIFY(!run.outcome.failed);
+    const Method& m = run.after.methods[0];
+    std::vector<std::string> ops;
+    for (const Node& n : m.nodes) ops.push_back(m.operators[n.op].name);
+    QCOMPARE(ops, (std::vector<std::string>{"aten::mul", "aten::bernoulli", "aten::pow"}));
+    const TensorSpec* k = nullptr;
+    for (const InputSpec& in : m.signature.inputs)
+      if (in.target == "_prop_tensor_constant1") k = &m.values[in.value].tensor();
+    QVERIFY(k);
+    QCOMPARE(k->data.size, uint64_t(24));
+    for (int i = 0; i < 6; ++i) QCOMPARE(reinterpret_cast<const float*>(k->data.data)[i], 3.25f);
+    // x * constant no longer requires grad: nothing it reads does (SpecPropPass's re-trace upstream).
+    QVERIFY(!m.values[m.nodes[0].outputs[0]].tensor().requiresGrad);
+    bool warned = false;
+    for (const Diagnostic& d : run.outcome.diagnostics)
+      if (d.severity == Diagnostic::Severity::Warning) {
+        warned = d.message.find("aten::pow.Tensor_Tensor") != std::string::npos && d.message.find("bernoulli") == std::string::npos;
+      }
+    QVERIFY(warned);
   }
 
   void constantPropChainsAndRank3() {

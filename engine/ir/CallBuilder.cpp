@@ -391,7 +391,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::_softmax", &ShapeCall::sameShape}, {"aten::_log_softmax", &ShapeCall::sameShape},
     {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
     {"aten::gelu", &ShapeCall::sameShape}, {"aten::log1p", &ShapeCall::sameShape},
-    {"aten::log", &ShapeCall::sameShape},
+    {"aten::log", &ShapeCall::sameShape}, {"aten::bernoulli", &ShapeCall::sameShape},
     {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
     {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
     {"aten::pow", &ShapeCall::broadcastBinary}, {"aten::fmod", &ShapeCall::broadcastBinary},

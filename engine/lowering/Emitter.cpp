@@ -9,6 +9,7 @@
 
 #include "engine/ir/OpRegistry.h"
 #include "engine/ir/TreeSpec.h"
+#include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio {
 
@@ -443,55 +444,17 @@ class MethodEmitter {
     }
   }
 
-  /// A number where the operator's schema has a Tensor (torch.export keeps
-  /// `x + 1e-5` as add.Tensor(x, 1e-05)) becomes a 0-dim constant tensor, as
-  /// to_edge's ScalarToTensorPass and lift_constant_tensor_pass make it: the
-  /// runtime's kernels read a tensor there. torch.tensor's dtypes: float32
-  /// for a float, int64 for an int, bool for a bool. The bytes are owned by
-  /// the emitted program.
+  /// Numbers in Tensor slots become 0-dim constant tensors; the bytes are owned by the
+  /// emitted program.
   void liftScalarTensorArguments() {
-    struct Lift { size_t node, arg; ScalarType dtype; uint64_t offset; };
-    std::vector<Lift> lifts;
-    std::string bytes;
-    const OpRegistry& reg = OpRegistry::builtin();
-    for (size_t ni = 0; ni < in_.nodes.size(); ++ni) {
-      const Node& n = in_.nodes[ni];
-      if (n.kind != NodeKind::Kernel) continue;
-      const OpSchema* s = reg.find(in_.operators[n.op].name, in_.operators[n.op].overload);
-      if (!s) continue;
-      for (size_t a = 0; a < n.args.size() && a < s->arguments.size(); ++a) {
-        const SchemaType& t = s->arguments[a].type;
-        if (t.base != SchemaType::Base::Tensor || t.list) continue;
-        const Value& v = in_.values[n.args[a]];
-        uint64_t at = (bytes.size() + 15) / 16 * 16;
-        bytes.resize(at);
-        if (auto* d = std::get_if<double>(&v.payload)) {
-          float f = static_cast<float>(*d);
-          bytes.append(reinterpret_cast<const char*>(&f), 4);
-          lifts.push_back({ni, a, ScalarType::Float, at});
-        } else if (auto* i = std::get_if<int64_t>(&v.payload)) {
-          bytes.append(reinterpret_cast<const char*>(i), 8);
-          lifts.push_back({ni, a, ScalarType::Long, at});
-        } else if (auto* b = std::get_if<bool>(&v.payload)) {
-          bytes.push_back(*b ? 1 : 0);
-          lifts.push_back({ni, a, ScalarType::Bool, at});
-        }
-      }
-    }
-    if (lifts.empty()) return;
-    auto file = MappedFile::fromBytes(in_.name + " (lifted scalar constants)", bytes.data(), bytes.size());
-    owned_.push_back(file);
-    for (const Lift& l : lifts) {
-      TensorSpec t;
-      t.dtype = l.dtype;
-      t.data = Bytes{file->data() + l.offset, elementSize(l.dtype), l.offset};
-      ValueId id = static_cast<ValueId>(in_.values.size());
-      in_.values.push_back(Value{std::move(t), "_lifted_tensor_constant" + std::to_string(lifted_.size())});
-      in_.nodes[l.node].args[l.arg] = id;
+    passes::LiftedScalars l = passes::liftScalarTensorArguments(in_);
+    if (l.values.empty()) return;
+    owned_.push_back(l.bytes);
+    for (ValueId id : l.values) {
       constant_.insert(id);
       lifted_.push_back(id);
     }
-    r_.notes.push_back(in_.name + ": " + std::to_string(lifts.size()) +
+    r_.notes.push_back(in_.name + ": " + std::to_string(l.values.size()) +
                        " scalars passed where a Tensor is expected became 0-dim constant tensors (ScalarToTensorPass)");
   }
 

@@ -3,29 +3,45 @@
 // lifted constants, earlier folded nodes) is computed now and becomes a new
 // lifted constant "_prop_tensor_constant<N>" placed before the first user
 // input; constants only folded nodes read leave the signature. As in
-// ExecuTorch, full and the quantize/dequantize primitives are never folded,
+// ExecuTorch, full, the quantize/dequantize primitives, operators that write
+// their arguments and operators that draw random numbers are never folded,
 // and a constant returned as an output is returned through a clone.
-// ExecuTorch runs any operator through torch; the studio evaluates the
-// layout operators (permute/transpose/t/expand copy into new bytes; view,
-// reshape, squeeze, unsqueeze, alias, clone and same-dtype copies share the
-// input's bytes) and leaves other operators unfolded.
+// ExecuTorch runs each operator through torch; the studio runs it through its
+// interpreter's kernels (engine/run), whose results agree with ExecuTorch's
+// portable kernels. Views, reshapes and same-dtype copies share their input's
+// bytes instead of copying them.
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <set>
 
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/decompositions/Decomposition.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
+#include "engine/run/Interpreter.h"
+#include "engine/run/Kernels.h"
 
 namespace lstudio::passes {
 namespace {
 
+/// ExecuTorch's skip list: full, and the quantization primitives.
 bool skipped(const OperatorRef& op) {
   if (op.name == "aten::full") return true;
   if (op.name.rfind("quantized_decomposed::", 0) != 0) return false;
   std::string n = op.name.substr(22);
   return n.rfind("quantize", 0) == 0 || n.rfind("dequantize", 0) == 0 || n.rfind("choose_qparams", 0) == 0;
+}
+
+/// torch's Node.is_impure: the schema writes an argument, or torch tags the operator
+/// nondeterministic_seeded (it draws from the random generator).
+bool impure(const OpSchema& s) {
+  static const std::set<std::string> random = {
+      "alpha_dropout", "bernoulli", "cauchy", "dropout", "exponential", "geometric", "gru", "log_normal",
+      "lstm", "multinomial", "native_dropout", "normal", "poisson", "rand", "rand_like", "randint",
+      "randint_like", "randn", "randn_like", "randperm", "rnn_relu", "rnn_tanh", "rrelu_with_noise",
+      "rrelu_with_noise_functional", "uniform", "_fused_dropout", "_standard_gamma"};
+  if (s.ns == "aten" && random.count(s.name)) return true;
+  return std::any_of(s.arguments.begin(), s.arguments.end(), [](const SchemaArgument& a) { return a.isWrite; });
 }
 
 bool contiguous(const TensorSpec& t) {
@@ -34,167 +50,27 @@ bool contiguous(const TensorSpec& t) {
   return true;
 }
 
-std::optional<int64_t> intArg(const Method& m, const Node& n, size_t k) {
-  if (k >= n.args.size()) return std::nullopt;
-  auto x = numberOf(m, n.args[k]);
-  return x ? std::optional<int64_t>(static_cast<int64_t>(*x)) : std::nullopt;
-}
-
-std::optional<std::vector<int64_t>> intsArg(const Method& m, const Node& n, size_t k) {
-  if (k >= n.args.size() || n.args[k] < 0) return std::nullopt;
-  auto* l = std::get_if<IntList>(&m.values[n.args[k]].payload);
-  if (!l) return std::nullopt;
-  std::vector<int64_t> r;
-  for (ValueId v : l->items) {
-    auto x = numberOf(m, v);
-    if (!x) return std::nullopt;
-    r.push_back(static_cast<int64_t>(*x));
-  }
-  return r;
-}
-
-template <typename T>
-void gatherTyped(uint8_t* dstBytes, const uint8_t* srcBytes, const std::vector<int64_t>& sizes,
-                 const std::vector<int64_t>& stride) {
-  T* dst = reinterpret_cast<T*>(dstBytes);
-  const T* src = reinterpret_cast<const T*>(srcBytes);
-  const size_t rank = sizes.size();
-  if (rank == 0) {
-    std::memcpy(dst, src, sizeof(T));
-    return;
-  }
-  if (rank == 2) {  // the common case (a transposed weight): tiles keep both sides in cache
-    const int64_t rows = sizes[0], cols = sizes[1], s0 = stride[0], s1 = stride[1];
-    constexpr int64_t kTile = 32;
-    for (int64_t ib = 0; ib < rows; ib += kTile)
-      for (int64_t jb = 0; jb < cols; jb += kTile)
-        for (int64_t i = ib; i < std::min(rows, ib + kTile); ++i)
-          for (int64_t j = jb; j < std::min(cols, jb + kTile); ++j) dst[i * cols + j] = src[i * s0 + j * s1];
-    return;
-  }
-  // Odometer over the outer dimensions, a strided row at a time.
-  const int64_t inner = sizes[rank - 1], innerStride = stride[rank - 1];
-  uint64_t rows = 1;
-  for (size_t d = 0; d + 1 < rank; ++d) rows *= static_cast<uint64_t>(sizes[d]);
-  std::vector<int64_t> idx(rank - 1, 0);
-  int64_t base = 0;
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < inner; ++j) dst[r * inner + j] = src[base + j * innerStride];
-    for (size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < sizes[d]) {
-        base += stride[d];
-        break;
-      }
-      base -= stride[d] * (sizes[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
-
-/// dst[idx] = src[sum idx[d] * stride[d]] for a contiguous `dst` of `sizes`.
-void gather(uint8_t* dst, const uint8_t* src, uint32_t es, const std::vector<int64_t>& sizes,
-            const std::vector<int64_t>& stride) {
-  switch (es) {
-    case 1: return gatherTyped<uint8_t>(dst, src, sizes, stride);
-    case 2: return gatherTyped<uint16_t>(dst, src, sizes, stride);
-    case 4: return gatherTyped<uint32_t>(dst, src, sizes, stride);
-    default: {
-      struct E8 { uint64_t v; };
-      struct E16 { uint64_t a, b; };
-      if (es == 8) return gatherTyped<E8>(dst, src, sizes, stride);
-      if (es == 16) return gatherTyped<E16>(dst, src, sizes, stride);
-    }
-  }
-}
-
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> s(sizes.size(), 1);
-  for (size_t d = sizes.size(); d-- > 1;) s[d - 1] = s[d] * sizes[d];
-  return s;
-}
-
-/// Where a folded value's bytes are: existing bytes (shared, never copied), or
-/// new bytes number `owned` computed when the pass ends.
-struct FoldRef {
-  Bytes shared;
-  int owned = -1;
-};
-
-/// New bytes: a strided gather from another constant.
-struct NewBytes {
-  FoldRef source;
-  uint32_t elementSize = 0;
-  std::vector<int64_t> sizes, stride;
-  uint64_t size = 0;
-};
-
-/// How a layout operator computes its result from input `in`: the same bytes
-/// (nullopt stride) or a gather; nullopt when the studio cannot compute it.
-struct Plan {
-  bool same = false;
-  std::vector<int64_t> stride;
-};
-std::optional<Plan> evaluate(const Method& m, const Node& n, const TensorSpec& in, const TensorSpec& out) {
-  const std::string& op = m.operators[n.op].name;
-  if (!contiguous(in) || !contiguous(out) || in.dtype != out.dtype) return std::nullopt;
-  static const std::set<std::string> sameBytes = {
+/// Operators whose result, for a contiguous input and result of one dtype, is the
+/// input's bytes: folded by sharing them.
+bool sharesBytes(const Method& m, const Node& n) {
+  static const std::set<std::string> same = {
       "aten::view_copy", "aten::_unsafe_view", "aten::reshape", "aten::alias_copy", "aten::clone",
       "aten::squeeze_copy", "aten::unsqueeze_copy", "aten::detach_copy", "aten::_to_copy",
       "dim_order_ops::_clone_dim_order", "dim_order_ops::_to_dim_order_copy", "aten::lift_fresh_copy"};
-  if (sameBytes.count(op)) {
-    if (in.nbytes() != out.nbytes()) return std::nullopt;
-    return Plan{true, {}};
-  }
-  const uint32_t es = elementSize(in.dtype);
-  if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) return std::nullopt;
-  std::vector<int64_t> inStride = contiguousStrides(in.sizes);
-  const size_t rank = in.sizes.size();
-  std::vector<int64_t> perm(rank);
-  for (size_t d = 0; d < rank; ++d) perm[d] = static_cast<int64_t>(d);
-  if (op == "aten::permute_copy") {
-    auto dims = intsArg(m, n, 1);
-    if (!dims || dims->size() != rank) return std::nullopt;
-    perm = *dims;
-  } else if (op == "aten::transpose_copy" || op == "aten::t_copy") {
-    int64_t a = 0, b = rank < 2 ? 0 : 1;
-    if (op == "aten::transpose_copy") {
-      auto x = intArg(m, n, 1), y = intArg(m, n, 2);
-      if (!x || !y) return std::nullopt;
-      a = *x, b = *y;
-    }
-    if (a < 0) a += static_cast<int64_t>(rank);
-    if (b < 0) b += static_cast<int64_t>(rank);
-    if (rank > 0 && (a >= static_cast<int64_t>(rank) || b >= static_cast<int64_t>(rank) || a < 0 || b < 0))
-      return std::nullopt;
-    if (rank > 0) std::swap(perm[a], perm[b]);
-  } else if (op == "aten::expand_copy") {
-    if (out.sizes.size() < rank) return std::nullopt;
-    std::vector<int64_t> stride(out.sizes.size(), 0);
-    for (size_t d = 0; d < rank; ++d) {
-      size_t od = out.sizes.size() - rank + d;
-      if (in.sizes[d] == out.sizes[od]) stride[od] = inStride[d];
-      else if (in.sizes[d] != 1) return std::nullopt;
-    }
-    return Plan{false, stride};
-  } else {
-    return std::nullopt;
-  }
-  if (out.sizes.size() != rank) return std::nullopt;
-  std::vector<int64_t> stride(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t p = perm[d] < 0 ? perm[d] + static_cast<int64_t>(rank) : perm[d];
-    if (p < 0 || p >= static_cast<int64_t>(rank) || in.sizes[p] != out.sizes[d]) return std::nullopt;
-    stride[d] = inStride[p];
-  }
-  return Plan{false, stride};
+  if (!same.count(m.operators[n.op].name) || n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0) return false;
+  const TensorSpec* in = m.values[n.args[0]].tensorIf();
+  const TensorSpec* out = m.values[n.outputs[0]].tensorIf();
+  return in && out && contiguous(*in) && contiguous(*out) && in->dtype == out->dtype && in->nbytes() &&
+         in->nbytes() == out->nbytes();
 }
 
-/// A folded value whose bytes are new: where they go once computed.
-struct Placed {
-  size_t method;
-  ValueId value;
-  int owned;
-};
+/// The interpreter's kernel for a functional operator's out variant, or null.
+const run::Kernel* kernelFor(const OperatorRef& op) {
+  const OpRegistry& reg = OpRegistry::builtin();
+  const OpSchema* fn = reg.find(op.name, op.overload);
+  const OpSchema* ov = fn ? reg.outVariant(*fn) : nullptr;
+  return ov ? run::findKernel(ov->ns + "::" + ov->name + "." + ov->overload) : nullptr;
+}
 
 /// The constants a method starts with: parameters, lifted constants and buffers
 /// nothing mutates, when they have data.
@@ -227,39 +103,42 @@ bool constantArgument(const Method& m, const std::vector<bool>& isConst, ValueId
 
 /// The nodes of one method computed from constants only.
 struct Folding {
-  std::map<ValueId, FoldRef> folded;
   std::vector<bool> foldedNode;
-  std::vector<ValueId> order;  // folded values in node order
+  std::vector<ValueId> order;          // folded values in node order
+  std::map<ValueId, ValueId> aliasOf;  // a result that shares its input's bytes -> that input
+  std::vector<size_t> computed;        // the nodes a kernel computes, in order
+  std::set<std::string> unevaluated;   // operators on constants only that no kernel computes
 };
 
 /// Folds, in node order, every node whose arguments are constants (earlier folded
-/// results included) and whose layout operator the studio evaluates; new bytes are
-/// appended to `made`.
-Folding foldNodes(const Method& m, std::vector<bool>& isConst, std::vector<NewBytes>& made) {
+/// results included) and whose result shares its input's bytes or a kernel computes.
+Folding foldNodes(const Method& m, std::vector<bool>& isConst) {
   Folding f;
   f.foldedNode.assign(m.nodes.size(), false);
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const Node& n = m.nodes[i];
     const OperatorRef* op = operatorOf(m, n);
-    if (!op || skipped(*op) || n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0) continue;
+    const OpSchema* schema = op ? OpRegistry::builtin().find(op->name, op->overload) : nullptr;
+    if (!op || skipped(*op) || (schema && impure(*schema)) || n.outputs.empty()) continue;
     if (!std::all_of(n.args.begin(), n.args.end(), [&](ValueId v) { return constantArgument(m, isConst, v); })) continue;
-    const TensorSpec* in = m.values[n.args[0]].tensorIf();
-    const TensorSpec* res = m.values[n.outputs[0]].tensorIf();
-    if (!in || !res) continue;
-    auto plan = evaluate(m, n, *in, *res);
-    if (!plan) continue;
-    FoldRef source;
-    if (auto it = f.folded.find(n.args[0]); it != f.folded.end()) source = it->second;
-    else source.shared = in->data;
-    FoldRef result = source;  // same bytes: no copy, not even of new bytes
-    if (!plan->same) {
-      made.push_back(NewBytes{source, elementSize(in->dtype), res->sizes, plan->stride, res->nbytes().value_or(0)});
-      result = FoldRef{{}, static_cast<int>(made.size() - 1)};
+    bool sizedTensors = std::all_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) {
+      const TensorSpec* t = m.values[v].tensorIf();
+      return t && !m.values[v].symbolic && t->nbytes();
+    });
+    if (!sizedTensors) continue;
+    if (sharesBytes(m, n)) {
+      f.aliasOf[n.outputs[0]] = n.args[0];
+    } else if (schema && kernelFor(*op)) {
+      f.computed.push_back(i);
+    } else {
+      f.unevaluated.insert(op->fullName());
+      continue;
     }
-    f.folded[n.outputs[0]] = result;
     f.foldedNode[i] = true;
-    isConst[n.outputs[0]] = true;
-    f.order.push_back(n.outputs[0]);
+    for (ValueId v : n.outputs) {
+      isConst[v] = true;
+      f.order.push_back(v);
+    }
   }
   return f;
 }
@@ -276,9 +155,9 @@ std::vector<int> liveReadsAfter(const Method& m, const std::vector<bool>& folded
 }
 
 /// The folded values something still reads become lifted constants
-/// "_prop_tensor_constant<N>", in ExecuTorch's (reverse) order; returns their input specs.
-std::vector<InputSpec> liftFolded(Method& m, size_t method, const Folding& f, const std::vector<int>& liveReads,
-                                  std::vector<Placed>& placed) {
+/// "_prop_tensor_constant<N>" over `bytes`, in ExecuTorch's (reverse) order; returns their input specs.
+std::vector<InputSpec> liftFolded(Method& m, const Folding& f, const std::vector<int>& liveReads,
+                                  const std::map<ValueId, Bytes>& bytes) {
   std::set<std::string> names;
   size_t constants = 0;
   for (const InputSpec& in : m.signature.inputs) {
@@ -295,12 +174,11 @@ std::vector<InputSpec> liftFolded(Method& m, size_t method, const Folding& f, co
     TensorSpec& t = m.values[*it].tensor();
     t.fqn = fqn;
     t.slot.reset();
-    t.strides = contiguousStrides(t.sizes);
+    t.strides.clear();
+    t.strides = decompositions::stridesOf(t);
     t.requiresGrad = false;  // a computed constant, not a parameter (ExecuTorch's const prop)
+    t.data = bytes.at(*it);
     m.values[*it].name = fqn;
-    const FoldRef& ref = f.folded.at(*it);
-    if (ref.owned < 0) t.data = ref.shared;
-    else placed.push_back(Placed{method, *it, ref.owned});
     added.push_back(InputSpec{InputSpec::Kind::ConstantTensor, *it, fqn, true});
   }
   return added;
@@ -351,26 +229,76 @@ void cloneConstantOutputs(Method& m, const std::vector<bool>& isConst) {
   }
 }
 
-/// One owned allocation for every new constant (64-byte aligned each), filled in
-/// node order so a gather may read an earlier result.
-void computeNewBytes(Program& p, const std::vector<NewBytes>& made, const std::vector<Placed>& placed) {
+/// Computes the folded nodes of `m` into one new allocation (64-byte aligned each result)
+/// and returns where every folded value's bytes are: a kernel's result there, a shared result
+/// its input's bytes.
+Result<std::map<ValueId, Bytes>> computeFolded(Program& p, const Method& m, const std::vector<bool>& isConst,
+                                                const Folding& f, const ExecutorchBackendConfig& config) {
+  // The computed nodes alone, as out variants: what the kernels take.
+  Program calls;
+  calls.path = p.path;
+  calls.methods.push_back(m);
+  Method& cm = calls.methods[0];
+  cm.nodes.clear();
+  for (size_t i : f.computed) cm.nodes.push_back(m.nodes[i]);
+  PassOutcome outVar = toOutVar()->run(calls, config);
+  if (outVar.failed)
+    return Error{ErrorCode::Unsupported, p.path, std::nullopt, "folding constants in " + m.name, "",
+                 outVar.diagnostics.empty() ? "ToOutVarPass failed" : outVar.diagnostics.front().message};
+  LiftedScalars scalars = liftScalarTensorArguments(cm);  // kernels read a number in a Tensor slot as a tensor
+  std::map<ValueId, uint64_t> offset;
   uint64_t total = 0;
-  std::vector<uint64_t> offsets;
-  for (const NewBytes& nb : made) {
-    offsets.push_back(total);
-    total += (nb.size + 63) / 64 * 64;
-  }
-  auto file = MappedFile::generated(p.path + " (folded constants)", total, [&](uint8_t* base) {
-    for (size_t i = 0; i < made.size(); ++i) {
-      const FoldRef& s = made[i].source;
-      const uint8_t* src = s.owned >= 0 ? base + offsets[s.owned] : s.shared.data;
-      gather(base + offsets[i], src, made[i].elementSize, made[i].sizes, made[i].stride);
+  for (size_t i : f.computed)
+    for (ValueId v : m.nodes[i].outputs) {
+      offset[v] = total;
+      total += (*m.values[v].tensor().nbytes() + 63) / 64 * 64;
     }
-  });
-  for (const Placed& x : placed)
-    p.methods[x.method].values[x.value].tensor().data =
-        Bytes{file->data() + offsets[x.owned], made[x.owned].size, offsets[x.owned]};
-  p.derivedData.push_back(std::move(file));
+  std::map<ValueId, Bytes> bytes;
+  Status status = Ok{};
+  auto fill = [&](uint8_t* base) {
+    std::vector<uint8_t*> at(cm.values.size(), nullptr);
+    for (size_t v = 0; v < m.values.size(); ++v)
+      if (isConst[v] && m.values[v].isTensor()) at[v] = const_cast<uint8_t*>(m.values[v].tensor().data.data);
+    for (ValueId v : scalars.values) at[v] = const_cast<uint8_t*>(cm.values[v].tensor().data.data);
+    for (ValueId v : f.order) {
+      auto alias = f.aliasOf.find(v);
+      at[v] = alias != f.aliasOf.end() ? at[alias->second] : base + offset.at(v);
+    }
+    std::vector<size_t> all(cm.nodes.size());
+    for (size_t k = 0; k < all.size(); ++k) all[k] = k;
+    status = run::runKernelCalls(cm, all, [&](ValueId v) { return at[v]; });
+    for (ValueId v : f.order) {
+      uint64_t size = *m.values[v].tensor().nbytes();
+      ValueId root = v;
+      for (auto a = f.aliasOf.find(root); a != f.aliasOf.end(); a = f.aliasOf.find(root)) root = a->second;
+      if (auto o = offset.find(root); o != offset.end()) bytes[v] = Bytes{at[v], size, o->second};
+      else bytes[v] = Bytes{at[v], size, m.values[root].tensor().data.fileOffset};
+    }
+  };
+  if (total) p.derivedData.push_back(MappedFile::generated(p.path + " (folded constants)", total, fill));
+  else fill(nullptr);
+  if (!status) {
+    Error e = status.error();
+    e.file = p.path;
+    e.what = m.name + ": " + e.what;
+    return e;
+  }
+  return bytes;
+}
+
+/// A folded constant does not require grad, so neither does a result computed from no
+/// tensor that does: ExecuTorch's SpecPropPass re-traces the graph after constant
+/// propagation and gives it that. (Only true turns to false: an operator torch does not
+/// differentiate kept false already.)
+void dropGradWithoutSource(Method& m) {
+  for (const Node& n : m.nodes) {
+    bool fromGrad = false;
+    for (ValueId v : readsOf(m, n))
+      if (const TensorSpec* t = m.values[v].tensorIf(); t && t->requiresGrad) fromGrad = true;
+    if (fromGrad) continue;
+    for (ValueId v : n.outputs)
+      if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[v].payload)) t->requiresGrad = false;
+  }
 }
 
 class ConstantProp : public Pass {
@@ -380,30 +308,39 @@ class ConstantProp : public Pass {
     return "nodes computed from constants only become new constants (do_quant_fusion_and_const_prop)";
   }
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.doQuantFusionAndConstProp; }
-  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+  PassOutcome run(Program& p, const ExecutorchBackendConfig& config) const override {
     PassOutcome out;
-    std::vector<NewBytes> made;  // computed into one owned allocation when the pass ends
-    std::vector<Placed> placed;
-    for (size_t mi = 0; mi < p.methods.size(); ++mi) {
-      Method& m = p.methods[mi];
+    for (Method& m : p.methods) {
       std::vector<bool> isConst = liftedConstants(m);
-      Folding f = foldNodes(m, isConst, made);
+      Folding f = foldNodes(m, isConst);
+      auto bytes = computeFolded(p, m, isConst, f, config);
+      if (!bytes) {
+        out.failed = true;
+        out.diagnostics.push_back({Diagnostic::Severity::Error, -1, bytes.error().message()});
+        return out;
+      }
       std::vector<int> liveReads = liveReadsAfter(m, f.foldedNode);
-      std::vector<InputSpec> added = liftFolded(m, mi, f, liveReads, placed);
+      std::vector<InputSpec> added = liftFolded(m, f, liveReads, bytes.value());
       size_t removedInputs = rebuildInputs(m, isConst, liveReads, added);
       size_t k = 0;
       size_t before = m.nodes.size();
       std::erase_if(m.nodes, [&](const Node&) { return f.foldedNode[k++]; });
       cloneConstantOutputs(m, isConst);
+      if (before != m.nodes.size()) dropGradWithoutSource(m);
       if (before != m.nodes.size() || !added.empty() || removedInputs) {
         out.changed = true;
         out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
-                                   m.name + ": " + std::to_string(f.order.size()) + " nodes folded, " +
+                                   m.name + ": " + std::to_string(before - m.nodes.size()) + " nodes folded, " +
                                        std::to_string(added.size()) + " new constants, " +
                                        std::to_string(removedInputs) + " constant inputs dropped"});
       }
+      if (!f.unevaluated.empty()) {
+        std::string ops;
+        for (const std::string& o : f.unevaluated) ops += (ops.empty() ? "" : ", ") + o;
+        out.diagnostics.push_back({Diagnostic::Severity::Warning, -1,
+                                   m.name + ": left unfolded, no kernel to compute them (ExecuTorch folds them): " + ops});
+      }
     }
-    if (!made.empty()) computeNewBytes(p, made, placed);
     return out;
   }
 };

@@ -1,5 +1,7 @@
 #include "engine/lowering/passes/GraphEdit.h"
 
+#include "engine/ir/OpRegistry.h"
+
 namespace lstudio::passes {
 
 FreshNames::FreshNames(const Method& m) {
@@ -191,6 +193,49 @@ std::optional<double> numberOf(const Method& m, ValueId v) {
   if (auto* d = std::get_if<double>(&x.payload)) return *d;
   if (auto* b = std::get_if<bool>(&x.payload)) return *b ? 1.0 : 0.0;
   return std::nullopt;
+}
+
+LiftedScalars liftScalarTensorArguments(Method& m) {
+  struct Lift { size_t node, arg; ScalarType dtype; uint64_t offset; };
+  std::vector<Lift> lifts;
+  std::string bytes;
+  const OpRegistry& reg = OpRegistry::builtin();
+  for (size_t ni = 0; ni < m.nodes.size(); ++ni) {
+    const Node& n = m.nodes[ni];
+    if (n.kind != NodeKind::Kernel || n.op < 0) continue;
+    const OpSchema* s = reg.find(m.operators[n.op].name, m.operators[n.op].overload);
+    if (!s) continue;
+    for (size_t a = 0; a < n.args.size() && a < s->arguments.size(); ++a) {
+      const SchemaType& t = s->arguments[a].type;
+      if (t.base != SchemaType::Base::Tensor || t.list || n.args[a] < 0) continue;
+      const Value& v = m.values[n.args[a]];
+      uint64_t at = (bytes.size() + 15) / 16 * 16;
+      bytes.resize(at);
+      if (auto* d = std::get_if<double>(&v.payload)) {
+        float f = static_cast<float>(*d);
+        bytes.append(reinterpret_cast<const char*>(&f), 4);
+        lifts.push_back({ni, a, ScalarType::Float, at});
+      } else if (auto* i = std::get_if<int64_t>(&v.payload)) {
+        bytes.append(reinterpret_cast<const char*>(i), 8);
+        lifts.push_back({ni, a, ScalarType::Long, at});
+      } else if (auto* b = std::get_if<bool>(&v.payload)) {
+        bytes.push_back(*b ? 1 : 0);
+        lifts.push_back({ni, a, ScalarType::Bool, at});
+      }
+    }
+  }
+  LiftedScalars r;
+  if (lifts.empty()) return r;
+  r.bytes = MappedFile::fromBytes(m.name + " (lifted scalar constants)", bytes.data(), bytes.size());
+  for (const Lift& l : lifts) {
+    TensorSpec t;
+    t.dtype = l.dtype;
+    t.data = Bytes{r.bytes->data() + l.offset, elementSize(l.dtype), l.offset};
+    ValueId id = addValue(m, Value{std::move(t), "_lifted_tensor_constant" + std::to_string(r.values.size())});
+    m.nodes[l.node].args[l.arg] = id;
+    r.values.push_back(id);
+  }
+  return r;
 }
 
 bool hasBackwardSignature(const Method& m) {

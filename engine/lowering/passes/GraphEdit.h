@@ -2,6 +2,7 @@
 // rewiring uses, and what the signature says a value is.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,6 +10,7 @@
 
 #include "engine/ir/Ir.h"
 #include "engine/ir/OpSchema.h"
+#include "engine/support/MappedFile.h"
 
 namespace lstudio::passes {
 
@@ -56,6 +58,15 @@ const InputSpec* inputSpecOf(const Method& m, ValueId v);
 bool isMutatedInput(const Method& m, ValueId v);
 /// The value of an Int/Double/Bool argument, or nullopt.
 std::optional<double> numberOf(const Method& m, ValueId v);
+/// A number where its operator's schema has a Tensor (torch.export keeps `x + 1e-5` as
+/// add.Tensor(x, 1e-05)) becomes a 0-dim constant tensor "_lifted_tensor_constant<k>", as
+/// to_edge's ScalarToTensorPass and lift_constant_tensor_pass make it: kernels read a tensor
+/// there. torch.tensor's dtypes: float32 for a float, int64 for an int, bool for a bool.
+struct LiftedScalars {
+  std::vector<ValueId> values;                ///< the new tensors, in node order
+  std::shared_ptr<const MappedFile> bytes;    ///< what they point into (null when none)
+};
+LiftedScalars liftScalarTensorArguments(Method& m);
 /// Nodes of a training program (a loss or gradient output): ExecuTorch's backward signature.
 bool hasBackwardSignature(const Method& m);
 
