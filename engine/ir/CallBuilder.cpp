@@ -392,6 +392,8 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
     {"aten::gelu", &ShapeCall::sameShape}, {"aten::log1p", &ShapeCall::sameShape},
     {"aten::log", &ShapeCall::sameShape}, {"aten::bernoulli", &ShapeCall::sameShape},
+    {"aten::select_scatter", &ShapeCall::sameShape}, {"aten::slice_scatter", &ShapeCall::sameShape},
+    {"aten::copy", &ShapeCall::sameShape},
     {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
     {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},
     {"aten::pow", &ShapeCall::broadcastBinary}, {"aten::fmod", &ShapeCall::broadcastBinary},
@@ -428,6 +430,8 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
   ShapeCall call{m, name, overload, args};
   for (const auto& [op, rule] : kShapeRules)
     if (name == op) return (call.*rule)();
+  // An in-place operator ("aten::add_") returns the tensor it writes.
+  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_' && call.a0) return call.sameShape();
   return shapeError(call.op, "no shape rule for this operator");
 }
 

@@ -101,6 +101,41 @@ bool sliceCopy(KernelContext& c, const Args& a) {
   return true;
 }
 
+/// slice_scatter(self, src, dim, start, end, step): self with the slice replaced by src.
+bool sliceScatter(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& src = c.tensor(a[1]);
+  RunTensor& out = c.tensor(a[6]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[2]), in.sizes.size(), dim)) return false;
+  if (in.sizes.empty()) return c.fail("slice_scatter into a 0-d tensor");
+  if (in.dtype != src.dtype || in.dtype != out.dtype) return c.fail("slice_scatter between different dtypes");
+  int64_t size = in.sizes[dim];
+  int64_t start = c.isNone(a[3]) ? 0 : c.integer(a[3]);
+  int64_t end = c.isNone(a[4]) ? size : c.integer(a[4]);
+  int64_t step = c.integer(a[5]);
+  if (step <= 0) return c.fail("slice step must be positive");
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  std::vector<int64_t> slice = in.sizes;
+  slice[dim] = (end - start + step - 1) / step;
+  if (src.sizes != slice) return c.fail("slice_scatter's src does not have the slice's sizes");
+  if (!c.resize(out, in.sizes)) return false;
+  copyLogical(in, out);
+  std::vector<int64_t> st = out.strides();
+  std::vector<int64_t> idx(src.sizes.size(), 0);
+  Walker ws(src.sizes, {&src});
+  for (uint64_t k = 0; k < src.numel(); ++k, ws.next()) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (static_cast<int64_t>(d) == dim ? start + idx[d] * step : idx[d]) * st[d];
+    copyElement(src, ws.offset(0), out, static_cast<uint64_t>(off));
+    nextIndex(idx, src.sizes);
+  }
+  return true;
+}
+
 bool selectCopy(KernelContext& c, const Args& a) {
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[3]);
@@ -386,6 +421,7 @@ void addShapeKernels(KernelTable& k) {
   k["aten::view_copy.out"] = viewCopy;
   k["aten::permute_copy.out"] = permuteCopy;
   k["aten::slice_copy.Tensor_out"] = sliceCopy;
+  k["aten::slice_scatter.out"] = sliceScatter;
   k["aten::select_copy.int_out"] = selectCopy;
   k["aten::expand_copy.out"] = expandCopy;
   k["aten::unsqueeze_copy.out"] = unsqueezeCopy;

@@ -96,7 +96,31 @@ def modules():
         def forward(self, *xs):
             return self.f(*xs)
 
+    def write_through_select_and_slice(x):
+        y = x.clone()
+        v = y[1]
+        before = v * 2
+        v.add_(1.0)
+        after = v + 1
+        y.mul_(2.0)
+        y[:, 1:3].mul_(0.0)
+        return y, before, after, v
+
+    def write_through_nested_view(x):
+        y = x.clone()
+        y[1:, 0].add_(3.0)
+        return y
+
+    def view_read_after_write(x):
+        y = x.clone()
+        v = y[:, 2]
+        y.add_(1.0)
+        return v * 2
+
     return [
+        ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),
+        ("write_through_nested_view", lambda: Fn(write_through_nested_view), [(4, 5)]),
+        ("view_read_after_write", lambda: Fn(view_read_after_write), [(4, 5)]),
         ("conv_transpose1d", lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1), [(1, 4, 7)]),
         ("conv_transpose2d", lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
                                                         dilation=1), [(1, 4, 5, 5)]),

@@ -243,6 +243,25 @@ void roll(Rewrite& r) {
   r.finish("aten.index_select.default", {argRef(r, "self"), dim, index});
 }
 
+/// select_scatter(x, src, dim, index) = where(arange(n).view(1.., -1, ..1) == index,
+/// src.unsqueeze(dim).expand(x.shape), x): functionalization's write back through a select.
+void selectScatter(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  auto d = r.integer("dim");
+  auto index = r.integer("index");
+  if (!d || !index || hasSymbols(x)) return r.fail("select_scatter at a symbolic index or size is not decomposed yet");
+  const int64_t dim = wrapDim(*d, x.sizes.size());
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  const int64_t n = x.sizes[dim];
+  std::vector<int64_t> maskShape(x.sizes.size(), 1);
+  maskShape[dim] = -1;
+  TensorRef mask = r.op("aten.view.default", {indices(r, n), maskShape});
+  TensorRef at = r.op("aten.eq.Scalar", {mask, *index < 0 ? *index + n : *index});
+  TensorRef src = r.op("aten.unsqueeze.default", {argRef(r, "src"), dim});
+  TensorRef expanded = r.op("aten.expand.default", {src, x.sizes});
+  r.finish("aten.where.self", {at, expanded, argRef(r, "self")});
+}
+
 /// triu / tril(x, k) = where(column - row >= k (<= k), x, 0) over the last two dimensions
 void triangle(Rewrite& r, bool upper) {
   const TensorSpec x = r.tensor("self");
@@ -391,6 +410,7 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::unflatten.int", unflatten},
                      {"aten::addcmul.default", addcmul},
                      {"aten::roll.default", roll},
+                     {"aten::select_scatter.default", selectScatter},
                      {"aten::lerp.Scalar", lerp},
                      {"aten::lerp.Tensor", lerp},
                      {"aten::triu.default", triu},

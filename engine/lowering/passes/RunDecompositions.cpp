@@ -1,11 +1,16 @@
 // run_decompositions, as to_edge calls it on a torch.export program: the
 // graph made functional (an in-place operator becomes its functional form;
-// a write into a buffer or user input becomes a mutation output of the
+// a write through a select or slice view is written back into the tensor it
+// views with select_scatter / slice_scatter, and a view read after its tensor
+// was written is made again from the new value, as torch's functionalization
+// does; a write into a buffer or user input becomes a mutation output of the
 // signature), then every operator that PyTorch's core ATen decomposition
 // table rewrites is rewritten by the studio's rule for it
 // (engine/lowering/decompositions). Operators without a rule stay; the ATen
 // dialect verifier after this pass names those that are not core ATen.
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -64,8 +69,18 @@ class MethodDecomposition {
       for (size_t k = first; k < nodes_.size(); ++k) relayout(nodes_[k]);
     }
     if (out_.failed) return;
+    // A view returned after its tensor was written is made again at the end.
+    Node ret;
+    ret.args = m_.outputs;
+    renames_.apply(m_, ret);
+    refreshViews(ret, m_.nodes.empty() ? 0 : m_.nodes.size() - 1);
+    if (out_.failed) return;
+    for (size_t k = 0; k < m_.outputs.size(); ++k) {
+      for (OutputSpec& s : m_.signature.outputs)
+        if (s.value == m_.outputs[k]) s.value = ret.args[k];
+      m_.outputs[k] = ret.args[k];
+    }
     m_.nodes = std::move(nodes_);
-    for (ValueId& v : m_.outputs) v = renames_(v);
     for (OutputSpec& s : m_.signature.outputs) s.value = renames_(s.value);
     addMutationOutputs();
     eliminateDeadCode(m_);
@@ -85,26 +100,167 @@ class MethodDecomposition {
     const OpRegistry& reg = OpRegistry::builtin();
     Node n = m_.nodes[i];
     renames_.apply(m_, n);
-    // By value: rules add operators, which moves the operator table.
+    refreshViews(n, i);
     const OperatorRef* ref = n.kind == NodeKind::Kernel ? operatorOf(m_, n) : nullptr;
     if (!ref) return nodes_.push_back(std::move(n));
-    OperatorRef op = *ref;
-    const OpSchema* schema = reg.find(op.name, op.overload);
-    if (isView(schema))
-      for (ValueId o : n.outputs) views_.insert(o);
+    const OpSchema* schema = reg.find(ref->name, ref->overload);
+    if (isView(schema)) recordView(n);
+    std::optional<Alias> writtenView;
     if (schema && schema->isInplace() && !n.args.empty() && n.outputs.size() == 1) {
+      if (auto a = aliases_.find(n.args[0]); a != aliases_.end()) writtenView = a->second;
       if (!functionalize(i, n)) return;
-      op = *operatorOf(m_, n);
     }
-    // preserve_ops: out of the table, so the operator stays whole.
+    lower(std::move(n), i);
+    if (writtenView && !out_.failed) writeBack(*writtenView, m_.nodes[i], i);
+  }
+
+  /// Applies the decomposition rule of `n`'s operator (unless preserve_ops keeps it) and
+  /// appends the result; `origin` is the input node it comes from, for messages.
+  void lower(Node n, size_t origin) {
+    // By value: rules add operators, which moves the operator table.
+    OperatorRef op = *operatorOf(m_, n);
     decompositions::Rule rule = EdgeCompileConfig::lists(config_.preserveOps, op.name, op.overload)
                                     ? nullptr
                                     : decompositions::ruleFor(op);
     if (!rule) return nodes_.push_back(std::move(n));
     decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); }, config_.preserveOps);
     rule(rewrite);
-    if (rewrite.failure()) return fail(i, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
+    if (rewrite.failure()) return fail(origin, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
     for (auto [from, to] : rewrite.replaced()) renames_.add(from, to);
+  }
+
+  // ---- views and writes through them ----
+
+  /// What a view aliases: the tensor it was made from (not a view; its first value stands for
+  /// its storage), the view calls from there to it, and how often that tensor had been
+  /// written when the view was made.
+  struct Alias {
+    ValueId root = kNoValue;
+    std::vector<Node> steps;
+    uint64_t version = 0;
+  };
+
+  /// The value that stands for `v`'s storage: the first value of a tensor written in place.
+  ValueId storageOf(ValueId v) const {
+    auto it = storage_.find(v);
+    return it == storage_.end() ? v : it->second;
+  }
+
+  void recordView(const Node& n) {
+    if (n.outputs.size() != 1 || n.args.empty() || n.args[0] < 0 || !m_.values[n.args[0]].isTensor()) {
+      for (ValueId o : n.outputs) views_.insert(o);  // split, unbind: a write through them fails
+      return;
+    }
+    Alias a;
+    if (auto base = aliases_.find(n.args[0]); base != aliases_.end()) a = base->second;
+    else a.root = storageOf(n.args[0]);
+    a.steps.push_back(n);
+    a.version = versions_[a.root];
+    aliases_[n.outputs[0]] = std::move(a);
+  }
+
+  /// The view calls of `a` up to step `count`, made again from the current value of its tensor.
+  ValueId remake(const Alias& a, size_t count, size_t origin) {
+    ValueId cur = renames_(a.root);
+    Alias made{a.root, {}, versions_[a.root]};
+    for (size_t k = 0; k < count && !out_.failed; ++k) {
+      Node c = a.steps[k];
+      const Value old = m_.values[c.outputs[0]];  // by value: new values move the table
+      const std::string& opName = operatorOf(m_, c)->name;
+      c.name = fresh_(opName.substr(opName.find("::") + 2));  // torch.fx names a call after its operator
+      c.args[0] = cur;
+      for (size_t j = 1; j < c.args.size(); ++j) c.args[j] = ownCopy(c.args[j]);
+      Value v = old;
+      v.name = c.name;
+      c.outputs = {addValue(m_, std::move(v))};
+      made.steps.push_back(c);
+      lower(c, origin);
+      cur = renames_(c.outputs[0]);
+    }
+    aliases_[cur] = made;
+    return cur;
+  }
+
+  /// A view read after its tensor was written is made again from the new value (once per write).
+  void refreshViews(Node& n, size_t origin) {
+    auto fresh = [&](ValueId v) -> ValueId {
+      auto a = aliases_.find(v);
+      if (a == aliases_.end() || a->second.version == versions_[a->second.root]) return v;
+      auto r = refreshed_.find(v);
+      if (r != refreshed_.end() && r->second.second == versions_[a->second.root]) return r->second.first;
+      const Alias alias = a->second;
+      ValueId made = remake(alias, alias.steps.size(), origin);
+      refreshed_[v] = {made, versions_[alias.root]};
+      return made;
+    };
+    for (ValueId& a : n.args) {
+      if (a < 0) continue;
+      a = fresh(a);
+      if (auto* l = std::get_if<TensorList>(&m_.values[a].payload))
+        for (ValueId& x : l->items) x = fresh(x);
+      if (auto* l = std::get_if<OptionalTensorList>(&m_.values[a].payload))
+        for (ValueId& x : l->items)
+          if (x >= 0) x = fresh(x);
+    }
+  }
+
+  /// A number or int list argument as a value of its own (each call owns its arguments, as
+  /// the program torch traces again has them); tensors and the rest are shared.
+  ValueId ownCopy(ValueId v) {
+    if (v < 0) return v;
+    Value x = m_.values[v];
+    if (auto* l = std::get_if<IntList>(&x.payload)) {
+      for (ValueId& item : l->items) item = ownCopy(item);
+      return addValue(m_, std::move(x));
+    }
+    bool number = std::holds_alternative<int64_t>(x.payload) || std::holds_alternative<double>(x.payload) ||
+                  std::holds_alternative<bool>(x.payload);
+    return number && !x.symbolic ? addValue(m_, std::move(x)) : v;
+  }
+
+  /// The argument of view call `step` named `name` (its own copy), or none.
+  BuildArg stepArg(const Node& step, const std::string& name) {
+    for (size_t k = 0; k < step.argNames.size() && k < step.args.size(); ++k)
+      if (step.argNames[k] == name && step.args[k] >= 0) return TensorRef{ownCopy(step.args[k])};
+    return None{};
+  }
+
+  /// After a write into a view (node `written`, the original): its new content is scattered
+  /// back through each view call into the tensor it views, innermost first, as
+  /// functionalization writes it (select_scatter, slice_scatter); that tensor's later reads read
+  /// the result.
+  void writeBack(const Alias& a, const Node& written, size_t origin) {
+    ValueId content = renames_(written.outputs[0]);
+    for (size_t k = a.steps.size(); k-- > 0 && !out_.failed;) {
+      const Node& step = a.steps[k];
+      const OperatorRef op = *operatorOf(m_, step);  // by value: new calls move the table
+      ValueId parent = k == 0 ? renames_(a.root) : remake(a, k, origin);
+      std::vector<Node> calls;
+      decompositions::Rewrite b(m_, written, calls, [this](const std::string& x) { return fresh_(x); });
+      TensorRef scattered;
+      if (op.name == "aten::select" && op.overload == "int") {
+        scattered = b.op("aten.select_scatter.default",
+                         {TensorRef{parent}, TensorRef{content}, stepArg(step, "dim"), stepArg(step, "index")});
+      } else if (op.name == "aten::slice" && op.overload == "Tensor") {
+        BuildArg dim = stepArg(step, "dim"), by = stepArg(step, "step");
+        scattered = b.op("aten.slice_scatter.default",
+                         {TensorRef{parent}, TensorRef{content}, std::holds_alternative<None>(dim.v) ? BuildArg(0) : dim,
+                          stepArg(step, "start"), stepArg(step, "end"),
+                          std::holds_alternative<None>(by.v) ? BuildArg(1) : by});
+      } else {
+        return fail(origin, "an in-place write through a view made by " + op.fullName() +
+                                ": the studio writes back through select and slice views only");
+      }
+      if (b.failure()) return fail(origin, "writing back through " + op.fullName() + ": " + *b.failure());
+      for (Node& c : calls) lower(std::move(c), origin);
+      content = renames_(scattered.id);
+    }
+    ValueId root = a.root;
+    renames_.add(renames_(root), content);
+    storage_[content] = root;
+    ++versions_[root];
+    if (inputs_.count(root) && std::find(mutatedInputs_.begin(), mutatedInputs_.end(), root) == mutatedInputs_.end())
+      mutatedInputs_.push_back(root);
   }
 
   /// In place -> functional: the functional op writes the node's own result,
@@ -114,18 +270,34 @@ class MethodDecomposition {
     const OpRegistry& reg = OpRegistry::builtin();
     const OperatorRef op = *operatorOf(m_, n);
     ValueId self = n.args[0];
+    auto alias = aliases_.find(self);
     if (views_.count(self)) {
-      fail(i, "an in-place write into a view of another tensor (" + m_.values[self].name +
-                  "): the studio's functionalization does not handle writes through views yet");
+      fail(i, "an in-place write into " + m_.values[self].name + ", one of several views a call made (split, unbind): "
+              "the studio's functionalization writes back through select and slice views only");
       return false;
     }
-    const InputSpec* in = inputs_.count(self) ? inputSpecOf(m_, self) : nullptr;
+    ValueId root = alias != aliases_.end() ? alias->second.root : storageOf(self);
+    const InputSpec* in = inputs_.count(root) ? inputSpecOf(m_, root) : nullptr;
     if (in && in->kind != InputSpec::Kind::Buffer && in->kind != InputSpec::Kind::User) {
-      fail(i, "an in-place write into " + m_.values[self].name + ", which is neither a buffer nor a user input");
+      fail(i, "an in-place write into " + m_.values[root].name + ", which is neither a buffer nor a user input");
       return false;
+    }
+    if (alias != aliases_.end()) {
+      // Through a view: the functional op computes the view's new content (copy_ as copy);
+      // writeBack scatters it into the tensor. Later reads of the view make it again.
+      const OpSchema* functional = op.name == "aten::copy_" ? reg.find("aten::copy", "")
+                                                              : reg.find(op.name.substr(0, op.name.size() - 1), op.overload);
+      if (!functional) {
+        fail(i, "no functional form of " + op.fullName());
+        return false;
+      }
+      setOperator(m_, n, *functional);
+      aliases_[n.outputs[0]] = alias->second;  // the in-place result is the view
+      return true;
     }
     if (in && std::find(mutatedInputs_.begin(), mutatedInputs_.end(), self) == mutatedInputs_.end())
       mutatedInputs_.push_back(self);
+    ++versions_[root];
     if (op.name == "aten::copy_") {
       // copy_(self, src) leaves self equal to src: later reads read src.
       ValueId src = n.args.size() > 1 ? n.args[1] : kNoValue;
@@ -137,6 +309,7 @@ class MethodDecomposition {
       }
       renames_.add(self, src);
       renames_.add(n.outputs[0], src);
+      storage_[src] = root;
       return false;
     }
     const OpSchema* functional = reg.find(op.name.substr(0, op.name.size() - 1), op.overload);
@@ -146,6 +319,7 @@ class MethodDecomposition {
     }
     setOperator(m_, n, *functional);
     renames_.add(self, n.outputs[0]);
+    storage_[n.outputs[0]] = root;
     return true;
   }
 
@@ -211,7 +385,11 @@ class MethodDecomposition {
   FreshNames fresh_;
   Renames renames_;
   std::vector<Node> nodes_;
-  std::unordered_set<ValueId> views_;    // results of view operators
+  std::unordered_set<ValueId> views_;    // results of view calls with several results (split, unbind)
+  std::unordered_map<ValueId, Alias> aliases_;        // results of view calls with one result
+  std::unordered_map<ValueId, ValueId> storage_;      // a value written in place -> its tensor's first value
+  std::unordered_map<ValueId, uint64_t> versions_;    // a tensor's first value -> writes into it so far
+  std::unordered_map<ValueId, std::pair<ValueId, uint64_t>> refreshed_;  // a view -> made again, at version
   std::vector<ValueId> mutatedInputs_;   // in the order they are first written
   std::unordered_set<ValueId> inputs_;
 };
