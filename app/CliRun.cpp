@@ -14,7 +14,6 @@
 #include "engine/formats/EtdumpReader.h"
 #include "engine/formats/OpenProgram.h"
 #include "engine/formats/PtdReader.h"
-#include "engine/formats/Pt2Reader.h"
 #include "engine/inspect/EtdumpReport.h"
 #include "engine/lowering/BackendConfig.h"
 #include "engine/lowering/Executable.h"
@@ -80,7 +79,8 @@ nlohmann::json runOutputsJson(const run::RunResult& r) {
 /// run --every-pass: every snapshot of the lowering on the same inputs, and the passes that
 /// changed the outputs.
 int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string& method,
-                 std::vector<run::HostValue> inputs, bool json, std::ostream& out, std::ostream& err) {
+                 std::vector<run::HostValue> inputs, const std::string& inputsName, bool json, std::ostream& out,
+                 std::ostream& err) {
   pipeline.runToEnd();
   std::vector<std::shared_ptr<const Program>> snapshots;
   std::vector<std::string> names;
@@ -114,9 +114,10 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
       }
       a.push_back(e);
     }
-    out << jsonText(nlohmann::json{{"file", file}, {"snapshots", a}, {"ran", ran}, {"changed", changed}}) << "\n";
+    out << jsonText(nlohmann::json{{"file", file}, {"inputs", inputsName}, {"snapshots", a}, {"ran", ran}, {"changed", changed}})
+        << "\n";
   } else {
-    out << file << ": every snapshot on the same inputs (" << ran << " of " << rows.size() << " ran)\n";
+    out << file << ": every snapshot on the same " << inputsName << " inputs (" << ran << " of " << rows.size() << " ran)\n";
     bool first = true;
     for (size_t k = 0; k < rows.size(); ++k) {
       const SnapshotValues& r = rows[k];
@@ -277,24 +278,23 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
     given.push_back(std::move(v.value()));
   }
-  if (req.namedInputs == "sample") {  // the example inputs torch.export.save kept in the .pt2
-    auto stored = readPt2SampleInputs(req.file);
-    if (!stored) return err << "error: " << stored.error().message() << "\n", kBadFile;
-    if (stored->empty())
+  // A .pt2 runs on the example inputs torch.export.save kept in it, when it has them and no
+  // others were named; else on iota inputs.
+  const bool sampleByDefault = req.namedInputs.empty() && req.npys.empty() && req.file.ends_with(".pt2");
+  bool onSample = false;
+  if (req.namedInputs == "sample" || sampleByDefault) {
+    auto stored = pt2SampleInputs(req.file);
+    if (!stored && !sampleByDefault) return err << "error: " << stored.error().message() << "\n", kBadFile;
+    if (stored && stored->empty() && !sampleByDefault)
       return err << "error: " << req.file << ": holds no sample inputs (torch.export.save keeps them in a .pt2); "
                  << "use --inputs iota or .npy files\n", kBadFile;
-    for (StoredTensor& t : stored.value()) {
-      run::HostValue v;
-      v.kind = ValueKind::Tensor;
-      v.dtype = t.dtype;
-      v.sizes = t.sizes;
-      v.bytes = std::move(t.bytes);
-      given.push_back(std::move(v));
+    if (!stored) err << "note: its sample inputs are not used (" << stored.error().message() << "); iota inputs instead\n";
+    if (stored && !stored->empty()) {
+      given = std::move(stored.value());
+      onSample = true;
     }
   }
-  std::string inputs = req.namedInputs == "sample" ? "sample"
-                       : req.npys.empty()          ? "iota"
-                                                   : std::to_string(req.npys.size()) + " .npy";
+  std::string inputs = onSample ? "sample" : req.npys.empty() ? "iota" : std::to_string(req.npys.size()) + " .npy";
   FileArgs fa;
   fa.file = req.file;
   fa.ptds = req.ptds;
@@ -314,7 +314,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   long at = static_cast<long>(pipeline.records().size()), reference = -1;
   if (!req.afterPass.empty() && (at = passesRunFor(pipeline, req.afterPass, "--after", err)) < 0) return kUsage;
   if (!req.comparePass.empty() && (reference = passesRunFor(pipeline, req.comparePass, "--compare-to", err)) < 0) return kUsage;
-  if (req.everyPass) return runEveryPass(pipeline, req.file, req.method, std::move(given), req.json, out, err);
+  if (req.everyPass) return runEveryPass(pipeline, req.file, req.method, std::move(given), inputs, req.json, out, err);
   bool asStored = pte && req.afterPass.empty() && req.comparePass.empty();
   if (!asStored) {
     while (static_cast<long>(pipeline.position()) < std::max(at, reference) && pipeline.step()) {

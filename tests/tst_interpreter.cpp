@@ -642,8 +642,12 @@ class TestInterpreter : public QObject {
     QCOMPARE(cli::run({"run", linear, "--inputs", "sample"}, out, err), int(cli::kOk));
     QVERIFY2(out.str().find("on sample inputs") != std::string::npos, out.str().c_str());
     std::ostringstream iotaOut, iotaErr;
-    QCOMPARE(cli::run({"run", linear}, iotaOut, iotaErr), int(cli::kOk));
+    QCOMPARE(cli::run({"run", linear, "--inputs", "iota"}, iotaOut, iotaErr), int(cli::kOk));
     QVERIFY(iotaOut.str().substr(iotaOut.str().find("fnv1a64")) != out.str().substr(out.str().find("fnv1a64")));
+    // A .pt2 with sample inputs runs on them when no inputs are named.
+    std::ostringstream byDefault, byDefaultErr;
+    QCOMPARE(cli::run({"run", linear}, byDefault, byDefaultErr), int(cli::kOk));
+    QCOMPARE(byDefault.str(), out.str());
     QTemporaryDir dir;
     auto emitted = emittedSample(dir.path().toStdString(), "mlp");  // writes mlp.pt2 without sample inputs
     QVERIFY(emitted);
@@ -653,6 +657,9 @@ class TestInterpreter : public QObject {
       std::ostringstream o, e;
       QCOMPARE(cli::run({"run", f, "--inputs", "sample"}, o, e), int(cli::kBadFile));
       QVERIFY2(e.str().find("sample inputs") != std::string::npos, e.str().c_str());
+      std::ostringstream d, de;  // without them: iota inputs
+      QCOMPARE(cli::run({"run", f}, d, de), int(cli::kOk));
+      QVERIFY2(d.str().find("on iota inputs") != std::string::npos, d.str().c_str());
     }
   }
 

@@ -35,6 +35,7 @@
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
 #include "engine/formats/PteWriter.h"
+#include "engine/lowering/Executable.h"
 #include "engine/run/Interpreter.h"
 #include "engine/run/Npy.h"
 #include "engine/support/AtomicFile.h"
@@ -889,6 +890,36 @@ class TestMainWindow : public QObject {
     QVERIFY(w.logView()->toPlainText().contains("Run: cancelled"));
   }
 
+  // A .pt2 that torch.export.save wrote with example inputs runs on them by default, and its
+  // outputs are those `lowering-cli run` gives on them.
+  void runsOnThePt2sSampleInputs() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("pt2/linear.pt2"));
+    QVERIFY(spy.wait(30000));
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runProgram();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    auto r = w.programRun()->result();
+    QVERIFY2(r && r->ok, r ? qPrintable(r->error) : "");
+    QCOMPARE(r->inputs, QString("the .pt2's sample inputs"));
+    auto sample = pt2SampleInputs(fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(sample && sample->size() == 1);
+    auto e = executableSnapshot(*w.runner()->state().snapshot(w.runner()->state().records.size()), "x", {},
+                                w.runner()->state().config);
+    QVERIFY(e);
+    run::RunOptions o;
+    o.inputs = sample.value();
+    auto direct = run::runProgram(e.value(), o);
+    QVERIFY(direct);
+    QCOMPARE(r->run.outputs[0].checksum, direct.value().outputs[0].checksum);
+  }
+
   // Lowering > Run Program With Inputs: the inputs come from .npy files (read on the worker);
   // the same values as the iota rule give the same outputs, others other outputs, and a file
   // of the wrong shape fails the run naming the input.
@@ -903,6 +934,7 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
     auto iota = w.programRun()->result();
     QVERIFY(iota && iota->ok);
+    QCOMPARE(iota->inputs, QString("iota inputs"));  // the sample's .pt2 keeps no example inputs
     auto emitted = emittedSample(dir.path().toStdString(), "mlp");  // its inputs are the runtime's
     QVERIFY(emitted);
     const Method& m = emitted->methods[0];

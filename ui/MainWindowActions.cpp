@@ -100,8 +100,9 @@ void MainWindow::buildLoweringMenu() {
   lower->addSeparator();
   runProgram_ = lower->addAction(tr("R&un Program"), this, [this] { runProgram(); });
   runProgram_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-  runProgram_->setToolTip(tr("Run the shown snapshot in the studio's interpreter on iota inputs: each node's values "
-                             "in the inspector, against the input program's"));
+  runProgram_->setToolTip(tr("Run the shown snapshot in the studio's interpreter on the .pt2's own sample inputs "
+                             "(iota inputs when it has none): each node's values in the inspector, against the input "
+                             "program's"));
   runWithInputs_ = lower->addAction(tr("Run Program &With Inputs…"), this, [this] {
     QStringList files = QFileDialog::getOpenFileNames(this, tr("One .npy file per input (taken in name order)"),
                                                       QSettings().value("lastDirectory").toString(),

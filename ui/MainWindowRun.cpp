@@ -60,8 +60,10 @@ void MainWindow::onEveryPassFinished() {
     log(tr("%1 changed the outputs: %2").arg(q(s.records[k - 1].name), everyPassNote(static_cast<int>(k), &dummy)));
   }
   QString summary = r->cancelled ? tr("Run of every pass cancelled")
-                    : changed   ? tr("%1 of %2 snapshots ran; %3 pass(es) changed the outputs (marked ≠)").arg(ran).arg(r->rows.size()).arg(changed)
-                                : tr("%1 of %2 snapshots ran; no pass changed the outputs").arg(ran).arg(r->rows.size());
+                    : changed   ? tr("%1 of %2 snapshots ran on %3; %4 pass(es) changed the outputs (marked ≠)")
+                                    .arg(ran).arg(r->rows.size()).arg(r->inputs).arg(changed)
+                                : tr("%1 of %2 snapshots ran on %3; no pass changed the outputs")
+                                    .arg(ran).arg(r->rows.size()).arg(r->inputs);
   log(summary);
   status_->setText(summary);
   refreshTimeline();

@@ -27,6 +27,17 @@ Result<Program> executableRow(const PipelineState& state, int row) {
   return executableSnapshot(*snap, row ? state.records[static_cast<size_t>(row) - 1].name : "", toCome, state.config);
 }
 
+/// The inputs of a run the user named none for: the example inputs torch.export.save kept in
+/// the .pt2 that was opened, else the iota rule (no inputs given). Returns their description.
+QString defaultInputs(const Program& input, run::RunOptions& o) {
+  if (input.format == SourceFormat::Pt2)
+    if (auto sample = pt2SampleInputs(input.path); sample && !sample->empty()) {
+      o.inputs = std::move(sample.value());
+      return QStringLiteral("the .pt2's sample inputs");
+    }
+  return QStringLiteral("iota inputs");
+}
+
 QString rowTitle(const PipelineState& state, int row) {
   return row == 0 ? QStringLiteral("the input program")
                   : QStringLiteral("the program after %1").arg(QString::fromStdString(state.records[row - 1].name));
@@ -113,7 +124,7 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     o.method = method;
     o.trace = true;
     o.stopAtDelegate = true;  // the values up to a delegate call are worth showing
-    r->inputs = npys.isEmpty() ? QStringLiteral("iota inputs") : QStringLiteral("%1 .npy input(s)").arg(npys.size());
+    r->inputs = npys.isEmpty() ? defaultInputs(*state.input, o) : QStringLiteral("%1 .npy input(s)").arg(npys.size());
     for (const QString& f : npys) {
       auto v = run::readNpy(f.toStdString());
       if (!v) {
@@ -154,6 +165,7 @@ void ProgramRunController::startEveryPass(const PipelineState& state, const std:
     for (size_t k = 0; k <= state.position && k <= state.records.size(); ++k) r->snapshots.push_back(state.snapshot(k));
     run::RunOptions o;
     o.method = method;
+    r->inputs = defaultInputs(*state.input, o);
     o.progress = [&cancelled](uint64_t, uint64_t) { return !cancelled.load(); };
     size_t total = r->snapshots.size();
     r->rows = runEverySnapshot(r->snapshots, names, state.config, o, [&cancelled, report, total](size_t row) {

@@ -32,7 +32,7 @@ struct ProgramRunResult {
   std::map<std::string, double> differences;  ///< node name -> largest |difference| from the reference
   std::optional<run::NodeDifference> firstDifference;
   double tolerance = 0;
-  QString inputs;  ///< "iota inputs", or the .npy files given
+  QString inputs;  ///< "iota inputs", the .pt2's sample inputs, or the .npy files given
 
   /// What node `name` wrote, or null when the run has no such node.
   const run::TracedNode* node(const std::string& name) const;
@@ -42,6 +42,7 @@ struct ProgramRunResult {
 struct EveryPassResult {
   std::vector<std::shared_ptr<const Program>> snapshots;  ///< the programs run, per timeline row
   std::vector<SnapshotValues> rows;                       ///< per timeline row
+  QString inputs;                                         ///< "iota inputs", or the .pt2's sample inputs
   bool cancelled = false;
   /// Row `row` of this result describes the snapshot `program` (the same lowering, same config).
   bool describes(size_t row, const std::shared_ptr<const Program>& program) const {
@@ -72,13 +73,14 @@ class ProgramRunController : public QObject {
   explicit ProgramRunController(QObject* parent = nullptr);
   ~ProgramRunController() override;
 
-  /// Runs method `method` of the snapshot after row `snapshot` of `state` on iota inputs and,
+  /// Runs method `method` of the snapshot after row `snapshot` of `state` on the .pt2's sample
+  /// inputs (when it has them) or iota inputs and,
   /// unless `snapshot` is the reference itself, the reference too (row 0, or the first row
   /// that runs). A run in progress is cancelled first.
-  /// `npys`: one .npy file per input, in order (read on the worker); empty: the iota rule.
+  /// `npys`: one .npy file per input, in order (read on the worker); empty: the default inputs.
   void start(const PipelineState& state, int snapshot, const std::string& method, double tolerance,
              const QStringList& npys = {});
-  /// Runs method `method` after every pass `state` has run (the timeline's rows) on iota
+  /// Runs method `method` after every pass `state` has run (the timeline's rows) on the default
   /// inputs, each against the previous one that ran; cancels a run in progress first.
   void startEveryPass(const PipelineState& state, const std::string& method);
   /// Reads the ETDump at `path` and links it to `program` (its method `method`); with a debug

@@ -5,6 +5,7 @@
 #include <exception>
 #include <string_view>
 
+#include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Emitter.h"
 
 namespace lstudio {
@@ -66,6 +67,21 @@ Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
   std::vector<std::string> toCome;
   for (size_t i = passesRun; i < passes.size(); ++i) toCome.push_back(passes[i]->name());
   return executableSnapshot(*snap, passesRun ? passes[passesRun - 1]->name() : "", toCome, pipeline.config());
+}
+
+Result<std::vector<run::HostValue>> pt2SampleInputs(const std::string& path) {
+  auto stored = readPt2SampleInputs(path);
+  if (!stored) return stored.error();
+  std::vector<run::HostValue> inputs;
+  for (StoredTensor& t : stored.value()) {
+    run::HostValue v;
+    v.kind = ValueKind::Tensor;
+    v.dtype = t.dtype;
+    v.sizes = t.sizes;
+    v.bytes = std::move(t.bytes);
+    inputs.push_back(std::move(v));
+  }
+  return inputs;
 }
 
 std::vector<SnapshotValues> runEverySnapshot(const std::vector<std::shared_ptr<const Program>>& snapshots,

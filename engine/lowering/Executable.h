@@ -34,6 +34,11 @@ Result<Program> executableSnapshot(const Program& snapshot, const std::string& a
 /// far), made executable as above.
 Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun);
 
+/// The example inputs torch.export.save kept in the .pt2 at `path`, as run inputs in order
+/// (the default inputs of a run: a program runs on what it was exported with); empty when
+/// it has none.
+Result<std::vector<run::HostValue>> pt2SampleInputs(const std::string& path);
+
 /// What running one snapshot gave, against the previous snapshot that ran.
 struct SnapshotValues {
   bool ran = false;
