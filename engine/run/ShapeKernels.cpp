@@ -76,27 +76,38 @@ bool permuteCopy(KernelContext& c, const Args& a) {
   return true;
 }
 
+/// A slice along a dimension of `size`: None start / end take the whole, negative ones count
+/// from the end, and both are clamped into the dimension, as the portable kernels do.
+struct SliceRange {
+  int64_t start = 0, end = 0, step = 1;
+  int64_t length() const { return (end - start + step - 1) / step; }
+};
+bool sliceRange(KernelContext& c, ValueId start, ValueId end, ValueId step, int64_t size, SliceRange& r) {
+  r.start = c.isNone(start) ? 0 : c.integer(start);
+  r.end = c.isNone(end) ? size : c.integer(end);
+  r.step = c.integer(step);
+  if (r.step <= 0) return c.fail("slice step must be positive");
+  if (r.start < 0) r.start += size;
+  if (r.end < 0) r.end += size;
+  r.start = std::clamp<int64_t>(r.start, 0, size);
+  r.end = std::clamp<int64_t>(r.end, r.start, size);
+  return true;
+}
+
 bool sliceCopy(KernelContext& c, const Args& a) {
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[5]);
   int64_t dim;
   if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
   if (in.sizes.empty()) return c.fail("slice of a 0-d tensor");
-  int64_t size = in.sizes[dim];
-  int64_t start = c.isNone(a[2]) ? 0 : c.integer(a[2]);
-  int64_t end = c.isNone(a[3]) ? size : c.integer(a[3]);
-  int64_t step = c.integer(a[4]);
-  if (step <= 0) return c.fail("slice step must be positive");
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
+  SliceRange r;
+  if (!sliceRange(c, a[2], a[3], a[4], in.sizes[dim], r)) return false;
   std::vector<int64_t> sizes = in.sizes;
-  sizes[dim] = (end - start + step - 1) / step;
+  sizes[dim] = r.length();
   if (!c.resize(out, sizes)) return false;
   std::vector<int64_t> st(sizes.size(), 0), sp(sizes.size(), 1);
-  st[dim] = start;
-  sp[dim] = step;
+  st[dim] = r.start;
+  sp[dim] = r.step;
   strided(in, out, st, sp);
   return true;
 }
@@ -110,17 +121,10 @@ bool sliceScatter(KernelContext& c, const Args& a) {
   if (!dimOf(c, c.integer(a[2]), in.sizes.size(), dim)) return false;
   if (in.sizes.empty()) return c.fail("slice_scatter into a 0-d tensor");
   if (in.dtype != src.dtype || in.dtype != out.dtype) return c.fail("slice_scatter between different dtypes");
-  int64_t size = in.sizes[dim];
-  int64_t start = c.isNone(a[3]) ? 0 : c.integer(a[3]);
-  int64_t end = c.isNone(a[4]) ? size : c.integer(a[4]);
-  int64_t step = c.integer(a[5]);
-  if (step <= 0) return c.fail("slice step must be positive");
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
+  SliceRange r;
+  if (!sliceRange(c, a[3], a[4], a[5], in.sizes[dim], r)) return false;
   std::vector<int64_t> slice = in.sizes;
-  slice[dim] = (end - start + step - 1) / step;
+  slice[dim] = r.length();
   if (src.sizes != slice) return c.fail("slice_scatter's src does not have the slice's sizes");
   if (!c.resize(out, in.sizes)) return false;
   copyLogical(in, out);
@@ -129,7 +133,7 @@ bool sliceScatter(KernelContext& c, const Args& a) {
   Walker ws(src.sizes, {&src});
   for (uint64_t k = 0; k < src.numel(); ++k, ws.next()) {
     int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) off += (static_cast<int64_t>(d) == dim ? start + idx[d] * step : idx[d]) * st[d];
+    for (size_t d = 0; d < idx.size(); ++d) off += (static_cast<int64_t>(d) == dim ? r.start + idx[d] * r.step : idx[d]) * st[d];
     copyElement(src, ws.offset(0), out, static_cast<uint64_t>(off));
     nextIndex(idx, src.sizes);
   }
