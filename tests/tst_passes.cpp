@@ -304,6 +304,24 @@ class TestPasses : public QObject {
     QVERIFY(warned);
   }
 
+  void constantPropLeavesResultsPastItsBudget() {
+    // An arange whose spec claims 1.2 GB (past the 1 GiB floor for a program of no constants)
+    // is left to run, with a warning, instead of being computed while the program lowers.
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {4});
+    TensorRef big = b.op("aten.arange.start_step", {int64_t(0), int64_t(300000000), int64_t(1), F});
+    b.output(b.op("aten.add.Tensor", {x, b.op("aten.sum.default", {big})}));
+    ExecutorchBackendConfig cfg;
+    cfg.doQuantFusionAndConstProp = true;
+    Run run = runPass(finish(b, "budget"), passes::constantProp(), cfg);
+    QVERIFY(!run.outcome.failed);
+    QCOMPARE(run.after.methods[0].nodes.size(), run.before.methods[0].nodes.size());
+    bool warned = false;
+    for (const Diagnostic& d : run.outcome.diagnostics)
+      warned = warned || (d.severity == Diagnostic::Severity::Warning && d.message.find("1 nodes left unfolded") != std::string::npos);
+    QVERIFY(warned);
+  }
+
   void constantPropChainsAndRank3() {
     // permute(view(c)) of a rank-3 constant and expand of a bias: computed, checked element by element.
     GraphBuilder b;

@@ -1,5 +1,6 @@
 // libFuzzer target: .pt2 / ETRecord zips through the importer (zip, JSON,
-// pickle, program mapping, edge-dialect check) and the lowering pipeline.
+// pickle, program mapping, edge-dialect check) and the lowering pipeline, under the
+// default config and with constant folding and reinplacing on.
 #include "engine/inspect/Inspect.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Pipeline.h"
@@ -11,7 +12,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto program = readExport(MappedFile::fromBytes("fuzz.pt2", data, size));
   if (!program.ok()) return 0;
   (void)toText(summarize(program.value()));
-  Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), ExecutorchBackendConfig{});
+  auto input = std::make_shared<const Program>(std::move(program.value()));
+  Pipeline pipeline(input, ExecutorchBackendConfig{});
   pipeline.runToEnd();
+  // Constant folding runs kernels on the file's own constants; reinplacing rewrites its writes.
+  ExecutorchBackendConfig folding;
+  folding.doQuantFusionAndConstProp = true;
+  folding.runReinplacePass = true;
+  Pipeline folded(input, folding);
+  folded.runToEnd();
   return 0;
 }

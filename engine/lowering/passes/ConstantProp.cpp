@@ -108,13 +108,28 @@ struct Folding {
   std::map<ValueId, ValueId> aliasOf;  // a result that shares its input's bytes -> that input
   std::vector<size_t> computed;        // the nodes a kernel computes, in order
   std::set<std::string> unevaluated;   // operators on constants only that no kernel computes
+  std::vector<std::string> tooLarge;   // nodes left because their results pass the byte budget
+  uint64_t budget = 0;                 // foldingBudget()
 };
+
+/// The most new bytes folding may make in a method: four times its constants, at least
+/// 1 GiB. ExecuTorch sets no bound; a program from an untrusted file whose specs claim a
+/// huge arange or expand on constants is then left to compute at run time, and said so,
+/// instead of exhausting the machine while it is lowered.
+uint64_t foldingBudget(const Method& m, const std::vector<bool>& isConst) {
+  uint64_t constants = 0;
+  for (size_t v = 0; v < m.values.size(); ++v)
+    if (isConst[v] && m.values[v].isTensor()) constants += m.values[v].tensor().data.size;
+  return std::max<uint64_t>(uint64_t(1) << 30, constants > UINT64_MAX / 4 ? UINT64_MAX : constants * 4);
+}
 
 /// Folds, in node order, every node whose arguments are constants (earlier folded
 /// results included) and whose result shares its input's bytes or a kernel computes.
 Folding foldNodes(const Method& m, std::vector<bool>& isConst) {
   Folding f;
   f.foldedNode.assign(m.nodes.size(), false);
+  const uint64_t budget = f.budget = foldingBudget(m, isConst);
+  uint64_t made = 0;
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const Node& n = m.nodes[i];
     const OperatorRef* op = operatorOf(m, n);
@@ -129,6 +144,13 @@ Folding foldNodes(const Method& m, std::vector<bool>& isConst) {
     if (sharesBytes(m, n)) {
       f.aliasOf[n.outputs[0]] = n.args[0];
     } else if (schema && kernelFor(*op)) {
+      uint64_t bytes = 0;
+      for (ValueId v : n.outputs) bytes += (*m.values[v].tensor().nbytes() + 63) / 64 * 64;
+      if (bytes > budget - made) {
+        f.tooLarge.push_back(n.name);
+        continue;
+      }
+      made += bytes;
       f.computed.push_back(i);
     } else {
       f.unevaluated.insert(op->fullName());
@@ -340,6 +362,12 @@ class ConstantProp : public Pass {
         out.diagnostics.push_back({Diagnostic::Severity::Warning, -1,
                                    m.name + ": left unfolded, no kernel to compute them (ExecuTorch folds them): " + ops});
       }
+      if (!f.tooLarge.empty())
+        out.diagnostics.push_back({Diagnostic::Severity::Warning, -1,
+                                   m.name + ": " + std::to_string(f.tooLarge.size()) + " nodes left unfolded (first '" +
+                                       f.tooLarge.front() + "'): their results would pass " +
+                                       std::to_string(f.budget >> 20) +
+                                       " MiB of new constants (4x the program's constants, at least 1 GiB)"});
     }
     return out;
   }
