@@ -86,6 +86,7 @@ class TestConfigUi : public QObject {
         {"do_quant_fusion_and_const_prop", [](const ExecutorchBackendConfig& c) { return c.doQuantFusionAndConstProp; }},
         {"run_reinplace_pass", [](const ExecutorchBackendConfig& c) { return c.runReinplacePass; }},
         {"studio_memory_aware_order", [](const ExecutorchBackendConfig& c) { return c.studioMemoryAwareOrder; }},
+        {"enable_non_cpu_memory_planning", [](const ExecutorchBackendConfig& c) { return c.enableNonCpuMemoryPlanning; }},
     };
     int expected = 0;
     for (const Flag& f : flags) {
@@ -192,6 +193,12 @@ class TestConfigUi : public QObject {
     auto* ops = qobject_cast<QLineEdit*>(e.fieldEditor("reinplace_extra_ops"));
     typeInto(ops, "aten::index_put, aten::scatter.src");
     QCOMPARE(e.config().reinplaceExtraOps, (std::vector<std::string>{"aten::index_put", "aten::scatter.src"}));
+    // passes=[InitializedMutableBufferPass(patterns)]: the patterns, comma separated.
+    auto* passes = qobject_cast<QLineEdit*>(e.fieldEditor("passes"));
+    QVERIFY(passes && !passes->toolTip().isEmpty());
+    typeInto(passes, "cache_pos, k_cache");
+    QCOMPARE(e.config().initializedMutableBuffers, (std::vector<std::string>{"cache_pos", "k_cache"}));
+    QVERIFY(e.pythonText().contains("InitializedMutableBufferPass([\"cache_pos\", \"k_cache\"])"));
 
     // EdgeCompileConfig's operator lists: a view cannot be preserved, and says so at the field.
     auto* preserve = qobject_cast<QLineEdit*>(e.fieldEditor("edge_compile_config.preserve_ops"));

@@ -809,7 +809,7 @@ class TestPasses : public QObject {
         "ReplaceViewOpsWithViewCopyOpsPass", "RemoveNoopPass", "RemoveToCopyPass",
         "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
-        "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
+        "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",
         "ReplaceViewCopyWithViewPass", "SymShapeEvalPass", "ToOutVarPass", "ExternalConstantsPass", "MemoryAwareOrderPass",
         "MemoryPlanningPass"};

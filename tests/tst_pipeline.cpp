@@ -7,6 +7,7 @@
 #include "engine/formats/Pt2Writer.h"
 #include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
@@ -59,6 +60,70 @@ class TestPipeline : public QObject {
     QVERIFY(!configFromJson("{\"remove_view_copy\": 1}").ok());
     QVERIFY(!configFromJson("{\"no_such_field\": true}").ok());
     QVERIFY(!configFromJson("{\"memory_planning_pass\": {\"algorithms\": [\"magic\"]}}").ok());
+  }
+
+  // passes=[InitializedMutableBufferPass(patterns)] and enable_non_cpu_memory_planning, fields
+  // ExecuTorch has: read, written back, and in Copy as Python; another pass object is refused.
+  void passesAndDeviceFields() {
+    auto c = configFromJson(R"({"passes": [{"name": "InitializedMutableBufferPass", "patterns": ["cache_pos", "k_cache"]}],
+                                "enable_non_cpu_memory_planning": false})");
+    QVERIFY2(c.ok(), c.ok() ? "" : c.error().message().c_str());
+    QCOMPARE(c->initializedMutableBuffers, (std::vector<std::string>{"cache_pos", "k_cache"}));
+    QVERIFY(!c->enableNonCpuMemoryPlanning);
+    auto back = configFromJson(configToJson(c.value()));
+    QVERIFY(back.ok());
+    QCOMPARE(configToJson(back.value()), configToJson(c.value()));
+    std::string py = configToPython(c.value());
+    QVERIFY(py.find("from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass\n") != std::string::npos);
+    QVERIFY(py.find("    passes=[InitializedMutableBufferPass([\"cache_pos\", \"k_cache\"])],\n") != std::string::npos);
+    QVERIFY(py.find("    enable_non_cpu_memory_planning=False,\n") != std::string::npos);
+    QVERIFY(configToPython({}).find("passes=") == std::string::npos);
+    auto other = configFromJson(R"({"passes": [{"name": "MyPass"}]})", "cfg.json");
+    QVERIFY(!other.ok());
+    QVERIFY(other.error().message().find("InitializedMutableBufferPass") != std::string::npos);
+    QVERIFY(!configFromJson(R"({"passes": [{"name": "InitializedMutableBufferPass", "patterns": [""]}]})").ok());
+    QVERIFY(!configFromJson(R"({"passes": {"name": "InitializedMutableBufferPass"}})").ok());
+  }
+
+  // A mutable buffer named by a pattern keeps its initial value: the emitted program carries
+  // it in the mutable data segment; the others start uninitialized.
+  void initializedMutableBuffersKeepTheirValues() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {4});
+    TensorRef pos = b.buffer("cache_pos", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 3.0});
+    TensorRef other = b.buffer("scratch", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 5.0});
+    TensorRef p1 = b.op("aten.add.Tensor", {pos, x});
+    TensorRef o1 = b.op("aten.mul.Tensor", {other, x});
+    b.bufferMutation(p1, "cache_pos");
+    b.bufferMutation(o1, "scratch");
+    b.output(b.op("aten.add.Tensor", {p1, o1}));
+    auto built = b.finish("init");
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().message().c_str());
+    ExecutorchBackendConfig c;
+    c.initializedMutableBuffers = {"cache"};
+    Pipeline p(std::make_shared<const Program>(std::move(built.value())), c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const PassRecord& init = record(p, "InitializedMutableBufferPass");
+    QVERIFY2(init.state == PassRecord::State::Changed,
+             init.diagnostics.empty() ? "no diagnostics" : init.diagnostics.front().message.c_str());
+    auto emitted = emitProgram(*p.current(), c);
+    QVERIFY2(emitted, emitted ? "" : emitted.error().message().c_str());
+    int initialized = 0, bare = 0;
+    for (const Value& v : emitted->methods[0].values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->slot && t->source == ConstantSource::MutableSegment) {
+        ++initialized;
+        QCOMPARE(t->data.size, uint64_t(16));
+        QCOMPARE(reinterpret_cast<const float*>(t->data.data)[0], 3.0f);
+      } else if (t && t->slot && t->sizes == std::vector<int64_t>{4} && t->data.empty()) {
+        ++bare;
+      }
+    QCOMPARE(initialized, 1);
+    QVERIFY(bare > 0);
+    ExecutorchBackendConfig none;
+    Pipeline q(p.snapshot(0), none);
+    q.runToEnd();
+    QCOMPARE(record(q, "InitializedMutableBufferPass").state, PassRecord::State::Skipped);
   }
 
   // EdgeCompileConfig rides in the same file under ExecuTorch's names; its

@@ -134,6 +134,13 @@ const char* tipFor(const QString& f) {
        "Experimental: rewrite functional operators to in-place ones when the input is not used afterwards."},
       {"reinplace_extra_ops",
        "Extra operators the reinplace pass may make in-place, comma separated (\"aten::index_put\")."},
+      {"passes",
+       "passes=[InitializedMutableBufferPass(patterns)]: mutable buffers whose names contain one of these patterns "
+       "(comma separated, e.g. \"cache_pos\") keep their initial values in the program's mutable data segment; "
+       "others start uninitialized. ExecuTorch takes any pass objects here; the studio runs this one."},
+      {"enable_non_cpu_memory_planning",
+       "Plan tensors a delegate places on another device in their own arenas. The studio plans CPU programs only, "
+       "where on and off give the same plan."},
       {"studio_memory_aware_order",
        "Beyond ExecuTorch, which has no such field: before memory planning, reorder operators that do not depend on "
        "each other to lower the peak of live bytes (MemoryAwareOrderPass), and let elementwise results take the bytes "
@@ -378,6 +385,9 @@ void ConfigEditor::addPlanningFields(Form& form) {
       "memory_planning_pass.alignment",
       [](ExecutorchBackendConfig& c, const QString& t, QString* why) { return parseUnsigned(t, &c.memoryPlanning.alignment, why); },
       [](const ExecutorchBackendConfig& c) { return QString::number(c.memoryPlanning.alignment); }, "16");
+  // A top-level field, beside the planner it steers (PropagateDevicePass hands it over).
+  form.group(tr("Devices"));
+  form.checkBox("enable_non_cpu_memory_planning", &ExecutorchBackendConfig::enableNonCpuMemoryPlanning);
 }
 
 void ConfigEditor::addAlgorithmsField(Form& form) {
@@ -450,6 +460,8 @@ void ConfigEditor::addOptionalPassFields(Form& form) {
   form.checkBox("do_quant_fusion_and_const_prop", &ExecutorchBackendConfig::doQuantFusionAndConstProp);
   form.checkBox("run_reinplace_pass", &ExecutorchBackendConfig::runReinplacePass);
   form.operatorList("reinplace_extra_ops", [](auto& c) -> auto& { return c.reinplaceExtraOps; });
+  // passes=[InitializedMutableBufferPass(patterns)]: the patterns, comma separated.
+  form.operatorList("passes", [](auto& c) -> auto& { return c.initializedMutableBuffers; });
 }
 
 void ConfigEditor::addStudioFields(Form& form) {

@@ -62,7 +62,8 @@ Status checkKnownFields(const json& j, const std::string& file) {
                                 "constant_tensor_alignment", "delegate_alignment", "sym_shape_eval_pass",
                                 "remove_view_copy", "external_constants", "external_mutable_weights",
                                 "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
-                                "reinplace_extra_ops", "studio_memory_aware_order"};
+                                "reinplace_extra_ops", "studio_memory_aware_order", "passes",
+                                "enable_non_cpu_memory_planning"};
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -131,6 +132,31 @@ Status readOperators(const json& r, const std::string& file, const std::string& 
   for (const auto& op : r) {
     if (!op.is_string()) return fieldError(file, path, "operator names", op.dump());
     ops.push_back(op.get<std::string>());
+  }
+  return Ok{};
+}
+
+/// passes: [{"name": "InitializedMutableBufferPass", "patterns": [...]}], the one pass
+/// object of ExecuTorch's the studio runs from a config.
+Status readPasses(const json& p, const std::string& file, ExecutorchBackendConfig& c) {
+  c.initializedMutableBuffers.clear();
+  if (!p.is_array()) return fieldError(file, "passes", "a list of passes", p.dump());
+  for (const auto& pass : p) {
+    if (!pass.is_object() || !pass.contains("name") || !pass["name"].is_string())
+      return fieldError(file, "passes", "objects with a \"name\"", pass.dump());
+    if (pass["name"] != "InitializedMutableBufferPass")
+      return fieldError(file, "passes", "InitializedMutableBufferPass (the studio runs no other pass objects)",
+                        pass["name"].get<std::string>());
+    for (const auto& [key, value] : pass.items())
+      if (key != "name" && key != "patterns")
+        return fieldError(file, "passes." + key, "name or patterns", "an unknown field");
+    const json& patterns = pass.contains("patterns") ? pass["patterns"] : json::array();
+    if (!patterns.is_array()) return fieldError(file, "passes.patterns", "a list of names", patterns.dump());
+    for (const auto& x : patterns) {
+      if (!x.is_string() || x.get<std::string>().empty())
+        return fieldError(file, "passes.patterns", "non-empty names", x.dump());
+      c.initializedMutableBuffers.push_back(x.get<std::string>());
+    }
   }
   return Ok{};
 }
@@ -206,6 +232,8 @@ Status ExecutorchBackendConfig::validate() const {
   if (memoryPlanning.shareMutableBuffers && !memoryPlanning.allocMutableBuffers)
     return fieldError("config", "memory_planning_pass.share_mutable_buffers", "false when alloc_mutable_buffers is false",
                       "true");
+  for (const auto& p : initializedMutableBuffers)
+    if (p.empty()) return fieldError("config", "passes.patterns", "non-empty names", "\"\"");
   for (const char* mode : {"dynamic_memory_planning_mode", "sym_shape_eval_pass"}) {
     const std::string& v = std::string(mode) == "sym_shape_eval_pass" ? symShapeEval : dynamicMemoryPlanningMode;
     if (v != "upper_bound" && v != "hint") return fieldError("config", mode, "\"upper_bound\" or \"hint\"", v);
@@ -240,7 +268,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
                            std::pair{"emit_mutable_buffer_names", &c.emitMutableBufferNames},
                            std::pair{"do_quant_fusion_and_const_prop", &c.doQuantFusionAndConstProp},
                            std::pair{"run_reinplace_pass", &c.runReinplacePass},
-                           std::pair{"studio_memory_aware_order", &c.studioMemoryAwareOrder}})
+                           std::pair{"studio_memory_aware_order", &c.studioMemoryAwareOrder},
+                           std::pair{"enable_non_cpu_memory_planning", &c.enableNonCpuMemoryPlanning}})
     if (!(s = read.boolean(j, key, *into, key))) return s.error();
   if (!(s = read.unsignedInt(j, "segment_alignment", c.segmentAlignment, "segment_alignment"))) return s.error();
   for (auto [key, into] : {std::pair{"constant_tensor_alignment", &c.constantTensorAlignment},
@@ -254,6 +283,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
     if (!(s = readExternalConstants(j["external_constants"], read, file, c))) return s.error();
   if (j.contains("reinplace_extra_ops"))
     if (!(s = readOperators(j["reinplace_extra_ops"], file, "reinplace_extra_ops", c.reinplaceExtraOps))) return s.error();
+  if (j.contains("passes"))
+    if (!(s = readPasses(j["passes"], file, c))) return s.error();
   if (auto v = c.validate(); !v) {
     Error e = v.error();
     e.file = file;
@@ -295,6 +326,10 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
             {"do_quant_fusion_and_const_prop", c.doQuantFusionAndConstProp},
             {"run_reinplace_pass", c.runReinplacePass},
             {"reinplace_extra_ops", c.reinplaceExtraOps},
+            {"passes", c.initializedMutableBuffers.empty()
+                           ? json::array()
+                           : json::array({{{"name", "InitializedMutableBufferPass"}, {"patterns", c.initializedMutableBuffers}}})},
+            {"enable_non_cpu_memory_planning", c.enableNonCpuMemoryPlanning},
             {"studio_memory_aware_order", c.studioMemoryAwareOrder}};
   return j.dump(2) + "\n";
 }

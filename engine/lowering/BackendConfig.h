@@ -69,6 +69,14 @@ struct ExecutorchBackendConfig {
   bool doQuantFusionAndConstProp = false;
   bool runReinplacePass = false;
   std::vector<std::string> reinplaceExtraOps;
+  /// passes: the passes to_executorch runs first. The studio runs ExecuTorch's
+  /// InitializedMutableBufferPass(patterns): a mutable buffer whose name contains one of
+  /// these keeps its initial value in the program. Empty: passes=[].
+  std::vector<std::string> initializedMutableBuffers;
+  /// enable_non_cpu_memory_planning: ExecuTorch plans tensors a delegate places on
+  /// another device in their own arenas. The studio plans CPU programs only, where
+  /// both values give the same plan; kept so configs round-trip.
+  bool enableNonCpuMemoryPlanning = true;
   /// studio_memory_aware_order, beyond ExecuTorch (which has no such field):
   /// operators reordered to lower the peak of live bytes before memory
   /// planning, and elementwise results written over an argument that dies at

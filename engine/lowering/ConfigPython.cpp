@@ -51,6 +51,8 @@ std::string pythonImports(const ExecutorchBackendConfig& c, bool rules, bool hin
   out += "from executorch.exir.dynamic_shape import DynamicMemoryPlanningMode\n";
   out += "from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy\n";
   out += "from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass\n";
+  if (!c.initializedMutableBuffers.empty())
+    out += "from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass\n";
   out += std::string("from executorch.exir.passes.sym_shape_eval_pass import ") +
          (hintShapes ? "HintBasedSymShapeEvalPass" : "ConstraintBasedSymShapeEvalPass") + "\n";
   return out;
@@ -180,6 +182,12 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
     std::string list = pyOpList(c.reinplaceExtraOps);
     out += "    reinplace_extra_ops=frozenset({" + list.substr(1, list.size() - 2) + "}),\n";
   }
+  if (!c.initializedMutableBuffers.empty()) {
+    std::string list;
+    for (const auto& p : c.initializedMutableBuffers) list += (list.empty() ? "" : ", ") + pyStr(p);
+    out += "    passes=[InitializedMutableBufferPass([" + list + "])],\n";
+  }
+  if (!c.enableNonCpuMemoryPlanning) out += "    enable_non_cpu_memory_planning=False,\n";
   out += ")\n";
   if (c.studioMemoryAwareOrder)
     out += "# studio_memory_aware_order=True: beyond ExecuTorch, which has no such field. The studio\n"

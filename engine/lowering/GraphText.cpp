@@ -134,9 +134,11 @@ uint64_t programFingerprint(const Program& p) {
     // The arenas too: planning a method with nothing to place changes only them.
     h = (h ^ m.nonConstBufferSizes.size()) * 1099511628211ull;
     for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a)) * 1099511628211ull;
-    // And which tensors require grad, which the text does not show but the .pte stores.
+    // And which tensors require grad or keep an initial value (InitializedMutableBufferPass),
+    // which the text does not show but the .pte stores.
     for (const Value& v : m.values)
-      if (const TensorSpec* t = v.tensorIf()) h = (h ^ (t->requiresGrad ? 2u : 1u)) * 1099511628211ull;
+      if (const TensorSpec* t = v.tensorIf())
+        h = (h ^ ((t->requiresGrad ? 2u : 1u) | (t->source == ConstantSource::MutableSegment ? 4u : 0u))) * 1099511628211ull;
   }
   return h;
 }

@@ -14,8 +14,8 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
           // to_executorch, per method, before edge_to_executorch_passes
           quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
           insertWriteBack(),
-          // edge_to_executorch_passes
-          legalizePortableDimOrder(), specProp(), propagateDevice(), edgeToBackendOps(), removeGraphAsserts(),
+          // edge_to_executorch_passes: the config's passes first
+          initializedMutableBuffer(), legalizePortableDimOrder(), specProp(), propagateDevice(), edgeToBackendOps(), removeGraphAsserts(),
           normalizeViewCopyBase(), deadCodeElimination(), replaceViewCopyWithView(), symShapeEval(), toOutVar(),
           // constants tagged for .ptd files (external_constants, external_mutable_weights); planning is always
           // last, after the studio's reordering when studio_memory_aware_order is on

@@ -20,6 +20,7 @@ std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
 std::shared_ptr<const Pass> quantFusion();
 std::shared_ptr<const Pass> constantProp();
+std::shared_ptr<const Pass> initializedMutableBuffer();
 std::shared_ptr<const Pass> reinplace();
 std::shared_ptr<const Pass> weightsToOutputs();
 std::shared_ptr<const Pass> removeAutoFunctionalized();
