@@ -89,7 +89,14 @@ class MethodEmitter {
         if (const OpSchema* s = OpRegistry::builtin().find(in_.operators[n.op].name, in_.operators[n.op].overload);
             s && s->isOutVariant())
           for (size_t i = 0; i < s->arguments.size() && i < n.args.size(); ++i)
-            if (s->arguments[i].kwargOnly && s->arguments[i].isWrite) visit(n.args[i]);
+            if (s->arguments[i].kwargOnly && s->arguments[i].isWrite) {
+              // An out list (split_with_sizes_copy's): its tensors are allocated
+              // before the call, the list itself is an argument in its place.
+              if (const auto* l = std::get_if<TensorList>(&in_.values[n.args[i]].payload))
+                for (ValueId x : l->items) visit(x);
+              else
+                visit(n.args[i]);
+            }
       for (ValueId a : n.args) visit(a);
       for (ValueId o : n.outputs)
         if (auto it = viewsOf.find(o); it != viewsOf.end())
