@@ -83,7 +83,8 @@ std::string TensorSpec::shapeString() const {
 }
 
 OperatorRef operatorFromTarget(std::string_view t) {
-  for (std::string_view prefix : {"torch.ops.", "executorch.exir.dialects.edge.ops.", "torch._ops."})
+  for (std::string_view prefix :
+       {"torch.ops.", "executorch.exir.dialects.edge.ops.", "executorch.exir.dialects.edge._ops.", "torch._ops."})
     if (t.substr(0, prefix.size()) == prefix) {
       t.remove_prefix(prefix.size());
       break;

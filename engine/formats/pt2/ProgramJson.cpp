@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/ir/EdgeDialect.h"
+#include "engine/ir/OpRegistry.h"
 
 namespace lstudio::pt2 {
 namespace {
@@ -433,6 +434,13 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
     n.args.push_back(*id);
     n.argNames.push_back(ans.value());
   }
+  // torch.export.save writes no argument names for operators it has no schema
+  // for (an edge program's executorch.exir.dialects.edge._ops.*): they are
+  // positional, in the order of the operator's schema.
+  if (!n.args.empty() && n.op >= 0 && std::ranges::all_of(n.argNames, [](const std::string& a) { return a.empty(); }))
+    if (const OpSchema* s = OpRegistry::builtin().find(m_.operators[n.op].name, m_.operators[n.op].overload);
+        s && n.args.size() <= s->arguments.size())
+      for (size_t i = 0; i < n.args.size(); ++i) n.argNames[i] = s->arguments[i].name;
   auto outs = field(nj, "outputs", w);
   if (!outs) return outs.error();
   auto oa = array(*outs, w + ".outputs");
