@@ -118,6 +118,8 @@ def modules():
         return v * 2
 
     return [
+        ("numpy_T_and_mT", lambda: Fn(lambda x, y: x.T @ y.mT), [(3, 4), (2, 5, 3)]),
+        ("split_tensor", lambda: Fn(lambda x: tuple(t * (i + 1) for i, t in enumerate(x.split(3, dim=-1)))), [(2, 8)]),
         ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),
         ("write_through_nested_view", lambda: Fn(write_through_nested_view), [(4, 5)]),
         ("view_read_after_write", lambda: Fn(view_read_after_write), [(4, 5)]),

@@ -66,6 +66,25 @@ void matrixTranspose(Rewrite& r) {
   r.finish("aten.permute.default", {argRef(r, "self"), std::vector<int64_t>{1, 0}});
 }
 
+/// x.T: every dimension reversed (a 0-d tensor is its own alias).
+void numpyTranspose(Rewrite& r) {
+  const size_t rank = r.tensor("self").sizes.size();
+  if (rank == 0) return r.finish("aten.alias.default", {argRef(r, "self")});
+  std::vector<int64_t> dims;
+  for (size_t d = rank; d-- > 0;) dims.push_back(static_cast<int64_t>(d));
+  r.finish("aten.permute.default", {argRef(r, "self"), dims});
+}
+
+/// x.mT: the last two dimensions swapped.
+void matrixTransposeLast(Rewrite& r) {
+  const size_t rank = r.tensor("self").sizes.size();
+  if (rank < 2) return r.fail("mT of a tensor with fewer than 2 dimensions");
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < rank; ++d) dims.push_back(static_cast<int64_t>(d));
+  std::swap(dims[rank - 2], dims[rank - 1]);
+  r.finish("aten.permute.default", {argRef(r, "self"), dims});
+}
+
 void narrow(Rewrite& r) {
   auto start = r.integer("start"), length = r.integer("length");
   if (!start || !length) return r.fail("narrow with a symbolic start or length is not decomposed yet");
@@ -87,6 +106,24 @@ void chunk(Rewrite& r) {
   for (int64_t left = size; left > 0; left -= each) sizes.push_back(std::min(each, left));
   if (sizes.empty()) sizes.push_back(0);
   if (sizes.size() != r.node().outputs.size()) return r.fail("chunk's results do not match its sizes");
+  r.finish("aten.split_with_sizes.default", {argRef(r, "self"), sizes, r.integer("dim").value_or(0)});
+}
+
+/// split(x, split_size, dim): pieces of split_size along dim, the last one what is left.
+void splitTensor(Rewrite& r) {
+  const TensorSpec& x = r.tensor("self");
+  int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
+    return r.fail("split along a dimension of symbolic size is not decomposed yet");
+  auto each = r.integer("split_size");
+  if (!each) return r.fail("split with a symbolic split_size is not decomposed yet");
+  if (*each <= 0 && x.sizes[dim] != 0) return r.fail("split_size must be positive");
+  const int64_t size = x.sizes[dim];
+  const int64_t pieces = *each > 0 ? std::max<int64_t>((size + *each - 1) / *each, 1) : 1;
+  std::vector<int64_t> sizes(static_cast<size_t>(pieces), *each);
+  sizes.back() = size - *each * (pieces - 1);
+  if (sizes.size() != r.node().outputs.size()) return r.fail("split's results do not match its sizes");
   r.finish("aten.split_with_sizes.default", {argRef(r, "self"), sizes, r.integer("dim").value_or(0)});
 }
 
@@ -390,8 +427,11 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::contiguous.default", contiguous},
                      {"aten::transpose.int", transpose},
                      {"aten::t.default", matrixTranspose},
+                     {"aten::numpy_T.default", numpyTranspose},
+                     {"aten::mT.default", matrixTransposeLast},
                      {"aten::narrow.default", narrow},
                      {"aten::chunk.default", chunk},
+                     {"aten::split.Tensor", splitTensor},
                      {"aten::unbind.int", unbind},
                      {"aten::stack.default", stack},
                      {"aten::ones.default", ones},
