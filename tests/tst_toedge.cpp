@@ -323,6 +323,76 @@ class TestToEdge : public QObject {
   }
 
   // The ATen-only passes are not in the timeline of an edge program or a .pte.
+  // Two linears on [2, s0, 8] (a dynamic sequence): each spells its flattened
+  // size as torch traces it, from one sym_size.int call per symbol at the start
+  // of the graph and one mul per expression, shared by both; the lowered
+  // program computes them at run time (the prim ops get their result as last
+  // argument) and runs at a size below the bound.
+  void symbolicSizesAreComputedOncePerExpression() {
+    GraphBuilder b;
+    b.symbol("s0", 5, 2, 16);
+    TensorRef x = b.input("x", F, {2, 16, 8}, {"", "s0", ""});
+    TensorRef w1 = b.parameter("up.weight", F, {8, 8}), b1 = b.parameter("up.bias", F, {8});
+    TensorRef w2 = b.parameter("down.weight", F, {4, 8}), b2 = b.parameter("down.bias", F, {4});
+    TensorRef h = b.op("aten.linear.default", {x, w1, b1});
+    b.output(b.op("aten.linear.default", {b.op("aten.relu.default", {h}), w2, b2}));
+    auto made = b.finish("two_linears");
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
+    Pipeline p(std::make_shared<const Program>(std::move(made.value())), ExecutorchBackendConfig{});
+    QVERIFY(p.runTo("run_decompositions"));
+    const Method& m = p.current()->methods[0];
+    const std::vector<std::string> got = ops(m);
+    QCOMPARE(got.front(), std::string("aten::sym_size.int"));
+    QCOMPARE(std::count(got.begin(), got.end(), "aten::sym_size.int"), 1L);
+    QCOMPARE(std::count(got.begin(), got.end(), "_operator::mul.default"), 1L);  // 2 * s0, read twice
+    QCOMPARE(std::count(got.begin(), got.end(), "aten::addmm.default"), 2L);
+    const Node& mul = m.nodes[1];
+    QVERIFY(m.values[mul.outputs[0]].symbolic);
+    QCOMPARE(std::get<int64_t>(m.values[mul.args[0]].payload), 2L);  // the number first, as torch multiplies
+    QCOMPARE(mul.args[1], m.nodes[0].outputs[0]);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& lowered = p.current()->methods[0];
+    QCOMPARE(ops(lowered).front(), std::string("aten::sym_size.int"));  // dead-code elimination kept it
+    auto exe = executableSnapshot(p, p.records().size());
+    QVERIFY2(exe.ok(), exe.ok() ? "" : exe.error().message().c_str());
+    const Method& e = exe.value().methods[0];
+    QCOMPARE(e.nodes[0].args.size(), size_t(3));  // self, dim, and the size it computes
+    QCOMPARE(std::get<int64_t>(e.values[e.nodes[0].args[2]].payload), 0L);  // written as 0, as ExecuTorch writes it
+    run::HostValue in;
+    in.kind = ValueKind::Tensor;
+    in.dtype = F;
+    in.sizes = {2, 3, 8};
+    in.bytes.assign(2 * 3 * 8 * sizeof(float), 0);
+    run::RunOptions options;
+    options.inputs = {in};
+    auto r = run::runProgram(exe.value(), options);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().message().c_str());
+    QCOMPARE(r.value().outputs[0].sizes, (std::vector<int64_t>{2, 3, 4}));
+  }
+
+  // A size list that holds a symbolic size says nothing of its expression:
+  // shape inference refuses it rather than guessing static sizes.
+  void symbolicSizeListNeedsItsSpec() {
+    GraphBuilder b;
+    b.symbol("s0", 5, 2, 16);
+    TensorRef x = b.input("x", F, {16, 8}, {"s0", ""});
+    b.output(b.op("aten.relu.default", {x}));
+    auto made = b.finish("one");
+    QVERIFY(made.ok());
+    Method& m = made.value().methods[0];
+    Value n{int64_t{5}, "sym_size"};
+    n.symbolic = true;
+    m.values.push_back(n);
+    const ValueId sym = static_cast<ValueId>(m.values.size() - 1);
+    auto names = [](const std::string& s) { return s; };
+    auto refused = buildCall(m, "aten.view.default", {x, std::vector<SizeRef>{SizeRef{5, sym, "s0"}, SizeRef{8}}}, names);
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.error().found.find("symbolic size needs its spec") != std::string::npos, refused.error().found.c_str());
+    auto inferred = buildCall(m, "aten.view.default", {x, std::vector<int64_t>{-1, 8}}, names);  // -1 from a symbolic size
+    QVERIFY(!inferred.ok());
+  }
+
   void edgeProgramsSkipTheAtenPasses() {
     Program p = unary("aten.relu.default");
     p.exportFacts.dialect = "EDGE";

@@ -154,15 +154,24 @@ struct ShapeCall {
       return one(like(proto, s));
     }
     if (!a0) return shapeError(op, "an input tensor");
+    // A size computed at run time, or one inferred from a symbolic input, has
+    // an expression these numbers do not carry: the caller gives the spec.
+    const auto* list = std::get_if<IntList>(&m.values[args[at]].payload);
+    for (ValueId x : list->items)
+      if (m.values[x].symbolic) return shapeError(op, "sizes known without running the program (a symbolic size needs its spec given)");
     auto numel = a0->numel().value_or(0);
     int64_t known = 1, infer = -1;
+    std::vector<std::string> sy(s.size());
     for (size_t d = 0; d < s.size(); ++d) {
       if (s[d] == -1 && name == "aten::view") infer = static_cast<int64_t>(d);
-      else if (s[d] == -1) s[d] = a0->sizes[d + a0->sizes.size() - s.size()];
-      else known *= s[d];
+      else if (s[d] == -1 && d + a0->sizes.size() >= s.size()) {
+        s[d] = a0->sizes[d + a0->sizes.size() - s.size()];
+        sy[d] = symbolOf(*a0, d + a0->sizes.size() - s.size());
+      } else known *= s[d];
     }
+    if (infer >= 0 && !a0->symbols.empty()) return shapeError(op, "a size inferred (-1) from a tensor with symbolic sizes");
     if (infer >= 0) s[infer] = known ? static_cast<int64_t>(numel) / known : 0;
-    return one(like(*a0, s));
+    return one(like(*a0, s, sy));
   }
 
   /// unsqueeze, squeeze, select, slice: one dimension added, removed or cut.
@@ -205,18 +214,24 @@ struct ShapeCall {
     const auto* list = args.size() > 1 ? std::get_if<OptionalTensorList>(&m.values[args[1]].payload) : nullptr;
     if (!a0 || !list) return shapeError(op, "a tensor and a list of optional index tensors");
     std::vector<int64_t> s;
+    std::vector<std::string> sy;
     size_t used = 0;
     for (size_t d = 0; d < list->items.size(); ++d) {
       if (list->items[d] == kNoValue) {
         s.push_back(a0->sizes[d]);
+        sy.push_back(symbolOf(*a0, d));
       } else {
         const TensorSpec& idx = m.values[list->items[d]].tensor();
         s.insert(s.end(), idx.sizes.begin(), idx.sizes.end());
+        for (size_t k = 0; k < idx.sizes.size(); ++k) sy.push_back(symbolOf(idx, k));
       }
       ++used;
     }
-    for (size_t d = used; d < a0->sizes.size(); ++d) s.push_back(a0->sizes[d]);
-    return one(like(*a0, s));
+    for (size_t d = used; d < a0->sizes.size(); ++d) {
+      s.push_back(a0->sizes[d]);
+      sy.push_back(symbolOf(*a0, d));
+    }
+    return one(like(*a0, s, sy));
   }
 
   /// cat: the inputs' sizes summed along the dimension.
@@ -226,9 +241,19 @@ struct ShapeCall {
     const TensorSpec& f = m.values[list->items[0]].tensor();
     int64_t d = wrapDim(intArg(m, args, 1).value_or(0), f.sizes.size());
     std::vector<int64_t> s = f.sizes;
+    std::vector<std::string> sy(s.size());
+    for (size_t k = 0; k < s.size(); ++k) sy[k] = symbolOf(f, k);
     s[d] = 0;
-    for (ValueId x : list->items) s[d] += m.values[x].tensor().sizes[d];
-    return one(like(f, s));
+    sy[d].clear();
+    int64_t fixed = 0;
+    for (ValueId x : list->items) {  // the sizes along d add up: "s0 + 3"
+      const TensorSpec& t = m.values[x].tensor();
+      s[d] += t.sizes[d];
+      if (std::string e = symbolOf(t, d); !e.empty()) sy[d] += (sy[d].empty() ? "" : " + ") + e;
+      else fixed += t.sizes[d];
+    }
+    if (!sy[d].empty() && fixed) sy[d] += " + " + std::to_string(fixed);
+    return one(like(f, s, sy));
   }
 
   /// mean, sum, amax, var: the reduced dimensions dropped or kept as 1 (none
@@ -297,11 +322,17 @@ struct ShapeCall {
     int64_t d = wrapDim(intArg(m, args, 1).value_or(0), a0->sizes.size());
     bool keep = intArg(m, args, 2).value_or(0) != 0;
     std::vector<int64_t> s;
+    std::vector<std::string> sy;
     for (size_t k = 0; k < a0->sizes.size(); ++k) {
-      if (static_cast<int64_t>(k) != d) s.push_back(a0->sizes[k]);
-      else if (keep) s.push_back(1);
+      if (static_cast<int64_t>(k) != d) {
+        s.push_back(a0->sizes[k]);
+        sy.push_back(symbolOf(*a0, k));
+      } else if (keep) {
+        s.push_back(1);
+        sy.push_back("");
+      }
     }
-    TensorSpec r = like(*a0, s);
+    TensorSpec r = like(*a0, s, sy);
     r.dtype = ScalarType::Bool;
     return one(r);
   }
@@ -435,9 +466,6 @@ Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::str
   return shapeError(call.op, "no shape rule for this operator");
 }
 
-namespace {
-
-/// The operator table index of `ref`, added when missing.
 int32_t operatorIndexOf(Method& m, const OperatorRef& ref) {
   auto it = std::find_if(m.operators.begin(), m.operators.end(),
                          [&](const OperatorRef& o) { return o.name == ref.name && o.overload == ref.overload; });
@@ -445,8 +473,6 @@ int32_t operatorIndexOf(Method& m, const OperatorRef& ref) {
   m.operators.push_back(ref);
   return static_cast<int32_t>(m.operators.size() - 1);
 }
-
-}  // namespace
 
 Result<Node> buildCall(Method& m, const std::string& target, std::vector<BuildArg> args,
                        const std::function<std::string(const std::string&)>& freshName,
@@ -478,6 +504,10 @@ Result<Node> buildCall(Method& m, const std::string& target, std::vector<BuildAr
       else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
         IntList list;
         for (int64_t x : *l) list.items.push_back(add(Value{x, {}}));
+        id = add(Value{std::move(list), {}});
+      } else if (auto* sl = std::get_if<std::vector<SizeRef>>(&v)) {
+        IntList list;
+        for (const SizeRef& x : *sl) list.items.push_back(x.isSymbolic() ? x.symbolic : add(Value{x.value, {}}));
         id = add(Value{std::move(list), {}});
       } else if (auto* tl = std::get_if<std::vector<TensorRef>>(&v)) {
         std::vector<ValueId> ids;

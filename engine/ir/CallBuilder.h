@@ -22,10 +22,20 @@ struct TensorRef {
   ValueId id = kNoValue;
 };
 
+/// One size in a size list: a number, or a symbolic Int of the graph (the
+/// result of sym_size.int or of arithmetic on it) with what it equals in
+/// the specs' symbols ("s0", "2*s0") and its example value.
+struct SizeRef {
+  int64_t value = 0;  ///< the number; for a symbolic size its example value
+  ValueId symbolic = kNoValue;
+  std::string expression;
+  bool isSymbolic() const { return symbolic != kNoValue; }
+};
+
 /// One argument of a call, positional in schema order.
 struct BuildArg {
   using V = std::variant<None, TensorRef, int64_t, double, bool, std::vector<int64_t>, std::vector<TensorRef>, ScalarType,
-                         std::string>;
+                         std::string, std::vector<SizeRef>>;
   V v;
   BuildArg(None n = {}) : v(n) {}
   BuildArg(TensorRef t) : v(t) {}
@@ -39,12 +49,16 @@ struct BuildArg {
   BuildArg(ScalarType x) : v(x) {}
   BuildArg(std::string x) : v(std::move(x)) {}  ///< a string (rounding_mode, device)
   BuildArg(const char* x) : v(std::string(x)) {}
+  BuildArg(std::vector<SizeRef> x) : v(std::move(x)) {}  ///< sizes, some computed at run time
 };
 
 /// Result specs of an ATen call whose arguments are already in schema order
 /// (sizes, dtype, dim order; symbols carried where sizes are symbolic).
 Result<std::vector<TensorSpec>> inferResultSpecs(const Method& m, const std::string& qualifiedName,
                                                  const std::string& overload, const std::vector<ValueId>& args);
+
+/// The index of `ref` in the method's operator table, added when missing.
+int32_t operatorIndexOf(Method& m, const OperatorRef& ref);
 
 /// A call of `target` ("torch.ops.aten.add.Tensor" or "aten.add.Tensor"): its
 /// argument values are added to `m`, and its results too, named by `freshName`

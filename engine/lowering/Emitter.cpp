@@ -41,7 +41,7 @@ bool runnable(const OperatorRef& op) {
   if (op.name.rfind("executorch_prim::", 0) == 0) return true;
   const OpSchema* s = OpRegistry::builtin().find(op.name, op.overload);
   if (!s) return op.overload == "out" || op.overload.ends_with("_out");
-  return s->isOutVariant() || s->isInplace();
+  return s->isOutVariant() || s->isInplace() || OpRegistry::builtin().hasPrimKernel(*s);
 }
 
 class MethodEmitter {
@@ -71,6 +71,8 @@ class MethodEmitter {
     // the node that reads it. Views in the order nodes first read them.
     std::map<ValueId, std::vector<ValueId>> viewsBefore, viewsOf;
     std::set<ValueId> seenView;
+    // A view an instruction makes (et_view) is numbered at that instruction, after its arguments.
+    for (const Node& n : in_.nodes) seenView.insert(n.outputs.begin(), n.outputs.end());
     for (const Node& n : in_.nodes)
       for (ValueId a : n.args)
         if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
@@ -83,8 +85,11 @@ class MethodEmitter {
           for (ValueId v : it->second) visit(v);
       // Then the views the node reads, an out variant's results (ToOutVarPass
       // puts their memory.alloc just before the call), the other arguments.
+      // (A view the node writes, et_view's, comes after its arguments.)
       for (ValueId a : n.args)
-        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr; t && t->viewOf != kNoValue) visit(a);
+        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
+            t && t->viewOf != kNoValue && std::find(n.outputs.begin(), n.outputs.end(), a) == n.outputs.end())
+          visit(a);
       if (n.kind == NodeKind::Kernel)
         if (const OpSchema* s = OpRegistry::builtin().find(in_.operators[n.op].name, in_.operators[n.op].overload);
             s && s->isOutVariant())
@@ -98,6 +103,7 @@ class MethodEmitter {
                 visit(n.args[i]);
             }
       for (ValueId a : n.args) visit(a);
+      for (ValueId o : n.outputs) visit(o);  // a prim op's result follows its arguments
       for (ValueId o : n.outputs)
         if (auto it = viewsOf.find(o); it != viewsOf.end())
           for (ValueId v : it->second) visit(v);
@@ -274,6 +280,13 @@ class MethodEmitter {
 
   Result<Value> emitValue(ValueId v) {
     Value out = in_.values[v];
+    // A value computed at run time (sym_size.int's result) is written as a
+    // zero of its type, which the instruction overwrites, as ExecuTorch does.
+    if (out.symbolic) {
+      if (out.kind() == ValueKind::Int) out.payload = int64_t{0};
+      else if (out.kind() == ValueKind::Bool) out.payload = false;
+      else if (out.kind() == ValueKind::Double) out.payload = 0.0;
+    }
     out.symbolic = false;
     auto ids = [&](std::vector<ValueId>& items) {
       for (ValueId& x : items)
@@ -393,10 +406,15 @@ class MethodEmitter {
   /// in-place write such as copy_) its schema arguments and then its return
   /// value, which for an in-place operator is `self` again: aten::copy_ takes
   /// 4 arguments (self, src, non_blocking, self). Its runtime checks the count.
+  /// ExecuTorch's KernelCall lists the return value after the schema's
+  /// arguments: an in-place operator's is self, a prim op's (sym_size.int,
+  /// executorch_prim::mul.Scalar) the value it computes. Out variants list theirs already.
   static void appendReturnValue(const OperatorRef& ref, Node& e) {
     const OpSchema* s = OpRegistry::builtin().find(ref.name, ref.overload);
-    if (!s || !s->isInplace() || e.args.empty() || e.args.size() != s->arguments.size()) return;
-    e.args.push_back(e.args[0]);
+    if (!s || e.args.empty() || e.args.size() != s->arguments.size() || s->isOutVariant()) return;
+    if (s->isInplace()) e.args.push_back(e.args[0]);
+    else if (e.outputs.size() == 1 && s->returns.size() == 1 && OpRegistry::builtin().hasPrimKernel(*s))
+      e.args.push_back(e.outputs[0]);
   }
 
   size_t userOutputs() const {

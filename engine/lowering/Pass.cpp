@@ -33,6 +33,8 @@ size_t eliminateDeadCode(Method& m) {
     if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
       for (ValueId x : ol->items)
         if (x >= 0) used[x] = true;
+    if (auto* il = std::get_if<IntList>(&m.values[v].payload))  // sizes computed at run time (sym_size.int)
+      for (ValueId x : il->items) used[x] = true;
   };
   for (ValueId v : m.outputs) use(v);
   for (const Value& v : m.values)  // a view keeps its base alive

@@ -35,8 +35,9 @@ std::string verifyProgram(const Program& p) {
                               : nullptr;
       bool inPlace = s && s->isInplace();
       for (ValueId v : n.outputs) {
-        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor())
-          return m.name + ": node " + std::to_string(i) + " writes a value that is not a tensor";
+        // A node writes tensors, or a symbolic scalar (sym_size.int, a prim op on sizes).
+        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !(m.values[v].isTensor() || m.values[v].symbolic))
+          return m.name + ": node " + std::to_string(i) + " writes a value that is neither a tensor nor a symbolic scalar";
         // Out variants list their outputs among the arguments; other nodes define each once.
         if (!inPlace && ++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
       }

@@ -75,10 +75,10 @@ def cases():
 
         g = torch.Generator().manual_seed(k)
         out.append((f"einsum_{name}", Einsum(equation), tuple(torch.randn(*s, generator=g) for s in shapes)))
-    for k, (name, make, shapes) in enumerate(modules()):
+    for k, (name, make, shapes, *dynamic) in enumerate(modules()):
         g = torch.Generator().manual_seed(100 + k)
         torch.manual_seed(100 + k)
-        out.append((name, make().eval(), tuple(torch.randn(*s, generator=g) for s in shapes)))
+        out.append((name, make().eval(), tuple(torch.randn(*s, generator=g) for s in shapes), *dynamic))
     return out
 
 
@@ -87,6 +87,7 @@ def modules():
     import torch
     from torch import nn
     import torch.nn.functional as F
+    from torch.export import Dim
 
     class Fn(nn.Module):
         def __init__(self, f):
@@ -117,7 +118,51 @@ def modules():
         y.add_(1.0)
         return v * 2
 
+    class SizesReadByTheProgram(nn.Module):
+        def forward(self, x):
+            return (x.reshape(x.size(0) * x.size(1), x.size(2)) * 2).sum(0)
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up, self.down = nn.Linear(8, 16), nn.Linear(16, 8, bias=False)
+
+        def forward(self, x):
+            return self.down(torch.relu(self.up(x))) @ self.up.weight.T[:8]
+
+    class Attention(nn.Module):  # a transformer block's attention, its sequence length dynamic
+        def __init__(self):
+            super().__init__()
+            self.norm, self.qkv, self.out = nn.LayerNorm(16), nn.Linear(16, 48), nn.Linear(16, 16)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = (y.view(b, t, 2, 8).transpose(1, 2) for y in self.qkv(self.norm(x)).split(16, dim=-1))
+            y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, c)
+            return x + F.gelu(self.out(y))
+
+    class SmallCnn(nn.Module):  # conv, pool, flatten, linear: the batch dynamic
+        def __init__(self):
+            super().__init__()
+            self.conv, self.fc = nn.Conv2d(3, 4, 3, padding=1), nn.Linear(4 * 4 * 4, 5)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(F.avg_pool2d(torch.relu(self.conv(x)), 2), 1))
+
+    batch, tokens = Dim("batch", min=1, max=4), Dim("tokens", min=2, max=32)
+
     return [
+        # Symbolic sizes (torch.export's Dim): decompositions that spell a size call sym_size.int and multiply.
+        ("linear_dynamic_tokens", lambda: nn.Linear(8, 4), [(2, 5, 8)], ({1: tokens},)),
+        ("linear_dynamic_batch", lambda: nn.Linear(8, 4), [(2, 5, 8)], ({0: batch},)),
+        ("linear_dynamic_both", lambda: nn.Linear(8, 4), [(2, 5, 8)], ({0: batch, 1: tokens},)),
+        ("linear_dynamic_4d", lambda: nn.Linear(8, 4), [(2, 3, 5, 8)], ({2: tokens},)),
+        ("linear_dynamic_no_bias", lambda: nn.Linear(8, 4, bias=False), [(2, 5, 8)], ({1: tokens},)),
+        ("mlp_dynamic", Mlp, [(2, 5, 8)], ({0: batch, 1: tokens},)),
+        ("attention_dynamic_tokens", Attention, [(1, 5, 16)], ({1: tokens},)),
+        ("cnn_dynamic_batch", SmallCnn, [(2, 3, 8, 8)], ({0: batch},)),
+        ("max_pool_dynamic_batch", lambda: nn.MaxPool2d(2), [(2, 4, 8, 8)], ({0: batch},)),
+        ("sizes_read_by_the_program", SizesReadByTheProgram, [(2, 5, 8)], ({1: tokens},)),
         ("numpy_T_and_mT", lambda: Fn(lambda x, y: x.T @ y.mT), [(3, 4), (2, 5, 3)]),
         ("split_tensor", lambda: Fn(lambda x: tuple(t * (i + 1) for i, t in enumerate(x.split(3, dim=-1)))), [(2, 8)]),
         ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),
@@ -205,13 +250,13 @@ def core_tag_differences() -> list[str]:
     return out
 
 
-def check(name, module, inputs, work: Path, config: Path) -> tuple[str, str]:
+def check(name, module, inputs, work: Path, config: Path, dynamic_shapes=None) -> tuple[str, str]:
     import torch
     from executorch.exir import to_edge
 
     d = work / name
     (d / "upstream").mkdir(parents=True)
-    ep = torch.export.export(module, inputs)
+    ep = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
     torch.export.save(ep, str(d / "aten.pt2"))
     try:
         et = to_edge(copy.deepcopy(ep)).to_executorch(harness.upstream_config(config, None))
@@ -250,11 +295,11 @@ def main() -> int:
     for line in tags:
         print(f"core tag: {line}")
     agree = total = 0
-    for name, module, inputs in cases():
+    for name, module, inputs, *dynamic in cases():
         if args.only and not any(s in name for s in args.only):
             continue
         total += 1
-        result, detail = check(name, module, inputs, work, config)
+        result, detail = check(name, module, inputs, work, config, *dynamic)
         ok = result in ("identical", "same-shape", "refused") or detail.startswith("the same program laid out differently")
         if name in OPEN:
             if ok:

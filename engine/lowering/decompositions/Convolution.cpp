@@ -25,30 +25,23 @@ void convTranspose(Rewrite& r) {
             argRef(r, "dilation"), true, argRef(r, "output_padding"), argRef(r, "groups")});
 }
 
-TensorSpec withSizes(const TensorSpec& t, std::vector<int64_t> sizes, ScalarType dtype) {
-  TensorSpec s;
-  s.dtype = dtype;
-  s.sizes = std::move(sizes);
-  for (size_t d = 0; d < s.sizes.size(); ++d) s.dimOrder.push_back(static_cast<uint8_t>(d));
-  s.strides = contiguousStrides(s.sizes);
-  return s;
-}
-
 /// max_pool2d -> max_pool2d_with_indices(...)[0]
 void maxPool2d(Rewrite& r) {
   const TensorSpec& y = r.resultSpec();
   r.finish("aten.max_pool2d_with_indices.default",
            {argRef(r, "self"), argRef(r, "kernel_size"), argRef(r, "stride"), argRef(r, "padding"), argRef(r, "dilation"),
             argRef(r, "ceil_mode")},
-           {withSizes(y, y.sizes, ScalarType::Long)});
+           {denseSpec(ScalarType::Long, y.sizes, y.symbols)});
 }
 
 /// The 4-d form of a 1-d pooling's result: a 1 before the last dimension.
 std::vector<TensorSpec> as2d(const TensorSpec& y, bool withIndices) {
   std::vector<int64_t> s = y.sizes;
   s.insert(s.end() - 1, 1);
-  std::vector<TensorSpec> out{withSizes(y, s, y.dtype)};
-  if (withIndices) out.push_back(withSizes(y, s, ScalarType::Long));
+  std::vector<std::string> symbols = y.symbols;
+  if (!symbols.empty()) symbols.insert(symbols.end() - 1, "");
+  std::vector<TensorSpec> out{denseSpec(y.dtype, s, symbols)};
+  if (withIndices) out.push_back(denseSpec(ScalarType::Long, s, symbols));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,27 @@
 
 namespace lstudio::decompositions {
 
+/// The symbolic sizes a method's graph computes (sym_size.int, operator.mul),
+/// by what they equal in the specs' symbols ("s0", "2*s0"): torch's tracer
+/// makes one node per expression and every later use reads it.
+class SymbolicSizes {
+ public:
+  /// Records `n` when it computes a symbolic size from known ones.
+  void note(const Method& m, const Node& n);
+  void add(const std::string& expression, ValueId v);
+  /// The value equal to `expression`, or kNoValue.
+  ValueId find(const std::string& expression) const;
+  /// What `v` equals, or "" when it is not a known symbolic size.
+  std::string expressionOf(ValueId v) const;
+
+ private:
+  std::map<std::string, ValueId, std::less<>> byExpression_;
+  std::map<ValueId, std::string> expressions_;
+};
+
+/// The expression of a * b as sympy writes it: the number first.
+std::string productExpression(const SizeRef& a, const SizeRef& b);
+
 /// One node being rewritten: its arguments by schema name, and calls that
 /// replace it. Calls are appended in order; the last writes the node's
 /// results (finish) or the results become existing values (resultIs).
@@ -25,8 +47,9 @@ class Rewrite {
   /// `preserveOps`: EdgeCompileConfig.preserve_ops, which a rule that writes a
   /// composite through another one (lstm through linear) keeps whole, as
   /// torch's recursive decomposition does.
+  /// `sizes`: the symbolic sizes computed so far in the method (null: none known).
   Rewrite(Method& m, const Node& node, std::vector<Node>& out, std::function<std::string(const std::string&)> freshName,
-          std::vector<std::string> preserveOps = {});
+          std::vector<std::string> preserveOps = {}, SymbolicSizes* sizes = nullptr);
 
   /// Whether preserve_ops keeps the operator (e.g. "aten::linear", "default") whole.
   bool preserved(const std::string& name, const std::string& overload) const;
@@ -68,6 +91,19 @@ class Rewrite {
   /// The rule cannot rewrite this node; the pass fails naming it.
   void fail(std::string why);
 
+  // --- sizes, as torch's SymInt arithmetic records them while it traces ---
+  /// Dimension `dim` of `tensor`: its number when static, else the result of
+  /// sym_size.int on the first input with that symbol. There is one such call
+  /// per symbol, at the start of the graph, as torch's tracer binds an input's
+  /// symbolic sizes.
+  SizeRef size(ValueId tensor, size_t dim);
+  /// Every dimension of `tensor` from `from` to `to`.
+  std::vector<SizeRef> sizes(ValueId tensor, size_t from, size_t to);
+  /// a * b: numbers multiply, 1 * x is x, anything else is an operator.mul call.
+  SizeRef mul(const SizeRef& a, const SizeRef& b);
+  /// A contiguous tensor of `dtype` with these sizes (symbols where they are symbolic).
+  static TensorSpec contiguousSpec(ScalarType dtype, const std::vector<SizeRef>& sizes);
+
   const std::optional<std::string>& failure() const { return failure_; }
   /// Results replaced by existing values: (result, replacement).
   const std::vector<std::pair<ValueId, ValueId>>& replaced() const { return replaced_; }
@@ -82,6 +118,8 @@ class Rewrite {
   std::vector<std::string> preserveOps_;
   mutable std::optional<std::string> failure_;
   std::vector<std::pair<ValueId, ValueId>> replaced_;
+  SymbolicSizes ownSizes_;
+  SymbolicSizes* sizes_;
 };
 
 using Rule = void (*)(Rewrite&);
@@ -90,6 +128,9 @@ using Rule = void (*)(Rewrite&);
 /// operator is kept as it is (core ATen, or no decomposition known).
 Rule ruleFor(const OperatorRef& op);
 
+/// A contiguous tensor of `dtype` and `sizes`; `symbols` (one per dimension, "" where
+/// static) make it dynamic.
+TensorSpec denseSpec(ScalarType dtype, std::vector<int64_t> sizes, std::vector<std::string> symbols = {});
 /// Contiguous strides of `sizes`.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
 /// The strides a spec records, or its dim order's when none were recorded.
@@ -100,6 +141,8 @@ std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t>& size
                                                 const std::vector<int64_t>& newSizes);
 /// torch's reshape: a view when the layout allows one, else a contiguous clone viewed.
 TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes);
+/// The same with sizes that may be symbolic.
+TensorRef reshape(Rewrite& r, ValueId x, const std::vector<SizeRef>& sizes);
 /// Within a rank: a negative dimension counts from the end.
 inline int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
 /// The strides torch gives the result of a call, where they follow from its

@@ -46,6 +46,71 @@ std::optional<std::vector<int64_t>> broadcastSizes(const std::vector<int64_t>& a
   return out;
 }
 
+/// `x` ([d0, ..., dk, c]) viewed as the matrix [d0 * ... * dk, c], its sizes
+/// symbolic where x's are: the product folded left to right, as ATen's
+/// multiply_integers folds SymInts.
+TensorRef flattenToMatrix(Rewrite& r, TensorRef x) {
+  const TensorSpec t = r.spec(x.id);
+  if (t.sizes.empty()) {
+    r.fail("a 0-d tensor where a matrix was expected");
+    return {};
+  }
+  SizeRef rows{1};
+  for (const SizeRef& s : r.sizes(x.id, 0, t.sizes.size() - 1)) rows = r.mul(rows, s);
+  std::vector<SizeRef> matrix{rows, r.size(x.id, t.sizes.size() - 1)};
+  const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(t.dtype, matrix)};
+  return r.op("aten.view.default", {x, matrix}, &spec);
+}
+
+/// view(x, sizes) with sizes that may be symbolic; with `final` it writes the node's result.
+TensorRef viewOf(Rewrite& r, TensorRef x, const std::vector<SizeRef>& sizes, bool final) {
+  if (final) {
+    r.finish("aten.view.default", {x, sizes});
+    return {};
+  }
+  const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(r.spec(x.id).dtype, sizes)};
+  return r.op("aten.view.default", {x, sizes}, &spec);
+}
+
+/// matmul of two operands of 3 or more dimensions, some sizes symbolic: both
+/// expanded to the broadcast batch, made 3-d, bmm, viewed back, every size
+/// spelled as ATen's _matmul_impl computes it (the batch product folded left to right).
+TensorRef batchedMatmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
+  const size_t da = r.spec(a.id).sizes.size(), db = r.spec(b.id).sizes.size();
+  std::vector<SizeRef> batchA = r.sizes(a.id, 0, da - 2), batchB = r.sizes(b.id, 0, db - 2);
+  // infer_size: dimensions aligned from the right; a static 1 takes the other side's size.
+  std::vector<SizeRef> batch(std::max(batchA.size(), batchB.size()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const SizeRef* x = i + batchA.size() >= batch.size() ? &batchA[i + batchA.size() - batch.size()] : nullptr;
+    const SizeRef* y = i + batchB.size() >= batch.size() ? &batchB[i + batchB.size() - batch.size()] : nullptr;
+    auto isOne = [](const SizeRef* s) { return !s || (!s->isSymbolic() && s->value == 1); };
+    if (x && y && !isOne(x) && !isOne(y) && !x->isSymbolic() && !y->isSymbolic() && x->value != y->value) {
+      r.fail("matmul operands whose batch dimensions do not broadcast");
+      return {};
+    }
+    batch[i] = isOne(x) ? (y ? *y : SizeRef{1}) : *x;
+  }
+  SizeRef batchProduct{1};
+  for (const SizeRef& s : batch) batchProduct = r.mul(batchProduct, s);
+  const SizeRef n = r.size(a.id, da - 2), m1 = r.size(a.id, da - 1), m2 = r.size(b.id, db - 2), p = r.size(b.id, db - 1);
+  auto operand = [&](TensorRef x, const SizeRef& rows, const SizeRef& cols) {
+    std::vector<SizeRef> expandTo = batch;
+    expandTo.push_back(rows);
+    expandTo.push_back(cols);
+    const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(r.spec(x.id).dtype, expandTo)};
+    TensorRef e = r.op("aten.expand.default", {x, expandTo}, &spec);
+    return reshape(r, e.id, std::vector<SizeRef>{batchProduct, rows, cols});
+  };
+  TensorRef x = operand(a, n, m1);
+  TensorRef y = operand(b, m2, p);
+  const std::vector<TensorSpec> bmmSpec{Rewrite::contiguousSpec(r.spec(a.id).dtype, {batchProduct, n, p})};
+  TensorRef prod = r.op("aten.bmm.default", {x, y}, &bmmSpec);
+  std::vector<SizeRef> out = batch;
+  out.push_back(n);
+  out.push_back(p);
+  return viewOf(r, prod, out, final);
+}
+
 /// matmul(a, b). With `final` the last call writes the node's result.
 TensorRef matmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
   auto last = [&](const std::string& target, std::vector<BuildArg> args) {
@@ -73,6 +138,12 @@ TensorRef matmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
     return {};
   }
   if (shouldFold(ta, tb)) {
+    if (!ta.symbols.empty() || !tb.symbols.empty()) {
+      std::vector<SizeRef> out = r.sizes(a.id, 0, da - 1);
+      out.push_back(r.size(b.id, db - 1));
+      TensorRef mm = r.op("aten.mm.default", {flattenToMatrix(r, a), b});
+      return viewOf(r, mm, out, final);
+    }
     std::vector<int64_t> out(ta.sizes.begin(), ta.sizes.end() - 1);
     out.push_back(tb.sizes.back());
     TensorRef folded = r.op("aten.view.default", {a, std::vector<int64_t>{product(ta.sizes, 0, da - 1), ta.sizes.back()}});
@@ -83,6 +154,7 @@ TensorRef matmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
     r.fail("matmul of these shapes is not decomposed yet");
     return {};
   }
+  if (!ta.symbols.empty() || !tb.symbols.empty()) return batchedMatmul(r, a, b, final);
   // Batched: both operands expanded to the broadcast batch, made 3-d, bmm, viewed back.
   std::vector<int64_t> batchA(ta.sizes.begin(), ta.sizes.end() - 2), batchB(tb.sizes.begin(), tb.sizes.end() - 2);
   auto batch = broadcastSizes(batchA, batchB);
@@ -129,9 +201,13 @@ TensorRef linearOn(Rewrite& r, TensorRef input, TensorRef weight, TensorRef bias
     TensorRef wt = r.op("aten.permute.default", {weight, std::vector<int64_t>{1, 0}});
     return hasBias ? last("aten.addmm.default", {bias, input, wt}) : last("aten.mm.default", {input, wt});
   }
-  if (!x.symbols.empty()) {
-    r.fail("linear on a " + std::to_string(rank) + "-d input with symbolic sizes is not decomposed yet");
-    return {};
+  if (!x.symbols.empty() && hasBias && isContiguous(x)) {  // sizes spelled as torch traces them (sym_size.int, mul)
+    std::vector<SizeRef> out = r.sizes(input.id, 0, rank - 1);
+    TensorRef flat = flattenToMatrix(r, input);
+    TensorRef wt = r.op("aten.permute.default", {weight, std::vector<int64_t>{1, 0}});
+    TensorRef mm = r.op("aten.addmm.default", {bias, flat, wt});
+    out.push_back(r.size(mm.id, 1));
+    return viewOf(r, mm, out, final);
   }
   if (rank >= 1 && hasBias && isContiguous(x)) {
     TensorRef flat = r.op("aten.view.default", {input, std::vector<int64_t>{product(x.sizes, 0, rank - 1), x.sizes.back()}});

@@ -5,15 +5,6 @@
 namespace lstudio::decompositions {
 namespace {
 
-TensorSpec emptyLike(const TensorSpec& t, std::vector<int64_t> sizes) {
-  TensorSpec s;
-  s.dtype = t.dtype;
-  s.sizes = std::move(sizes);
-  for (size_t d = 0; d < s.sizes.size(); ++d) s.dimOrder.push_back(static_cast<uint8_t>(d));
-  s.strides = contiguousStrides(s.sizes);
-  return s;
-}
-
 /// batch_norm in evaluation (running statistics, training=False) ->
 /// _native_batch_norm_legit_no_training(...)[0]; its statistics results are empty.
 void batchNorm(Rewrite& r) {
@@ -25,7 +16,7 @@ void batchNorm(Rewrite& r) {
   r.finish("aten._native_batch_norm_legit_no_training.default",
            {TensorRef{r.arg("input")}, TensorRef{r.arg("weight")}, TensorRef{r.arg("bias")}, TensorRef{r.arg("running_mean")},
             TensorRef{r.arg("running_var")}, TensorRef{r.arg("momentum")}, TensorRef{r.arg("eps")}},
-           {emptyLike(x, {0}), emptyLike(x, {0})});
+           {denseSpec(x.dtype, {0}), denseSpec(x.dtype, {0})});
 }
 
 /// layer_norm -> native_layer_norm(...)[0]; mean and rstd keep the leading
@@ -34,12 +25,14 @@ void layerNorm(Rewrite& r) {
   const TensorSpec& x = r.tensor("input");
   auto shape = r.ints("normalized_shape");
   if (!shape || shape->size() > x.sizes.size()) return r.fail("normalized_shape is not a list of sizes of the input");
-  std::vector<int64_t> stats(x.sizes.begin(), x.sizes.end() - static_cast<long>(shape->size()));
+  const size_t lead = x.sizes.size() - shape->size();
+  std::vector<int64_t> stats(x.sizes.begin(), x.sizes.begin() + static_cast<long>(lead));
   stats.resize(x.sizes.size(), 1);
+  std::vector<std::string> symbols(x.symbols.begin(), x.symbols.begin() + static_cast<long>(std::min(lead, x.symbols.size())));
   r.finish("aten.native_layer_norm.default",
            {TensorRef{r.arg("input")}, TensorRef{r.arg("normalized_shape")}, TensorRef{r.arg("weight")},
             TensorRef{r.arg("bias")}, TensorRef{r.arg("eps")}},
-           {emptyLike(x, stats), emptyLike(x, stats)});
+           {denseSpec(x.dtype, stats, symbols), denseSpec(x.dtype, stats, symbols)});
 }
 
 /// group_norm -> native_group_norm(input, weight, bias, N, C, HxW, groups, eps)[0];
@@ -53,7 +46,7 @@ void groupNorm(Rewrite& r) {
   for (size_t d = 2; d < x.sizes.size(); ++d) hw *= x.sizes[d];
   if (groups <= 0 || x.sizes[1] % groups) return r.fail("group_norm's channels do not divide into its groups");
   auto optional = [&](const char* name) { return r.isNone(name) ? BuildArg(None{}) : BuildArg(TensorRef{r.arg(name)}); };
-  const TensorSpec stats = emptyLike(x, {x.sizes[0], groups});
+  const TensorSpec stats = denseSpec(x.dtype, {x.sizes[0], groups});
   r.finish("aten.native_group_norm.default",
            {TensorRef{r.arg("input")}, optional("weight"), optional("bias"), x.sizes[0], x.sizes[1], hw, groups,
             r.number("eps").value_or(1e-5)},
@@ -78,7 +71,7 @@ void instanceNorm(Rewrite& r) {
   folded[0] = 1;
   folded[1] = channels;
   TensorRef v = r.op("aten.view.default", {TensorRef{r.arg("input")}, folded});
-  TensorSpec y = emptyLike(x, folded), stats = emptyLike(x, {channels});
+  TensorSpec y = denseSpec(x.dtype, folded), stats = denseSpec(x.dtype, {channels});
   const std::vector<TensorSpec> specs{y, stats, stats};
   auto outs = r.call("aten._native_batch_norm_legit.no_stats",
                      {v, weight, bias, true, r.number("momentum").value_or(0.1), r.number("eps").value_or(1e-5)}, &specs);

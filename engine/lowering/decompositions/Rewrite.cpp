@@ -3,6 +3,7 @@
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/BackendConfig.h"
 #include "engine/lowering/decompositions/Decomposition.h"
+#include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio::decompositions {
 
@@ -13,7 +14,9 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
 }
 
 std::vector<int64_t> stridesOf(const TensorSpec& t) {
-  if (t.strides.size() == t.sizes.size()) return t.strides;
+  // Strides recorded for symbolic sizes are the example's, while the sizes are
+  // bounds: the dim order says the same without that mismatch.
+  if (t.strides.size() == t.sizes.size() && t.symbols.empty()) return t.strides;
   // From the dim order: the innermost dimension in memory has stride 1.
   std::vector<int64_t> s(t.sizes.size(), 1);
   if (t.dimOrder.size() != t.sizes.size()) return contiguousStrides(t.sizes);
@@ -73,6 +76,18 @@ TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes) {
   if (viewStrides(t.sizes, stridesOf(t), sizes)) return r.op("aten.view.default", {TensorRef{x}, sizes});
   TensorRef c = r.op("aten.clone.default", {TensorRef{x}, int64_t(0)});  // contiguous_format
   return r.op("aten.view.default", {c, sizes});
+}
+
+TensorRef reshape(Rewrite& r, ValueId x, const std::vector<SizeRef>& sizes) {
+  const TensorSpec t = r.spec(x);
+  std::vector<int64_t> numbers;
+  for (const SizeRef& s : sizes) numbers.push_back(s.value);
+  const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(t.dtype, sizes)};
+  if (viewStrides(t.sizes, stridesOf(t), numbers)) return r.op("aten.view.default", {TensorRef{x}, sizes}, &spec);
+  std::vector<TensorSpec> cloned{t};
+  cloned[0].strides.clear();
+  TensorRef c = r.op("aten.clone.default", {TensorRef{x}, int64_t(0)}, &cloned);  // contiguous_format
+  return r.op("aten.view.default", {c, sizes}, &spec);
 }
 
 namespace {
@@ -213,8 +228,10 @@ std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::ve
 }
 
 Rewrite::Rewrite(Method& m, const Node& node, std::vector<Node>& out,
-                 std::function<std::string(const std::string&)> freshName, std::vector<std::string> preserveOps)
-    : m_(m), node_(node), out_(out), freshName_(std::move(freshName)), preserveOps_(std::move(preserveOps)) {}
+                 std::function<std::string(const std::string&)> freshName, std::vector<std::string> preserveOps,
+                 SymbolicSizes* sizes)
+    : m_(m), node_(node), out_(out), freshName_(std::move(freshName)), preserveOps_(std::move(preserveOps)),
+      sizes_(sizes ? sizes : &ownSizes_) {}
 
 bool Rewrite::preserved(const std::string& name, const std::string& overload) const {
   return EdgeCompileConfig::lists(preserveOps_, name, overload);
@@ -276,6 +293,153 @@ std::vector<ValueId> Rewrite::tensors(std::string_view name) const {
   if (auto* l = std::get_if<TensorList>(&m_.values[v].payload)) return l->items;
   if (auto* l = std::get_if<OptionalTensorList>(&m_.values[v].payload)) return l->items;
   return {};
+}
+
+namespace {
+
+bool isSymSize(const Method& m, const Node& n) {
+  return n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == "aten::sym_size" &&
+         m.operators[n.op].overload == "int" && n.args.size() == 2 && n.outputs.size() == 1;
+}
+
+bool isSymMul(const Method& m, const Node& n) {
+  return n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == "_operator::mul" && n.args.size() == 2 &&
+         n.outputs.size() == 1;
+}
+
+}  // namespace
+
+std::string productExpression(const SizeRef& a, const SizeRef& b) {
+  auto text = [](const SizeRef& x) {
+    if (!x.isSymbolic()) return std::to_string(x.value);
+    return x.expression.find_first_of("+-") == std::string::npos ? x.expression : "(" + x.expression + ")";
+  };
+  return b.isSymbolic() ? text(a) + "*" + text(b) : text(b) + "*" + text(a);
+}
+
+void SymbolicSizes::add(const std::string& expression, ValueId v) {
+  if (expression.empty() || v == kNoValue) return;
+  byExpression_.emplace(expression, v);
+  expressions_[v] = expression;
+}
+
+ValueId SymbolicSizes::find(const std::string& expression) const {
+  auto it = byExpression_.find(expression);
+  return it == byExpression_.end() ? kNoValue : it->second;
+}
+
+std::string SymbolicSizes::expressionOf(ValueId v) const {
+  auto it = expressions_.find(v);
+  return it == expressions_.end() ? std::string() : it->second;
+}
+
+void SymbolicSizes::note(const Method& m, const Node& n) {
+  if (isSymSize(m, n)) {
+    const TensorSpec* t = n.args[0] >= 0 ? m.values[n.args[0]].tensorIf() : nullptr;
+    const auto* d = std::get_if<int64_t>(&m.values[n.args[1]].payload);
+    if (t && d && *d >= 0 && static_cast<size_t>(*d) < t->symbols.size()) add(t->symbols[*d], n.outputs[0]);
+  } else if (isSymMul(m, n)) {
+    auto operand = [&](ValueId v) -> std::optional<SizeRef> {
+      if (std::string e = expressionOf(v); !e.empty()) return SizeRef{0, v, e};
+      if (const auto* i = std::get_if<int64_t>(&m.values[v].payload); i && !m.values[v].symbolic) return SizeRef{*i};
+      return std::nullopt;
+    };
+    auto a = operand(n.args[0]), b = operand(n.args[1]);
+    if (a && b) add(productExpression(*a, *b), n.outputs[0]);
+  }
+}
+
+SizeRef Rewrite::size(ValueId tensor, size_t dim) {
+  const TensorSpec t = spec(tensor);
+  if (dim >= t.sizes.size()) {
+    fail("a size of a dimension the tensor does not have");
+    return {};
+  }
+  if (dim >= t.symbols.size() || t.symbols[dim].empty()) return SizeRef{t.sizes[dim]};
+  const std::string symbol = t.symbols[dim];
+  if (ValueId known = sizes_->find(symbol); known != kNoValue) return SizeRef{t.sizes[dim], known, symbol};
+  // A new symbol: sym_size.int on the first input that has it.
+  ValueId source = kNoValue;
+  int64_t sourceDim = -1;
+  for (ValueId in : m_.inputs) {
+    const TensorSpec* s = in >= 0 ? m_.values[in].tensorIf() : nullptr;
+    for (size_t d = 0; s && d < s->symbols.size() && source == kNoValue; ++d)
+      if (s->symbols[d] == symbol) source = in, sourceDim = static_cast<int64_t>(d);
+    if (source != kNoValue) break;
+  }
+  if (source == kNoValue) {
+    fail("the symbolic size " + symbol + " is not a size of any input");
+    return {};
+  }
+  Node n;
+  n.kind = NodeKind::Kernel;
+  n.target = "torch.ops.aten.sym_size.int";
+  n.op = operatorIndexOf(m_, OperatorRef{"aten::sym_size", "int"});
+  n.args = {source, passes::addValue(m_, Value{sourceDim, {}})};
+  n.argNames = {"self", "dim"};
+  Value result{t.sizes[dim], freshName_("sym_size")};
+  result.symbolic = true;
+  n.outputs = {passes::addValue(m_, std::move(result))};
+  n.name = m_.values[n.outputs[0]].name;
+  const ValueId id = n.outputs[0];
+  sizes_->add(symbol, id);
+  // After the sym_size calls at the start of the graph, where the tracer binds an input's sizes.
+  out_.insert(std::find_if(out_.begin(), out_.end(), [&](const Node& x) { return !isSymSize(m_, x); }), std::move(n));
+  return SizeRef{t.sizes[dim], id, symbol};
+}
+
+std::vector<SizeRef> Rewrite::sizes(ValueId tensor, size_t from, size_t to) {
+  std::vector<SizeRef> out;
+  for (size_t d = from; d < to && !failure_; ++d) out.push_back(size(tensor, d));
+  return out;
+}
+
+SizeRef Rewrite::mul(const SizeRef& a, const SizeRef& b) {
+  if (!a.isSymbolic() && !b.isSymbolic()) return SizeRef{a.value * b.value};
+  if (!a.isSymbolic() && a.value == 1) return b;
+  if (!b.isSymbolic() && b.value == 1) return a;
+  if (failure_) return {};
+  std::string expression = productExpression(a, b);
+  if (ValueId known = sizes_->find(expression); known != kNoValue) return SizeRef{a.value * b.value, known, expression};
+  auto operand = [&](const SizeRef& x) { return x.isSymbolic() ? x.symbolic : passes::addValue(m_, Value{x.value, {}}); };
+  Node n;
+  n.kind = NodeKind::Kernel;
+  n.target = "_operator.mul";
+  n.op = operatorIndexOf(m_, operatorFromTarget(n.target));
+  n.args = {operand(a), operand(b)};
+  n.argNames = {"a", "b"};
+  Value result{a.value * b.value, freshName_("mul")};
+  result.symbolic = true;
+  n.outputs = {passes::addValue(m_, std::move(result))};
+  n.name = m_.values[n.outputs[0]].name;
+  const ValueId id = n.outputs[0];
+  sizes_->add(expression, id);
+  place(std::move(n));
+  return SizeRef{a.value * b.value, id, std::move(expression)};
+}
+
+TensorSpec denseSpec(ScalarType dtype, std::vector<int64_t> sizes, std::vector<std::string> symbols) {
+  TensorSpec t;
+  t.dtype = dtype;
+  t.sizes = std::move(sizes);
+  if (std::any_of(symbols.begin(), symbols.end(), [](const std::string& x) { return !x.empty(); })) {
+    t.symbols = std::move(symbols);
+    t.symbols.resize(t.sizes.size());
+    t.dynamism = ShapeDynamism::DynamicBound;
+  }
+  for (size_t d = 0; d < t.sizes.size(); ++d) t.dimOrder.push_back(static_cast<uint8_t>(d));
+  t.strides = contiguousStrides(t.sizes);
+  return t;
+}
+
+TensorSpec Rewrite::contiguousSpec(ScalarType dtype, const std::vector<SizeRef>& sizes) {
+  std::vector<int64_t> numbers;
+  std::vector<std::string> symbols;
+  for (const SizeRef& s : sizes) {
+    numbers.push_back(s.value);
+    symbols.push_back(s.isSymbolic() ? s.expression : std::string());
+  }
+  return denseSpec(dtype, std::move(numbers), std::move(symbols));
 }
 
 void Rewrite::place(Node n) {

@@ -31,7 +31,10 @@ bool inRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>
 bool hasSymbols(const TensorSpec& t) { return !t.symbols.empty(); }
 
 void reshapeRule(Rewrite& r) {
-  if (hasSymbols(r.resultSpec())) return r.fail("reshape to a size with symbols is not decomposed yet");
+  if (hasSymbols(r.resultSpec())) {  // a view of a contiguous tensor, its sizes as the program spells them
+    if (!isContiguous(r.tensor("self"))) return r.fail("reshape of a strided tensor to symbolic sizes is not decomposed yet");
+    return r.finish("aten.view.default", {argRef(r, "self"), argRef(r, "shape")});
+  }
   finishReshape(r, argRef(r, "self"), argRef(r, "shape"));
 }
 
@@ -40,7 +43,15 @@ void flatten(Rewrite& r) {
   int64_t start = wrapDim(r.integer("start_dim").value_or(0), x.sizes.size());
   int64_t end = wrapDim(r.integer("end_dim").value_or(-1), x.sizes.size());
   if (!x.sizes.empty() && start == end) return r.resultIs(r.arg("self"));
-  if (hasSymbols(r.resultSpec())) return r.fail("flatten of a tensor with symbolic sizes is not decomposed yet");
+  if (hasSymbols(x) || hasSymbols(r.resultSpec())) {  // the flattened size folded as ATen's multiply_integers folds it
+    if (!isContiguous(x)) return r.fail("flatten of a strided tensor with symbolic sizes is not decomposed yet");
+    std::vector<SizeRef> shape = r.sizes(r.arg("self"), 0, static_cast<size_t>(start));
+    SizeRef flat{1};
+    for (const SizeRef& s : r.sizes(r.arg("self"), static_cast<size_t>(start), static_cast<size_t>(end) + 1)) flat = r.mul(flat, s);
+    shape.push_back(flat);
+    for (const SizeRef& s : r.sizes(r.arg("self"), static_cast<size_t>(end) + 1, x.sizes.size())) shape.push_back(s);
+    return r.finish("aten.view.default", {argRef(r, "self"), shape});
+  }
   finishReshape(r, argRef(r, "self"));
 }
 

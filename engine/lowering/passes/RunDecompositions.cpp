@@ -66,7 +66,10 @@ class MethodDecomposition {
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
       size_t first = nodes_.size();
       node(i);
-      for (size_t k = first; k < nodes_.size(); ++k) relayout(nodes_[k]);
+      for (size_t k = first; k < nodes_.size(); ++k) {
+        relayout(nodes_[k]);
+        sizes_.note(m_, nodes_[k]);
+      }
     }
     if (out_.failed) return;
     // A view returned after its tensor was written is made again at the end.
@@ -123,7 +126,8 @@ class MethodDecomposition {
                                     ? nullptr
                                     : decompositions::ruleFor(op);
     if (!rule) return nodes_.push_back(std::move(n));
-    decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); }, config_.preserveOps);
+    decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); }, config_.preserveOps,
+                                    &sizes_);
     rule(rewrite);
     if (rewrite.failure()) return fail(origin, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
     for (auto [from, to] : rewrite.replaced()) renames_.add(from, to);
@@ -385,6 +389,7 @@ class MethodDecomposition {
   FreshNames fresh_;
   Renames renames_;
   std::vector<Node> nodes_;
+  decompositions::SymbolicSizes sizes_;  ///< symbolic sizes computed so far, one node each
   std::unordered_set<ValueId> views_;    // results of view calls with several results (split, unbind)
   std::unordered_map<ValueId, Alias> aliases_;        // results of view calls with one result
   std::unordered_map<ValueId, ValueId> storage_;      // a value written in place -> its tensor's first value

@@ -116,8 +116,12 @@ class ReplaceViewCopyWithView : public Pass {
         // other tensors with bytes (state with an initial value) keep their copy.
         bool contiguous = base && isContiguous(*base);
         const bool constantBase = base && constant[n.args[0]] && !base->external && !base->data.empty();
-        if (!base || !view || base->dynamism != ShapeDynamism::Static || view->dynamism != ShapeDynamism::Static ||
-            !contiguous || base->external || (!base->data.empty() && !constantBase))
+        // A dynamic view of a dynamic base becomes a view too, but keeps an
+        // instruction (et_view) that sets its sizes at run time, as ExecuTorch
+        // emits it; one whose dynamism differs from its base's stays a copy.
+        const bool dynamic = base && view && base->dynamism != ShapeDynamism::Static;
+        if (!base || !view || base->dynamism != view->dynamism || !contiguous || base->external ||
+            (!base->data.empty() && !constantBase))
           continue;
         if (constantBase) {
           view->viewOf = n.args[0];
@@ -130,13 +134,13 @@ class ReplaceViewCopyWithView : public Pass {
         while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
         const bool callerMemory = (isInput[root] && !c.memoryPlanning.allocGraphInput) ||
                                   (isOutput[root] && !c.memoryPlanning.allocGraphOutput);
-        if (callerMemory && !etView) continue;
+        if ((callerMemory || dynamic) && !etView) continue;
         view->viewOf = root;
         // A view of memory the caller provides (an input or output left
         // unplanned) has no slot to share: ExecuTorch emits et_view there,
         // which points the view at its base's bytes at run time. It takes
         // self, size and the view itself; nothing is planned for it.
-        if (callerMemory) {
+        if (callerMemory || dynamic) {
           Node& e = m.nodes[i];
           setOperator(m, e, *etView);
           e.args = {e.args[0], e.args[1], e.outputs[0]};
