@@ -344,6 +344,22 @@ void BoxBuilder::connectArguments(const Node& node, int me, const std::vector<Va
     g_.nodeOfValue[v] = me;
     if (const TensorSpec* t = m_.values[v].tensorIf(); t && t->slot) lastInSlot_[{t->slot->memId, t->slot->offset}] = v;
   }
+  // Sizes computed at run time (sym_size.int, a prim op's product) flow to the
+  // calls that read them, alone or inside a size list.
+  auto scalar = [&](ValueId v) {
+    if (v < 0 || static_cast<size_t>(v) >= m_.values.size()) return false;
+    const ValueKind k = m_.values[v].kind();
+    return k == ValueKind::Int || k == ValueKind::Bool || k == ValueKind::Double;
+  };
+  for (ValueId a : node.args) {
+    std::vector<ValueId> items{a};
+    if (a >= 0 && static_cast<size_t>(a) < m_.values.size())
+      if (const auto* l = std::get_if<IntList>(&m_.values[a].payload)) items = l->items;
+    for (ValueId v : items)
+      if (scalar(v) && g_.nodeOfValue[v] >= 0 && g_.nodeOfValue[v] != me) addEdge(g_.nodeOfValue[v], me, v);
+  }
+  for (ValueId v : written)
+    if (scalar(v)) g_.nodeOfValue[v] = me;
 }
 
 namespace {
