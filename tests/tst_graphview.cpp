@@ -17,6 +17,7 @@
 #include "engine/formats/PteWriter.h"
 #include "engine/lowering/Emitter.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
@@ -196,6 +197,38 @@ class TestGraphView : public QObject {
         }
       }
     QVERIFY(views > 0);
+  }
+
+  // A size computed at run time flows to the calls that read it: an exported
+  // program's sym_size.int -> mul -> view, and the same in the lowered program,
+  // where the prim ops list their result as last argument.
+  void symbolicSizesHaveEdges() {
+    GraphBuilder b;
+    b.symbol("s0", 5, 2, 16);
+    TensorRef x = b.input("x", ScalarType::Float, {2, 16, 8}, {"", "s0", ""});
+    TensorRef w = b.parameter("fc.weight", ScalarType::Float, {4, 8}), bias = b.parameter("fc.bias", ScalarType::Float, {4});
+    b.output(b.op("aten.linear.default", {x, w, bias}));
+    auto made = b.finish("dynamic_linear");
+    QVERIFY(made.ok());
+    Pipeline p(std::make_shared<const Program>(std::move(made.value())), ExecutorchBackendConfig{});
+    for (const char* stage : {"run_decompositions", "MemoryPlanningPass"}) {
+      QVERIFY(p.runTo(stage));
+      const Method& m = p.current()->methods[0];
+      const auto g = ui::GraphModel::build(m);
+      auto box = [&](const std::string& op) {
+        for (size_t i = 0; i < m.nodes.size(); ++i)
+          if (m.nodes[i].op >= 0 && m.operators[m.nodes[i].op].name == op) return g.nodeOfMethodNode[i];
+        return -1;
+      };
+      auto hasEdge = [&](int from, int to) {
+        return from >= 0 && to >= 0 &&
+               std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) { return e.from == from && e.to == to; });
+      };
+      const int size = box("aten::sym_size"), mul = box(std::string(stage) == "run_decompositions" ? "_operator::mul" : "executorch_prim::mul");
+      const int view = box(std::string(stage) == "run_decompositions" ? "aten::view" : "executorch_prim::et_view");
+      QVERIFY2(hasEdge(size, mul), stage);
+      QVERIFY2(hasEdge(mul, view), stage);
+    }
   }
 
   // Every method of every real program: each node gets its own box once its
