@@ -8,6 +8,7 @@
 
 #include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Executable.h"
+#include "engine/lowering/decompositions/Decomposition.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/passes/GraphEdit.h"
@@ -391,6 +392,34 @@ class TestToEdge : public QObject {
     QVERIFY2(refused.error().found.find("symbolic size needs its spec") != std::string::npos, refused.error().found.c_str());
     auto inferred = buildCall(m, "aten.view.default", {x, std::vector<int64_t>{-1, 8}}, names);  // -1 from a symbolic size
     QVERIFY(!inferred.ok());
+  }
+
+  // A rule that spells a symbolic tensor's result sizes as numbers (its upper
+  // bounds) would write a file that refuses any smaller input: the rewrite fails
+  // naming the operator. Amounts that are not sizes (padding) and -1 pass.
+  void staticSizesForASymbolicTensorFailTheRule() {
+    GraphBuilder b;
+    b.symbol("s0", 5, 2, 16);
+    TensorRef x = b.input("x", F, {16, 8}, {"s0", ""});
+    b.output(b.op("aten.relu.default", {x}));
+    auto made = b.finish("one");
+    QVERIFY(made.ok());
+    Method& m = made.value().methods[0];
+    std::vector<Node> out;
+    auto fresh = [](const std::string& s) { return s; };
+    decompositions::Rewrite fixed(m, m.nodes[0], out, fresh);
+    fixed.op("aten.view.default", {x, std::vector<int64_t>{16, 8}});
+    QVERIFY(fixed.failure().has_value());
+    QVERIFY2(fixed.failure()->find("aten::view with fixed sizes for a tensor of symbolic sizes") != std::string::npos,
+             fixed.failure()->c_str());
+    QVERIFY(out.empty());
+    decompositions::Rewrite padded(m, m.nodes[0], out, fresh);
+    const std::vector<TensorSpec> paddedSpec{decompositions::denseSpec(F, {16, 10}, {"s0", ""})};
+    padded.op("aten.constant_pad_nd.default", {x, std::vector<int64_t>{1, 1}, 0.0}, &paddedSpec);
+    padded.op("aten.expand.default", {x, std::vector<int64_t>{-1, 8}});  // -1 keeps the symbolic size
+    QVERIFY2(!padded.failure(), padded.failure() ? padded.failure()->c_str() : "");
+    QCOMPARE(out.size(), size_t(2));
+    QCOMPARE(m.values[out[1].outputs[0]].tensor().symbols[0], std::string("s0"));
   }
 
   void edgeProgramsSkipTheAtenPasses() {

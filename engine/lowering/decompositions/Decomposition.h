@@ -110,6 +110,10 @@ class Rewrite {
 
  private:
   void place(Node n);
+  /// A call on a tensor with symbolic sizes whose result sizes are spelled as
+  /// numbers (view, expand, reshape, full...) would fix sizes the program
+  /// computes at run time: the rewrite fails, naming it, rather than write a wrong file.
+  bool spellsStaticSizes(const std::string& target, const std::vector<BuildArg>& args);
 
   Method& m_;
   Node node_;

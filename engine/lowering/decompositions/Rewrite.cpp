@@ -448,9 +448,33 @@ void Rewrite::place(Node n) {
   out_.push_back(std::move(n));
 }
 
+bool Rewrite::spellsStaticSizes(const std::string& target, const std::vector<BuildArg>& args) {
+  const OpSchema* schema = OpRegistry::builtin().findByTarget(target);
+  if (!schema) return false;
+  bool symbolicTensor = false;
+  for (const BuildArg& a : args)
+    if (const auto* t = std::get_if<TensorRef>(&a.v); t && t->id >= 0)
+      if (const TensorSpec* s = m_.values[t->id].tensorIf(); s && !s->symbols.empty()) symbolicTensor = true;
+  if (!symbolicTensor) return false;
+  for (size_t i = 0; i < args.size() && i < schema->arguments.size(); ++i) {
+    // Sizes of a result (view, expand, reshape, full, upsample's output_size), not
+    // amounts such as padding or repeats; a -1 is left for the kernel to take.
+    const SchemaArgument& a = schema->arguments[i];
+    const auto* numbers = std::get_if<std::vector<int64_t>>(&args[i].v);
+    if (a.type.base == SchemaType::Base::SymInt && a.type.list && numbers &&
+        (a.name == "size" || a.name == "shape" || a.name == "output_size") &&
+        std::find(numbers->begin(), numbers->end(), -1) == numbers->end()) {
+      fail(schema->qualifiedName() + " with fixed sizes for a tensor of symbolic sizes: this rule does not spell "
+           "symbolic sizes yet");
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<TensorRef> Rewrite::call(const std::string& target, std::vector<BuildArg> args,
                                      const std::vector<TensorSpec>* specs) {
-  if (failure_) return {};
+  if (failure_ || spellsStaticSizes(target, args)) return {};
   auto n = buildCall(m_, target, std::move(args), freshName_, specs);
   if (!n) {
     fail(n.error().what + ": " + n.error().found);
@@ -474,7 +498,7 @@ TensorRef Rewrite::op(const std::string& target, std::vector<BuildArg> args, con
 }
 
 void Rewrite::finish(const std::string& target, std::vector<BuildArg> args, std::vector<TensorSpec> extra) {
-  if (failure_) return;
+  if (failure_ || spellsStaticSizes(target, args)) return;
   // The node's own results keep their ids and specs (torch.export recorded
   // them); results the node did not have (a native op's statistics) are extra.
   std::vector<TensorSpec> specs;
@@ -488,7 +512,7 @@ void Rewrite::finish(const std::string& target, std::vector<BuildArg> args, std:
 }
 
 void Rewrite::into(size_t i, const std::string& target, std::vector<BuildArg> args) {
-  if (failure_) return;
+  if (failure_ || spellsStaticSizes(target, args)) return;
   std::vector<TensorSpec> specs{spec(result(i))};
   auto n = buildCall(m_, target, std::move(args), freshName_, &specs);
   if (!n) return fail(n.error().what + ": " + n.error().found);

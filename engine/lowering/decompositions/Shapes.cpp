@@ -110,6 +110,8 @@ void chunk(Rewrite& r) {
   const TensorSpec& x = r.tensor("self");
   int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
   if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
+    return r.fail("chunk along a dimension of symbolic size is not decomposed yet");
   int64_t chunks = r.integer("chunks").value_or(1), size = x.sizes[dim];
   if (chunks <= 0) return r.fail("chunk into no pieces");
   int64_t each = (size + chunks - 1) / chunks;
@@ -199,6 +201,16 @@ void repeatInterleave(Rewrite& r) {
   int64_t d = wrapDim(*r.integer("dim"), x.sizes.size());
   if (!inRange(d, x.sizes.size())) return r.fail("a dimension out of range");
   TensorRef u = r.op("aten.unsqueeze.default", {argRef(r, "self"), d + 1});
+  if (hasSymbols(x)) {  // the sizes spelled as the program computes them
+    std::vector<SizeRef> sizes = r.sizes(r.arg("self"), 0, x.sizes.size());
+    std::vector<SizeRef> expanded = sizes;
+    expanded.insert(expanded.begin() + d + 1, SizeRef{*repeats});
+    const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(x.dtype, expanded)};
+    TensorRef e = r.op("aten.expand.default", {u, expanded}, &spec);
+    if (*repeats != 1) e = r.op("aten.clone.default", {e, int64_t(0)}, &spec);  // contiguous_format
+    sizes[d] = r.mul(sizes[d], SizeRef{*repeats});
+    return r.finish("aten.view.default", {e, sizes});
+  }
   std::vector<int64_t> sizes = x.sizes;
   sizes.insert(sizes.begin() + d + 1, *repeats);
   finishReshape(r, r.op("aten.expand.default", {u, sizes}));
