@@ -520,13 +520,15 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
       if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) continue;
       const OperatorRef& ref = m.operators[n.op];
       if (ref.name != "aten::view_copy" || n.args.empty()) continue;
-      // A static view_copy left in the program: remove_view_copy was off, unless
-      // the method returns its result (those stay copies either way).
+      // A view_copy left in the program: remove_view_copy was off, unless the
+      // method returns its result or its dynamism differs from its base's
+      // (those stay copies either way; a dynamic view is an et_view otherwise).
       const TensorSpec* t = m.values[n.args[0]].tensorIf();
+      const TensorSpec* view = m.values[n.args.back()].tensorIf();
       const bool returned = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId o) {
         return std::find(m.outputs.begin(), m.outputs.end(), o) != m.outputs.end();
       }) || std::find(m.outputs.begin(), m.outputs.end(), n.args.back()) != m.outputs.end();
-      if (t && t->dynamism == ShapeDynamism::Static && !returned) c.removeViewCopy = false;
+      if (t && view && t->dynamism == view->dynamism && !returned) c.removeViewCopy = false;
     }
     for (const Value& v : m.values) {
       auto* t = v.tensorIf();
