@@ -5,6 +5,9 @@
 // lowering it on would write a program the runtime refuses. EdgeCompileConfig
 // turns it off (_check_ir_validity) or lets listed operators through
 // (_core_aten_ops_exception_list, preserve_ops).
+#include <set>
+#include <string>
+
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/passes/GraphEdit.h"
@@ -12,6 +15,21 @@
 
 namespace lstudio::passes {
 namespace {
+
+/// ATen operators the check lets through although they are not core ATen, as
+/// ExecuTorch's verifier does (its exception list, its symbolic-int operators and
+/// the ones its edge conversion leaves alone): runtime asserts that
+/// RemoveGraphAssertsPass drops later, size arithmetic the prim ops run, and a few
+/// operators with ExecuTorch kernels of their own.
+bool upstreamException(const OperatorRef& op) {
+  static const std::set<std::string, std::less<>> kExceptions = {
+      "aten::mkldnn_rnn_layer.default", "aten::_upsample_bilinear2d_aa.default", "aten::quantize_per_tensor.default",
+      "aten::dequantize.self", "aten::max.default", "aten::min.default", "aten::full_like.default",
+      "aten::sym_stride.int", "aten::sym_size.int", "aten::sym_numel.default", "aten::_local_scalar_dense.default",
+      "aten::sym_constrain_range_for_size.default", "aten::sym_constrain_range.default",
+      "aten::_assert_scalar.default", "aten::_assert_async.msg", "aten::scalar_tensor.default"};
+  return kExceptions.count(op.name + "." + (op.overload.empty() ? "default" : op.overload)) > 0;
+}
 
 class AtenDialectVerifier : public Pass {
  public:
@@ -36,7 +54,7 @@ class AtenDialectVerifier : public Pass {
           why = "the higher-order operator " + n.target + " (control flow or a wrapped subgraph) is not lowered by the studio yet";
         else if (aten && !s)
           why = "operator " + op->fullName() + " is not an ATen operator the studio knows";
-        else if (s && s->ns == "aten" && !reg.isCoreAten(*s) &&
+        else if (s && s->ns == "aten" && !reg.isCoreAten(*s) && !upstreamException(*op) &&
                  !EdgeCompileConfig::lists(edge.coreAtenOpsExceptionList, op->name, op->overload) &&
                  !EdgeCompileConfig::lists(edge.preserveOps, op->name, op->overload))
           why = "operator " + s->qualifiedName() +
