@@ -404,6 +404,25 @@ class LlamaKV(nn.Module):
         return self.model(tokens, {"input_pos": input_pos})
 
 
+class LlamaPrefill(nn.Module):
+    """The same example Llama without a cache, its sequence length dynamic
+    (enable_dynamic_shape): a prefill over 1..15 tokens."""
+
+    def __init__(self):
+        super().__init__()
+        from executorch.examples.models.llama.llama_transformer import construct_transformer
+        from executorch.examples.models.llama.model_args import ModelArgs
+
+        args = ModelArgs(dim=LLAMA_DIM, n_layers=LLAMA_LAYERS, n_heads=LLAMA_HEADS,
+                         n_kv_heads=LLAMA_KV_HEADS, vocab_size=LLAMA_VOCAB, hidden_dim=64,
+                         max_seq_len=LLAMA_SEQ, max_context_len=LLAMA_SEQ, max_batch_size=1,
+                         use_kv_cache=False, enable_dynamic_shape=True)
+        self.model = construct_transformer(args)
+
+    def forward(self, tokens):
+        return self.model(tokens)
+
+
 # --- Llama with static attention (caches in, new k/v out) --------------------------------------
 
 class RMSNorm(nn.Module):
@@ -829,6 +848,13 @@ def _build_corpus() -> List[Entry]:
                      "executorch.examples Llama (RMSNorm, RoPE, SwiGLU, GQA), KV cache buffers "
                      "updated via index_put at tensor input_pos",
                      LlamaKV, _llama_kv_inputs, tags=("mutable",), no_grad=True))
+    C.append(_single("llama_dynamic",
+                     "the example Llama without cache, sequence length Dim('seq', 1..15): sym_size, "
+                     "symbolic views, repeat_interleave (GQA); exported at 5 tokens, run at 3",
+                     LlamaPrefill, lambda: (torch.tensor([[7, 3, 9]], dtype=torch.int64),),
+                     example_inputs=lambda: (torch.tensor([[1, 2, 3, 4, 5]], dtype=torch.int64),),
+                     dynamic_shapes=({1: Dim("seq", min=1, max=LLAMA_SEQ - 1)},), tags=("dynamic",),
+                     no_grad=True))
     C.append(_single("llama_static",
                      "Llama with static attention: KV caches, RoPE freqs and mask as inputs, new k/v "
                      "returned as outputs",
