@@ -128,6 +128,25 @@ class TestConfigUi : public QObject {
     QVERIFY(e.fieldError("memory_planning_pass.share_mutable_buffers").contains("alloc_mutable_buffers is false"));
   }
 
+  // A config with memory_planning_pass per method: the group says so, names the
+  // methods, and its fields (which no method would use) are disabled.
+  void perMethodPlanningIsShownNotEdited() {
+    ConfigEditor e;
+    auto* note = qobject_cast<QLabel*>(e.fieldEditor("memory_planning_pass.per_method"));
+    QVERIFY(note);
+    QVERIFY(note->isHidden());
+    auto c = configFromJson(R"({"memory_planning_pass": {"decode": {"share_mutable_buffers": true}, "prefill": {}}})");
+    QVERIFY(c.ok());
+    e.setConfig(c.value());
+    QVERIFY(!note->isHidden());
+    QVERIFY2(note->text().contains("decode, prefill"), qPrintable(note->text()));
+    QVERIFY(!e.fieldEditor("memory_planning_pass.alloc_graph_output")->isEnabled());
+    QVERIFY(!e.fieldEditor("memory_planning_pass.alignment")->isEnabled());
+    e.setConfig(ExecutorchBackendConfig{});
+    QVERIFY(note->isHidden());
+    QVERIFY(e.fieldEditor("memory_planning_pass.alloc_graph_output")->isEnabled());
+  }
+
   void numbersModesAndLists() {
     ConfigEditor e;
     Recorder r;

@@ -62,6 +62,41 @@ class TestPipeline : public QObject {
     QVERIFY(!configFromJson("{\"memory_planning_pass\": {\"algorithms\": [\"magic\"]}}").ok());
   }
 
+  // memory_planning_pass as a dict: one pass per method, read and written back, in
+  // Copy as Python; a method left out gets MemoryPlanningPass()'s defaults. Each
+  // method is planned by its own pass: forward's output left to the caller.
+  void memoryPlanningPerMethod() {
+    auto c = configFromJson(R"({"memory_planning_pass": {"forward": {"algorithms": ["et-greedy"],
+                                "alloc_graph_output": false}, "decode": {"share_mutable_buffers": true}}})");
+    QVERIFY2(c.ok(), c.ok() ? "" : c.error().message().c_str());
+    QCOMPARE(c->memoryPlanningPerMethod.size(), size_t(2));
+    QVERIFY(!c->planningFor("forward").allocGraphOutput);
+    QVERIFY(c->planningFor("decode").shareMutableBuffers);
+    QVERIFY(c->planningFor("prefill").allocGraphOutput);  // not listed: the defaults
+    auto back = configFromJson(configToJson(*c));
+    QVERIFY(back.ok());
+    QCOMPARE(back->memoryPlanningPerMethod.size(), size_t(2));
+    QCOMPARE(back->memoryPlanningPerMethod.at("forward").algorithms, std::vector<std::string>{"et-greedy"});
+    const std::string py = configToPython(*c);
+    QVERIFY2(py.find("memory_planning_pass={") != std::string::npos, py.c_str());
+    QVERIFY2(py.find("\"decode\": MemoryPlanningPass(") != std::string::npos, py.c_str());
+    auto typo = configFromJson(R"({"memory_planning_pass": {"forward": {"algorithm": ["naive"]}}})", "cfg.json");
+    QVERIFY(!typo.ok());
+    QVERIFY2(typo.error().message().find("memory_planning_pass.forward.algorithm") != std::string::npos,
+             typo.error().message().c_str());
+    QVERIFY(!configFromJson(R"({"memory_planning_pass": {"allocate_everything": true}})").ok());
+
+    Pipeline p(sample("mlp"), *c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    QCOMPARE(m.name, std::string("forward"));
+    QVERIFY(!m.values[m.outputs[0]].tensor().slot);  // alloc_graph_output off for forward
+    Pipeline plain(sample("mlp"), ExecutorchBackendConfig{});
+    plain.runToEnd();
+    QVERIFY(plain.current()->methods[0].values[plain.current()->methods[0].outputs[0]].tensor().slot);
+  }
+
   // passes=[InitializedMutableBufferPass(patterns)] and enable_non_cpu_memory_planning, fields
   // ExecuTorch has: read, written back, and in Copy as Python; another pass object is refused.
   void passesAndDeviceFields() {

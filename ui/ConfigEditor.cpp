@@ -376,6 +376,29 @@ void ConfigEditor::buildToolBar(QVBoxLayout* outer) {
 
 void ConfigEditor::addPlanningFields(Form& form) {
   form.group("memory_planning_pass");
+  // A config file may give one pass per method (a dict): the fields below are then
+  // not used, and the group says so rather than edit a pass no method runs.
+  auto* perMethod = new QLabel(form.body());
+  perMethod->setObjectName("memory_planning_pass.per_method");
+  perMethod->setWordWrap(true);
+  perMethod->hide();
+  form.form()->addRow(perMethod);
+  auto* perMethodError = new QLabel(form.body());
+  perMethodError->hide();
+  form.form()->addRow(perMethodError);
+  fields_.insert("memory_planning_pass.per_method",
+                 Field{perMethod, perMethodError, [perMethod](const ExecutorchBackendConfig& c) {
+                         QStringList methods;
+                         for (const auto& [name, mp] : c.memoryPlanningPerMethod) methods << QString::fromStdString(name);
+                         perMethod->setText(tr("Set per method in the config file (%1); a method not listed gets "
+                                               "MemoryPlanningPass()'s defaults. Edit the file to change them.")
+                                                .arg(methods.join(", ")));
+                         perMethod->setVisible(!methods.isEmpty());
+                         if (auto* box = perMethod->parentWidget())
+                           for (QWidget* w : box->findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+                             if (w != perMethod) w->setEnabled(methods.isEmpty());
+                       }});
+  order_ << "memory_planning_pass.per_method";
   addAlgorithmsField(form);
   form.planningBox("memory_planning_pass.alloc_graph_input", &MemoryPlanningConfig::allocGraphInput);
   form.planningBox("memory_planning_pass.alloc_graph_output", &MemoryPlanningConfig::allocGraphOutput);

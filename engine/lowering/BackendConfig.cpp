@@ -72,13 +72,22 @@ Status checkKnownFields(const json& j, const std::string& file) {
   return Ok{};
 }
 
-Status readMemoryPlanning(const json& mp, const FieldReader& read, const std::string& file, MemoryPlanningConfig& c) {
-  if (!mp.is_object()) return fieldError(file, "memory_planning_pass", "an object", mp.dump());
+/// One MemoryPlanningPass's options at `path` ("memory_planning_pass" or "memory_planning_pass.forward").
+Status readPlanningPass(const json& mp, const FieldReader& read, const std::string& file, const std::string& path,
+                        MemoryPlanningConfig& c) {
+  if (!mp.is_object()) return fieldError(file, path, "an object", mp.dump());
+  for (const auto& [key, value] : mp.items())
+    if (key != "algorithms" && key != "alloc_graph_input" && key != "alloc_graph_output" &&
+        key != "alloc_mutable_buffers" && key != "share_mutable_buffers" && key != "alignment")
+      return fieldError(file, path + "." + key,
+                        "algorithms, alloc_graph_input, alloc_graph_output, alloc_mutable_buffers, share_mutable_buffers "
+                        "or alignment",
+                        "an unknown field");
   if (mp.contains("algorithms")) {
-    if (!mp["algorithms"].is_array()) return fieldError(file, "memory_planning_pass.algorithms", "a list of names", mp["algorithms"].dump());
+    if (!mp["algorithms"].is_array()) return fieldError(file, path + ".algorithms", "a list of names", mp["algorithms"].dump());
     c.algorithms.clear();
     for (const auto& a : mp["algorithms"]) {
-      if (!a.is_string()) return fieldError(file, "memory_planning_pass.algorithms", "names", a.dump());
+      if (!a.is_string()) return fieldError(file, path + ".algorithms", "names", a.dump());
       c.algorithms.push_back(a.get<std::string>());
     }
   }
@@ -86,8 +95,30 @@ Status readMemoryPlanning(const json& mp, const FieldReader& read, const std::st
                            std::pair{"alloc_graph_output", &c.allocGraphOutput},
                            std::pair{"alloc_mutable_buffers", &c.allocMutableBuffers},
                            std::pair{"share_mutable_buffers", &c.shareMutableBuffers}})
-    if (auto s = read.boolean(mp, key, *into, std::string("memory_planning_pass.") + key); !s) return s;
-  return read.unsignedInt(mp, "alignment", c.alignment, "memory_planning_pass.alignment");
+    if (auto s = read.boolean(mp, key, *into, path + "." + key); !s) return s;
+  return read.unsignedInt(mp, "alignment", c.alignment, path + ".alignment");
+}
+
+/// memory_planning_pass: one pass's options, or a dict of them by method name
+/// (every value an object, which no option is).
+Status readMemoryPlanning(const json& mp, const FieldReader& read, const std::string& file, ExecutorchBackendConfig& c) {
+  const std::string path = "memory_planning_pass";
+  if (!mp.is_object()) return fieldError(file, path, "an object", mp.dump());
+  bool perMethod = !mp.empty();
+  for (const auto& [key, value] : mp.items()) perMethod = perMethod && value.is_object();
+  if (!perMethod) return readPlanningPass(mp, read, file, path, c.memoryPlanning);
+  for (const auto& [method, options] : mp.items())
+    if (auto s = readPlanningPass(options, read, file, path + "." + method, c.memoryPlanningPerMethod[method]); !s) return s;
+  return Ok{};
+}
+
+json planningToJson(const MemoryPlanningConfig& mp) {
+  return {{"algorithms", mp.algorithms},
+          {"alloc_graph_input", mp.allocGraphInput},
+          {"alloc_graph_output", mp.allocGraphOutput},
+          {"alloc_mutable_buffers", mp.allocMutableBuffers},
+          {"share_mutable_buffers", mp.shareMutableBuffers},
+          {"alignment", mp.alignment}};
 }
 
 /// external_constants[i]: one rule of which constants go to which .ptd file.
@@ -210,6 +241,19 @@ Status validateOperators(const std::vector<std::string>& ops, const char* field,
 
 }  // namespace
 
+const MemoryPlanningConfig& ExecutorchBackendConfig::planningFor(const std::string& method) const {
+  if (memoryPlanningPerMethod.empty()) return memoryPlanning;
+  static const MemoryPlanningConfig kDefaults;  // MemoryPlanningPass() for a method the dict leaves out
+  auto it = memoryPlanningPerMethod.find(method);
+  return it == memoryPlanningPerMethod.end() ? kDefaults : it->second;
+}
+
+std::vector<MemoryPlanningConfig*> ExecutorchBackendConfig::allPlanning() {
+  std::vector<MemoryPlanningConfig*> out{&memoryPlanning};
+  for (auto& [method, mp] : memoryPlanningPerMethod) out.push_back(&mp);
+  return out;
+}
+
 Status ExecutorchBackendConfig::validate() const {
   if (auto s = validateOperators(edgeCompile.coreAtenOpsExceptionList, "edge_compile_config._core_aten_ops_exception_list", false); !s)
     return s;
@@ -218,20 +262,26 @@ Status ExecutorchBackendConfig::validate() const {
     if (!powerOfTwo(v)) return fieldError("config", field, "a power of two", std::to_string(v));
     return Ok{};
   };
-  if (auto s = align("memory_planning_pass.alignment", memoryPlanning.alignment); !s) return s;
+  auto planning = [&](const std::string& path, const MemoryPlanningConfig& mp) -> Status {
+    if (auto s = align((path + ".alignment").c_str(), mp.alignment); !s) return s;
+    for (const auto& a : mp.algorithms)
+      if (a != "naive" && a != "et-greedy" && a != "best-fit")
+        return fieldError("config", path + ".algorithms", "naive, et-greedy or best-fit", a);
+    if (mp.algorithms.empty()) return fieldError("config", path + ".algorithms", "at least one algorithm", "none");
+    if (mp.shareMutableBuffers && !mp.allocMutableBuffers)
+      return fieldError("config", path + ".share_mutable_buffers", "false when alloc_mutable_buffers is false", "true");
+    return Ok{};
+  };
+  if (auto s = planning("memory_planning_pass", memoryPlanning); !s) return s;
+  for (const auto& [method, mp] : memoryPlanningPerMethod) {
+    if (method.empty()) return fieldError("config", "memory_planning_pass", "method names", "\"\"");
+    if (auto s = planning("memory_planning_pass." + method, mp); !s) return s;
+  }
   if (auto s = align("segment_alignment", segmentAlignment); !s) return s;
   if (constantTensorAlignment)
     if (auto s = align("constant_tensor_alignment", *constantTensorAlignment); !s) return s;
   if (delegateAlignment)
     if (auto s = align("delegate_alignment", *delegateAlignment); !s) return s;
-  for (const auto& a : memoryPlanning.algorithms)
-    if (a != "naive" && a != "et-greedy" && a != "best-fit")
-      return fieldError("config", "memory_planning_pass.algorithms", "naive, et-greedy or best-fit", a);
-  if (memoryPlanning.algorithms.empty())
-    return fieldError("config", "memory_planning_pass.algorithms", "at least one algorithm", "none");
-  if (memoryPlanning.shareMutableBuffers && !memoryPlanning.allocMutableBuffers)
-    return fieldError("config", "memory_planning_pass.share_mutable_buffers", "false when alloc_mutable_buffers is false",
-                      "true");
   for (const auto& p : initializedMutableBuffers)
     if (p.empty()) return fieldError("config", "passes.patterns", "non-empty names", "\"\"");
   for (const char* mode : {"dynamic_memory_planning_mode", "sym_shape_eval_pass"}) {
@@ -253,7 +303,7 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
   if (j.contains("edge_compile_config"))
     if (!(s = readEdgeCompileConfig(j["edge_compile_config"], read, file, c.edgeCompile))) return s.error();
   if (j.contains("memory_planning_pass"))
-    if (!(s = readMemoryPlanning(j["memory_planning_pass"], read, file, c.memoryPlanning))) return s.error();
+    if (!(s = readMemoryPlanning(j["memory_planning_pass"], read, file, c))) return s.error();
   if (j.contains("to_out_var_pass")) {
     const json& t = j["to_out_var_pass"];
     if (!t.is_object()) return fieldError(file, "to_out_var_pass", "an object", t.dump());
@@ -303,13 +353,7 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
               {"_skip_dim_order", c.edgeCompile.skipDimOrder},
               {"_core_aten_ops_exception_list", c.edgeCompile.coreAtenOpsExceptionList},
               {"preserve_ops", c.edgeCompile.preserveOps}}},
-            {"memory_planning_pass",
-             {{"algorithms", c.memoryPlanning.algorithms},
-              {"alloc_graph_input", c.memoryPlanning.allocGraphInput},
-              {"alloc_graph_output", c.memoryPlanning.allocGraphOutput},
-              {"alloc_mutable_buffers", c.memoryPlanning.allocMutableBuffers},
-              {"share_mutable_buffers", c.memoryPlanning.shareMutableBuffers},
-              {"alignment", c.memoryPlanning.alignment}}},
+            {"memory_planning_pass", planningToJson(c.memoryPlanning)},
             {"to_out_var_pass", {{"ignore_to_out_var_failure", c.ignoreToOutVarFailure}}},
             {"dynamic_memory_planning_mode", c.dynamicMemoryPlanningMode},
             {"emit_stacktrace", c.emitStacktrace},
@@ -331,6 +375,11 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
                            : json::array({{{"name", "InitializedMutableBufferPass"}, {"patterns", c.initializedMutableBuffers}}})},
             {"enable_non_cpu_memory_planning", c.enableNonCpuMemoryPlanning},
             {"studio_memory_aware_order", c.studioMemoryAwareOrder}};
+  if (!c.memoryPlanningPerMethod.empty()) {
+    json perMethod = json::object();
+    for (const auto& [method, mp] : c.memoryPlanningPerMethod) perMethod[method] = planningToJson(mp);
+    j["memory_planning_pass"] = perMethod;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct EdgeCompileConfig {
 struct ExecutorchBackendConfig {
   EdgeCompileConfig edgeCompile;
   MemoryPlanningConfig memoryPlanning;
+  /// memory_planning_pass given as a dict, one pass per method name. A method
+  /// the dict does not name gets MemoryPlanningPass() with its defaults, as
+  /// to_executorch does. Empty: `memoryPlanning` plans every method.
+  std::map<std::string, MemoryPlanningConfig> memoryPlanningPerMethod;
   bool ignoreToOutVarFailure = false;       ///< to_out_var_pass(ignore_to_out_var_failure)
   std::string dynamicMemoryPlanningMode = "upper_bound";  ///< "upper_bound" | "hint"
   bool emitStacktrace = false;
@@ -82,6 +87,11 @@ struct ExecutorchBackendConfig {
   /// planning, and elementwise results written over an argument that dies at
   /// them. Off by default; Copy as Python writes it as a comment.
   bool studioMemoryAwareOrder = false;
+
+  /// The memory planning pass that plans `method`.
+  const MemoryPlanningConfig& planningFor(const std::string& method) const;
+  /// Every memory planning pass of the config: the one, or each method's.
+  std::vector<MemoryPlanningConfig*> allPlanning();
 
   /// Every field with ExecuTorch's name; power-of-two alignments, known modes,
   /// operator lists of known operators (preserve_ops: ATen, not views).

@@ -100,9 +100,11 @@ std::string constantTagFunction(const ExecutorchBackendConfig& c) {
 }
 
 /// memory_planning_pass=MemoryPlanningPass(...), with a note on planners ExecuTorch lacks.
-std::string memoryPlanningPass(const MemoryPlanningConfig& mp) {
+/// MemoryPlanningPass(...) after `lead` ("    memory_planning_pass=" or "        \"forward\": "),
+/// its options indented by `indent` more.
+std::string planningPass(const MemoryPlanningConfig& mp, const std::string& lead, const std::string& indent) {
   std::string out;
-  out += "    memory_planning_pass=MemoryPlanningPass(\n";
+  out += lead + "MemoryPlanningPass(\n";
   // ExecuTorch's suite has its greedy only; the studio's other planners have no Python spelling.
   std::vector<std::string> studioOnly;
   for (const std::string& a : mp.algorithms)
@@ -111,16 +113,16 @@ std::string memoryPlanningPass(const MemoryPlanningConfig& mp) {
     std::string list;
     for (const std::string& a : studioOnly) list += (list.empty() ? "" : ", ") + a;
     bool greedyToo = std::find(mp.algorithms.begin(), mp.algorithms.end(), "et-greedy") != mp.algorithms.end();
-    out += std::string("        # The studio ") + (greedyToo ? "also ran " : "ran ") + list +
+    out += indent + "# The studio " + (greedyToo ? "also ran " : "ran ") + list +
            " (no ExecuTorch equivalent)" + (greedyToo ? " and kept the smallest plan.\n" : "; greedy is the closest.\n");
   }
-  out += "        memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[greedy]),\n";
-  out += std::string("        alloc_graph_input=") + pyBool(mp.allocGraphInput) + ",\n";
-  out += std::string("        alloc_graph_output=") + pyBool(mp.allocGraphOutput) + ",\n";
-  out += std::string("        alloc_mutable_buffers=") + pyBool(mp.allocMutableBuffers) + ",\n";
-  out += std::string("        share_mutable_buffers=") + pyBool(mp.shareMutableBuffers) + ",\n";
-  out += "        alignment=" + std::to_string(mp.alignment) + ",\n";
-  out += "    ),\n";
+  out += indent + "memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[greedy]),\n";
+  out += indent + "alloc_graph_input=" + pyBool(mp.allocGraphInput) + ",\n";
+  out += indent + "alloc_graph_output=" + pyBool(mp.allocGraphOutput) + ",\n";
+  out += indent + "alloc_mutable_buffers=" + pyBool(mp.allocMutableBuffers) + ",\n";
+  out += indent + "share_mutable_buffers=" + pyBool(mp.shareMutableBuffers) + ",\n";
+  out += indent + "alignment=" + std::to_string(mp.alignment) + ",\n";
+  out += indent.substr(4) + "),\n";
   return out;
 }
 
@@ -156,7 +158,14 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
   out += edgeCompileConfig(c.edgeCompile);
   out += "# then edge.to_executorch(config)\n";
   out += "config = ExecutorchBackendConfig(\n";
-  out += memoryPlanningPass(c.memoryPlanning);
+  if (c.memoryPlanningPerMethod.empty()) {
+    out += planningPass(c.memoryPlanning, "    memory_planning_pass=", "        ");
+  } else {  // one pass per method; a method left out gets MemoryPlanningPass() as ExecuTorch's defaults
+    out += "    memory_planning_pass={\n";
+    for (const auto& [method, mp] : c.memoryPlanningPerMethod)
+      out += planningPass(mp, "        " + pyStr(method) + ": ", "            ");
+    out += "    },\n";
+  }
   out += std::string("    to_out_var_pass=ToOutVarPass(ignore_to_out_var_failure=") + pyBool(c.ignoreToOutVarFailure) + "),\n";
   out += "    dynamic_memory_planning_mode=DynamicMemoryPlanningMode.";
   // ExecuTorch's enum names the non-upper-bound mode SYMBOLIC; the studio calls it "hint".

@@ -538,22 +538,37 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
       if (t && t->slot && !t->external && !t->fqn.empty()) c.emitMutableBufferNames = true;
     }
     for (const Delegate& d : m.delegates) inlineBlobs = inlineBlobs || (d.location == Delegate::Location::Inline && !d.blob.empty());
-    // A third arena (mem_id 2) holds the state methods share: share_mutable_buffers.
-    if (m.nonConstBufferSizes.size() == 3) c.memoryPlanning.shareMutableBuffers = true;
   }
-  c.memoryPlanning.alignment = planAlignment;
-  // Inputs and outputs left to the caller (alloc_graph_input/output off).
-  auto anyPlanned = [&](bool inputs) -> std::optional<bool> {
+  // Each method's planning pass: inputs and outputs left to the caller
+  // (alloc_graph_input/output off), a third arena (mem_id 2) for the state
+  // methods share (share_mutable_buffers). Methods planned alike read as one
+  // pass; otherwise as a dict of them by method name.
+  auto anyPlanned = [](const Method& m, bool inputs) -> std::optional<bool> {
     std::optional<bool> planned;
-    for (const Method& m : pte.methods)
-      for (ValueId v : inputs ? m.inputs : m.outputs)
-        if (const TensorSpec* t = v >= 0 && static_cast<size_t>(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
-            t && t->storage() != TensorStorage::Constant && t->storage() != TensorStorage::External)
-          planned = planned.value_or(false) || t->slot.has_value();
+    for (ValueId v : inputs ? m.inputs : m.outputs)
+      if (const TensorSpec* t = v >= 0 && static_cast<size_t>(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
+          t && t->storage() != TensorStorage::Constant && t->storage() != TensorStorage::External)
+        planned = planned.value_or(false) || t->slot.has_value();
     return planned;
   };
-  if (auto p = anyPlanned(true)) c.memoryPlanning.allocGraphInput = *p;
-  if (auto p = anyPlanned(false)) c.memoryPlanning.allocGraphOutput = *p;
+  std::map<std::string, MemoryPlanningConfig> byMethod;
+  for (const Method& m : pte.methods) {
+    if (m.isConstantGetter()) continue;
+    MemoryPlanningConfig& mp = byMethod[m.name];
+    mp.alignment = planAlignment;
+    mp.shareMutableBuffers = m.nonConstBufferSizes.size() == 3;
+    if (auto p = anyPlanned(m, true)) mp.allocGraphInput = *p;
+    if (auto p = anyPlanned(m, false)) mp.allocGraphOutput = *p;
+  }
+  auto same = [](const MemoryPlanningConfig& a, const MemoryPlanningConfig& b) {
+    return a.shareMutableBuffers == b.shareMutableBuffers && a.allocGraphInput == b.allocGraphInput &&
+           a.allocGraphOutput == b.allocGraphOutput;
+  };
+  const bool alike = std::all_of(byMethod.begin(), byMethod.end(),
+                                 [&](const auto& e) { return same(e.second, byMethod.begin()->second); });
+  if (byMethod.empty()) c.memoryPlanning.alignment = planAlignment;
+  else if (alike) c.memoryPlanning = byMethod.begin()->second;
+  else c.memoryPlanningPerMethod = std::move(byMethod);
   c.extractDelegateSegments = !inlineBlobs;
   // A header padded past 16-byte alignment: the schema's force_align was raised, by
   // constant_tensor_alignment when every constant sits on it, else by delegate_alignment.

@@ -28,7 +28,8 @@ Result<Program> executableSnapshot(const Program& snapshot, const std::string& a
   std::string after = afterPass.empty() ? "the input program" : "the program after " + afterPass;
   if (afterPass.empty() && snapshot.format == SourceFormat::Pte) return snapshot;  // a .pte as stored runs as it is
   Program p = snapshot;
-  if (!passesToCome.empty()) config.memoryPlanning.algorithms = {"naive"};
+  if (!passesToCome.empty())
+    for (MemoryPlanningConfig* mp : config.allPlanning()) mp->algorithms = {"naive"};
   std::vector<std::shared_ptr<const Pass>> all = defaultPasses();
   for (const std::string& name : passesToCome) {
     if (!finishesForRunning(name)) continue;

@@ -36,8 +36,8 @@ class MemoryAwareOrder : public Pass {
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.studioMemoryAwareOrder; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
-    const MemoryPlanningConfig& mc = c.memoryPlanning;
     for (Method& m : p.methods) {
+      const MemoryPlanningConfig& mc = c.planningFor(m.name);
       if (m.isConstantGetter() || m.nodes.size() < 2) continue;
       TensorRoles roles = tensorRoles(m, mc);
       auto problem = orderProblem(m, {nullptr, [&](ValueId root) {

@@ -131,9 +131,11 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
 
 /// Plans one method and writes its slots and arena sizes; a problem the planners
 /// cannot solve fails the pass with a diagnostic.
-void planMethod(Method& m, const ExecutorchBackendConfig& c, const PlannerSuite& suite, SharedBuffers& shared,
+void planMethod(Method& m, const ExecutorchBackendConfig& c, const MemoryPlanningConfig& mc, SharedBuffers& shared,
                 PassOutcome& out) {
-  const MemoryPlanningConfig& mc = c.memoryPlanning;
+  std::vector<std::shared_ptr<const MemoryPlanner>> planners;
+  for (const auto& a : mc.algorithms) planners.push_back(plannerByName(a));
+  PlannerSuite suite(planners);
   // Outputs and state stay alive through the output node, one step past the
   // last node (ExecuTorch's lifetimes end there too).
   const int32_t lastStep = static_cast<int32_t>(m.nodes.size());
@@ -176,19 +178,27 @@ class MemoryPlanning : public Pass {
   std::string description() const override { return "a slot in an arena for every non-constant tensor (runs last)"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
-    const auto& mc = c.memoryPlanning;
-    std::vector<std::shared_ptr<const MemoryPlanner>> planners;
-    for (const auto& a : mc.algorithms) planners.push_back(plannerByName(a));
-    PlannerSuite suite(planners);
+    // One pass plans every method, and shares mutable state among them when
+    // asked; a per-method dict gives each method a pass of its own (state is
+    // shared within one pass only, as ExecuTorch's run_multimethod does).
+    const bool perMethod = !c.memoryPlanningPerMethod.empty();
     SharedBuffers shared;
     for (Method& m : p.methods) {
       if (m.isConstantGetter()) {  // ExecuTorch emits its getters unplanned
         m.nonConstBufferSizes = {0};
         continue;
       }
-      planMethod(m, c, suite, shared, out);
+      const MemoryPlanningConfig& mc = c.planningFor(m.name);
+      if (!perMethod) {
+        planMethod(m, c, mc, shared, out);
+        continue;
+      }
+      SharedBuffers own;
+      planMethod(m, c, mc, own, out);
+      if (mc.shareMutableBuffers && m.nonConstBufferSizes.size() == 2)
+        m.nonConstBufferSizes.push_back(static_cast<int64_t>(own.arena));
     }
-    if (mc.shareMutableBuffers)  // every method names the shared arena, even when empty
+    if (!perMethod && c.memoryPlanning.shareMutableBuffers)  // every method names the shared arena, even when empty
       for (Method& m : p.methods)
         if (m.nonConstBufferSizes.size() == 2) m.nonConstBufferSizes.push_back(static_cast<int64_t>(shared.arena));
     return out;

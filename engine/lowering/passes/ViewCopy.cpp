@@ -132,8 +132,9 @@ class ReplaceViewCopyWithView : public Pass {
         }
         ValueId root = n.args[0];
         while (m.values[root].tensor().viewOf != kNoValue) root = m.values[root].tensor().viewOf;
-        const bool callerMemory = (isInput[root] && !c.memoryPlanning.allocGraphInput) ||
-                                  (isOutput[root] && !c.memoryPlanning.allocGraphOutput);
+        const MemoryPlanningConfig& planning = c.planningFor(m.name);
+        const bool callerMemory = (isInput[root] && !planning.allocGraphInput) ||
+                                  (isOutput[root] && !planning.allocGraphOutput);
         if ((callerMemory || dynamic) && !etView) continue;
         view->viewOf = root;
         // A view of memory the caller provides (an input or output left
