@@ -48,6 +48,17 @@ Program unary(const std::string& op, bool onBuffer = false) {
   return std::move(p.value());
 }
 
+/// relu(x) on x: float32[s0 <= 16, 8].
+Program symbolicRelu() {
+  GraphBuilder b;
+  b.symbol("s0", 5, 2, 16);
+  TensorRef x = b.input("x", F, {16, 8}, {"s0", ""});
+  b.output(b.op("aten.relu.default", {x}));
+  auto made = b.finish("one");
+  if (!made) qFatal("%s", made.error().message().c_str());
+  return std::move(made.value());
+}
+
 const PassRecord* record(const Pipeline& p, const std::string& name) {
   for (const PassRecord& r : p.records())
     if (r.name == name) return &r;
@@ -390,13 +401,9 @@ class TestToEdge : public QObject {
   // A size list that holds a symbolic size says nothing of its expression:
   // shape inference refuses it rather than guessing static sizes.
   void symbolicSizeListNeedsItsSpec() {
-    GraphBuilder b;
-    b.symbol("s0", 5, 2, 16);
-    TensorRef x = b.input("x", F, {16, 8}, {"s0", ""});
-    b.output(b.op("aten.relu.default", {x}));
-    auto made = b.finish("one");
-    QVERIFY(made.ok());
-    Method& m = made.value().methods[0];
+    Program p = symbolicRelu();
+    Method& m = p.methods[0];
+    const TensorRef x{m.inputs[0]};
     Value n{int64_t{5}, "sym_size"};
     n.symbolic = true;
     m.values.push_back(n);
@@ -413,13 +420,9 @@ class TestToEdge : public QObject {
   // bounds) would write a file that refuses any smaller input: the rewrite fails
   // naming the operator. Amounts that are not sizes (padding) and -1 pass.
   void staticSizesForASymbolicTensorFailTheRule() {
-    GraphBuilder b;
-    b.symbol("s0", 5, 2, 16);
-    TensorRef x = b.input("x", F, {16, 8}, {"s0", ""});
-    b.output(b.op("aten.relu.default", {x}));
-    auto made = b.finish("one");
-    QVERIFY(made.ok());
-    Method& m = made.value().methods[0];
+    Program p = symbolicRelu();
+    Method& m = p.methods[0];
+    const TensorRef x{m.inputs[0]};
     std::vector<Node> out;
     auto fresh = [](const std::string& s) { return s; };
     decompositions::Rewrite fixed(m, m.nodes[0], out, fresh);

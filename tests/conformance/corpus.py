@@ -385,20 +385,25 @@ class TransformerEncoder(nn.Module):
 LLAMA_DIM, LLAMA_LAYERS, LLAMA_HEADS, LLAMA_KV_HEADS, LLAMA_SEQ, LLAMA_VOCAB = 32, 2, 4, 2, 16, 64
 
 
+def _example_llama(use_kv_cache: bool, enable_dynamic_shape: bool) -> nn.Module:
+    """executorch.examples.models.llama's Transformer at the corpus's small size."""
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    args = ModelArgs(dim=LLAMA_DIM, n_layers=LLAMA_LAYERS, n_heads=LLAMA_HEADS,
+                     n_kv_heads=LLAMA_KV_HEADS, vocab_size=LLAMA_VOCAB, hidden_dim=64,
+                     max_seq_len=LLAMA_SEQ, max_context_len=LLAMA_SEQ, max_batch_size=1,
+                     use_kv_cache=use_kv_cache, enable_dynamic_shape=enable_dynamic_shape)
+    return construct_transformer(args)
+
+
 class LlamaKV(nn.Module):
     """Wraps executorch.examples.models.llama's Transformer (RMSNorm, RoPE, SwiGLU, GQA, KV cache
     as registered buffers updated with index_put at tensor input_pos)."""
 
     def __init__(self):
         super().__init__()
-        from executorch.examples.models.llama.llama_transformer import construct_transformer
-        from executorch.examples.models.llama.model_args import ModelArgs
-
-        args = ModelArgs(dim=LLAMA_DIM, n_layers=LLAMA_LAYERS, n_heads=LLAMA_HEADS,
-                         n_kv_heads=LLAMA_KV_HEADS, vocab_size=LLAMA_VOCAB, hidden_dim=64,
-                         max_seq_len=LLAMA_SEQ, max_context_len=LLAMA_SEQ, max_batch_size=1,
-                         use_kv_cache=True, enable_dynamic_shape=False)
-        self.model = construct_transformer(args)
+        self.model = _example_llama(use_kv_cache=True, enable_dynamic_shape=False)
 
     def forward(self, tokens, input_pos):
         return self.model(tokens, {"input_pos": input_pos})
@@ -410,14 +415,7 @@ class LlamaPrefill(nn.Module):
 
     def __init__(self):
         super().__init__()
-        from executorch.examples.models.llama.llama_transformer import construct_transformer
-        from executorch.examples.models.llama.model_args import ModelArgs
-
-        args = ModelArgs(dim=LLAMA_DIM, n_layers=LLAMA_LAYERS, n_heads=LLAMA_HEADS,
-                         n_kv_heads=LLAMA_KV_HEADS, vocab_size=LLAMA_VOCAB, hidden_dim=64,
-                         max_seq_len=LLAMA_SEQ, max_context_len=LLAMA_SEQ, max_batch_size=1,
-                         use_kv_cache=False, enable_dynamic_shape=True)
-        self.model = construct_transformer(args)
+        self.model = _example_llama(use_kv_cache=False, enable_dynamic_shape=True)
 
     def forward(self, tokens):
         return self.model(tokens)
