@@ -21,6 +21,7 @@
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
 #include "ui/GraphView.h"
+#include "ui/Inspector.h"
 #include "ui/MainWindow.h"
 
 using namespace lstudio;
@@ -229,6 +230,16 @@ class TestGraphView : public QObject {
       QVERIFY2(hasEdge(size, mul), stage);
       QVERIFY2(hasEdge(mul, view), stage);
     }
+    // The Inspector says what the size is (before emission, where the node names its result).
+    Pipeline q(p.snapshot(0), ExecutorchBackendConfig{});
+    QVERIFY(q.runTo("run_decompositions"));
+    const Method& m = q.current()->methods[0];
+    int symSize = -1;
+    for (size_t i = 0; i < m.nodes.size() && symSize < 0; ++i)
+      if (m.nodes[i].op >= 0 && m.operators[m.nodes[i].op].name == "aten::sym_size") symSize = static_cast<int>(i);
+    QVERIFY(symSize >= 0);
+    const QString html = ui::nodeDetails(m, symSize, nullptr);
+    QVERIFY2(html.contains("computed when the method runs") && html.contains("s0, dimension 1"), qPrintable(html));
   }
 
   // Every method of every real program: each node gets its own box once its

@@ -195,8 +195,21 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
   }
   h += "</table>";
   for (ValueId v : n.outputs) {
-    if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor()) continue;
-    h += "<b>Result " + valueLink(m, v) + "</b><table>" + specRows(m, v, plan) + "</table>";
+    if (v < 0 || static_cast<size_t>(v) >= m.values.size()) continue;
+    if (m.values[v].isTensor()) {
+      h += "<b>Result " + valueLink(m, v) + "</b><table>" + specRows(m, v, plan) + "</table>";
+    } else if (m.values[v].symbolic) {  // a size the method computes when it runs (sym_size.int, a prim op)
+      h += "<b>Result " + valueLink(m, v) + "</b><table><tr><td class=k>type</td><td>" +
+           QString(valueKindName(m.values[v].kind())) + ", computed when the method runs</td></tr>";
+      // sym_size.int(x, d): which symbol of which tensor it reads.
+      if (n.args.size() == 2 && n.op >= 0 && m.operators[n.op].name == "aten::sym_size")
+        if (const TensorSpec* t = m.values[n.args[0]].tensorIf())
+          if (const auto* d = std::get_if<int64_t>(&m.values[n.args[1]].payload);
+              d && *d >= 0 && static_cast<size_t>(*d) < t->symbols.size())
+            h += "<tr><td class=k>equals</td><td>" + q(t->symbols[*d]) + ", dimension " + QString::number(*d) + " of " +
+                 valueLink(m, n.args[0]) + "</td></tr>";
+      h += "</table>";
+    }
   }
   h += values;
   if (!n.meta.moduleStack.empty()) {
