@@ -106,38 +106,53 @@ void narrow(Rewrite& r) {
   r.finish("aten.slice.Tensor", {argRef(r, "self"), dim, s, s + *length});
 }
 
-void chunk(Rewrite& r) {
-  const TensorSpec& x = r.tensor("self");
+/// The dimension split and chunk cut along (wrapped), or none when the rule fails:
+/// out of range, or of symbolic size (its pieces would be the bound's).
+std::optional<int64_t> pieceDimension(Rewrite& r, const TensorSpec& x, const std::string& op) {
   int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
-  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
-  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
-    return r.fail("chunk along a dimension of symbolic size is not decomposed yet");
-  int64_t chunks = r.integer("chunks").value_or(1), size = x.sizes[dim];
+  if (!inRange(dim, x.sizes.size())) {
+    r.fail("a dimension out of range");
+    return std::nullopt;
+  }
+  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty()) {
+    r.fail(op + " along a dimension of symbolic size is not decomposed yet");
+    return std::nullopt;
+  }
+  return dim;
+}
+
+/// The node's results are split_with_sizes(self, sizes, dim as given).
+void finishPieces(Rewrite& r, const std::vector<int64_t>& sizes, const std::string& op) {
+  if (sizes.size() != r.node().outputs.size()) return r.fail(op + "'s results do not match its sizes");
+  r.finish("aten.split_with_sizes.default", {argRef(r, "self"), sizes, r.integer("dim").value_or(0)});
+}
+
+void chunk(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  const auto dim = pieceDimension(r, x, "chunk");
+  if (!dim) return;
+  int64_t chunks = r.integer("chunks").value_or(1), size = x.sizes[*dim];
   if (chunks <= 0) return r.fail("chunk into no pieces");
   int64_t each = (size + chunks - 1) / chunks;
   std::vector<int64_t> sizes;
   for (int64_t left = size; left > 0; left -= each) sizes.push_back(std::min(each, left));
   if (sizes.empty()) sizes.push_back(0);
-  if (sizes.size() != r.node().outputs.size()) return r.fail("chunk's results do not match its sizes");
-  r.finish("aten.split_with_sizes.default", {argRef(r, "self"), sizes, r.integer("dim").value_or(0)});
+  finishPieces(r, sizes, "chunk");
 }
 
 /// split(x, split_size, dim): pieces of split_size along dim, the last one what is left.
 void splitTensor(Rewrite& r) {
-  const TensorSpec& x = r.tensor("self");
-  int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
-  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
-  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
-    return r.fail("split along a dimension of symbolic size is not decomposed yet");
+  const TensorSpec x = r.tensor("self");
+  const auto dim = pieceDimension(r, x, "split");
+  if (!dim) return;
   auto each = r.integer("split_size");
   if (!each) return r.fail("split with a symbolic split_size is not decomposed yet");
-  if (*each <= 0 && x.sizes[dim] != 0) return r.fail("split_size must be positive");
-  const int64_t size = x.sizes[dim];
+  const int64_t size = x.sizes[*dim];
+  if (*each <= 0 && size != 0) return r.fail("split_size must be positive");
   const int64_t pieces = *each > 0 ? std::max<int64_t>((size + *each - 1) / *each, 1) : 1;
   std::vector<int64_t> sizes(static_cast<size_t>(pieces), *each);
   sizes.back() = size - *each * (pieces - 1);
-  if (sizes.size() != r.node().outputs.size()) return r.fail("split's results do not match its sizes");
-  r.finish("aten.split_with_sizes.default", {argRef(r, "self"), sizes, r.integer("dim").value_or(0)});
+  finishPieces(r, sizes, "split");
 }
 
 void unbind(Rewrite& r) {
