@@ -138,9 +138,11 @@ class ReplaceViewCopyWithView : public Pass {
         if ((callerMemory || dynamic) && !etView) continue;
         view->viewOf = root;
         // A view of memory the caller provides (an input or output left
-        // unplanned) has no slot to share: ExecuTorch emits et_view there,
-        // which points the view at its base's bytes at run time. It takes
-        // self, size and the view itself; nothing is planned for it.
+        // unplanned) has no slot to share, and a dynamic view's sizes are
+        // known only at run time: ExecuTorch emits et_view for both, which
+        // points the view at its base's bytes (and sets its sizes) when the
+        // method runs. It takes self, size and the view itself; a dynamic view
+        // of planned memory still shares its base's slot.
         if (callerMemory || dynamic) {
           Node& e = m.nodes[i];
           setOperator(m, e, *etView);
