@@ -202,7 +202,14 @@ Result<ValueId> ProgramJson::symBoolArgument(element x, const Path& where) {
     v.payload = boolOr(s->second, false);
     v.symbolic = false;
   } else if (s && s->first == "as_name") {
+    // One value per name: the node that computes a comparison and the
+    // _assert_scalar that reads it refer to it by name.
     v.name = string(s->second, where).value_or(v.name);
+    if (auto it = symBoolValues_.find(v.name); it != symBoolValues_.end()) return it->second;
+    std::string name = v.name;
+    ValueId id = addValue(std::move(v));
+    symBoolValues_[name] = id;
+    return id;
   }
   return addValue(std::move(v));
 }

@@ -210,6 +210,7 @@ class ProgramJson {
   };
   std::unordered_map<std::string, ValueId, NameHash, std::equal_to<>> tensors_;
   std::unordered_map<std::string, ValueId> symValues_;
+  std::unordered_map<std::string, ValueId> symBoolValues_;  ///< a SymBool by name: one value, as for SymInts
   std::unordered_map<std::string, int64_t> symHints_;
   bool etRecordNumbering_ = false;
   LoweredData* lowered_ = nullptr;
