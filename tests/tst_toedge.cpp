@@ -440,6 +440,34 @@ class TestToEdge : public QObject {
     QCOMPARE(m.values[out[1].outputs[0]].tensor().symbols[0], std::string("s0"));
   }
 
+  // An Int the method reads at run time (item() of a position) is not a number a
+  // rule may use: its payload is only the example's value.
+  void aRunTimeIntIsNotANumberToARule() {
+    Program p = symbolicRelu();
+    Method& m = p.methods[0];
+    Value u{int64_t{0}, "item"};
+    u.symbolic = true;
+    const ValueId item = passes::addValue(m, u);
+    Node& n = m.nodes[0];
+    n.args.push_back(item);
+    n.argNames.push_back("start");
+    std::vector<Node> out;
+    decompositions::SymbolicSizes sizes;
+    decompositions::Rewrite r(m, n, out, [](const std::string& s) { return s; }, {}, &sizes);
+    QVERIFY(!r.integer("start").has_value());
+    QVERIFY(!r.number("start").has_value());
+    auto start = r.sizeArg("start");
+    QVERIFY(start && start->isSymbolic());
+    QCOMPARE(start->symbolic, item);
+    // start + 4 is one _operator.add, made once and found again by its expression.
+    SizeRef end = r.add(*start, SizeRef{4});
+    QVERIFY(end.isSymbolic());
+    QCOMPARE(r.add(*start, SizeRef{4}).symbolic, end.symbolic);
+    QCOMPARE(out.size(), size_t(1));
+    QCOMPARE(m.operators[out[0].op].fullName(), std::string("_operator::add.default"));
+    QCOMPARE(r.add(*start, SizeRef{0}).symbolic, item);  // x + 0 is x
+  }
+
   void edgeProgramsSkipTheAtenPasses() {
     Program p = unary("aten.relu.default");
     p.exportFacts.dialect = "EDGE";

@@ -30,6 +30,9 @@ class SymbolicSizes {
   ValueId find(const std::string& expression) const;
   /// What `v` equals, or "" when it is not a known symbolic size.
   std::string expressionOf(ValueId v) const;
+  /// What `v` equals, or, for a symbolic Int whose expression the method does not
+  /// spell (an unbacked item()), a name of its own ("#<value>"); "" for a number.
+  std::string keyOf(const Method& m, ValueId v) const;
 
  private:
   std::map<std::string, ValueId, std::less<>> byExpression_;
@@ -38,6 +41,8 @@ class SymbolicSizes {
 
 /// The expression of a * b as sympy writes it: the number first.
 std::string productExpression(const SizeRef& a, const SizeRef& b);
+/// The expression of a + b as sympy writes it: symbols in order, the number last.
+std::string sumExpression(const SizeRef& a, const SizeRef& b);
 
 /// One node being rewritten: its arguments by schema name, and calls that
 /// replace it. Calls are appended in order; the last writes the node's
@@ -66,7 +71,10 @@ class Rewrite {
   /// The tensor `v` is; when it is none (a missing or non-tensor argument) the
   /// rewrite fails and an empty spec stands in.
   TensorSpec spec(ValueId v) const;
+  /// An Int argument's number; nullopt when it is missing or computed at run time.
   std::optional<int64_t> integer(std::string_view name) const;
+  /// An Int argument as a size: its number, or the symbolic Int it is.
+  std::optional<SizeRef> sizeArg(std::string_view name) const;
   std::optional<double> number(std::string_view name) const;
   std::optional<std::vector<int64_t>> ints(std::string_view name) const;
   /// Items of a tensor list argument.
@@ -86,6 +94,8 @@ class Rewrite {
   /// A call whose first result is the node's result `i` (for rules that end in
   /// several calls, one per result).
   void into(size_t i, const std::string& target, std::vector<BuildArg> args);
+  /// The node as it is, calling `target` (same arguments, same results).
+  void retarget(const std::string& target);
   /// The node's result is `v` (a decomposition that ends in a value it already has).
   void resultIs(ValueId v);
   /// The rule cannot rewrite this node; the pass fails naming it.
@@ -101,6 +111,9 @@ class Rewrite {
   std::vector<SizeRef> sizes(ValueId tensor, size_t from, size_t to);
   /// a * b: numbers multiply, 1 * x is x, anything else is an operator.mul call.
   SizeRef mul(const SizeRef& a, const SizeRef& b);
+  /// a + b: numbers add, x + 0 is x, anything else is an operator.add call
+  /// (the program's own when it computes the same sum).
+  SizeRef add(const SizeRef& a, const SizeRef& b);
   /// A contiguous tensor of `dtype` with these sizes (symbols where they are symbolic).
   static TensorSpec contiguousSpec(ScalarType dtype, const std::vector<SizeRef>& sizes);
 
@@ -110,6 +123,8 @@ class Rewrite {
 
  private:
   void place(Node n);
+  /// The `_operator.<name>` call on two sizes whose result equals `expression`.
+  SizeRef scalarCall(const std::string& name, const SizeRef& a, const SizeRef& b, int64_t hint, std::string expression);
   /// A call on a tensor with symbolic sizes whose result sizes are spelled as
   /// numbers (view, expand, reshape, full...) would fix sizes the program
   /// computes at run time: the rewrite fails, naming it, rather than write a wrong file.

@@ -258,15 +258,24 @@ bool Rewrite::isNone(std::string_view name) const {
 
 std::optional<int64_t> Rewrite::integer(std::string_view name) const {
   ValueId v = arg(name);
-  if (v < 0) return std::nullopt;
+  if (v < 0 || m_.values[v].symbolic) return std::nullopt;  // its payload is only the example's value
   if (auto* x = std::get_if<int64_t>(&m_.values[v].payload)) return *x;
   if (auto* b = std::get_if<bool>(&m_.values[v].payload)) return *b ? 1 : 0;
   return std::nullopt;
 }
 
-std::optional<double> Rewrite::number(std::string_view name) const {
+std::optional<SizeRef> Rewrite::sizeArg(std::string_view name) const {
   ValueId v = arg(name);
   if (v < 0) return std::nullopt;
+  const auto* i = std::get_if<int64_t>(&m_.values[v].payload);
+  if (!i) return std::nullopt;
+  if (!m_.values[v].symbolic) return SizeRef{*i};
+  return SizeRef{*i, v, sizes_->keyOf(m_, v)};
+}
+
+std::optional<double> Rewrite::number(std::string_view name) const {
+  ValueId v = arg(name);
+  if (v < 0 || m_.values[v].symbolic) return std::nullopt;
   if (auto* x = std::get_if<double>(&m_.values[v].payload)) return *x;
   if (auto* i = std::get_if<int64_t>(&m_.values[v].payload)) return static_cast<double>(*i);
   if (auto* b = std::get_if<bool>(&m_.values[v].payload)) return *b ? 1.0 : 0.0;
@@ -302,9 +311,10 @@ bool isSymSize(const Method& m, const Node& n) {
          m.operators[n.op].overload == "int" && n.args.size() == 2 && n.outputs.size() == 1;
 }
 
-bool isSymMul(const Method& m, const Node& n) {
-  return n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == "_operator::mul" && n.args.size() == 2 &&
-         n.outputs.size() == 1;
+/// A call of `_operator.<name>` on two sizes.
+bool isSymCall(const Method& m, const Node& n, std::string_view name) {
+  return n.kind == NodeKind::Kernel && n.op >= 0 && m.operators[n.op].name == "_operator::" + std::string(name) &&
+         n.args.size() == 2 && n.outputs.size() == 1;
 }
 
 }  // namespace
@@ -315,6 +325,13 @@ std::string productExpression(const SizeRef& a, const SizeRef& b) {
     return x.expression.find_first_of("+-") == std::string::npos ? x.expression : "(" + x.expression + ")";
   };
   return b.isSymbolic() ? text(a) + "*" + text(b) : text(b) + "*" + text(a);
+}
+
+std::string sumExpression(const SizeRef& a, const SizeRef& b) {
+  if (!a.isSymbolic() && !b.isSymbolic()) return std::to_string(a.value + b.value);
+  if (!a.isSymbolic()) return sumExpression(b, a);
+  if (!b.isSymbolic()) return a.expression + (b.value < 0 ? " - " + std::to_string(-b.value) : " + " + std::to_string(b.value));
+  return a.expression <= b.expression ? a.expression + " + " + b.expression : b.expression + " + " + a.expression;
 }
 
 void SymbolicSizes::add(const std::string& expression, ValueId v) {
@@ -333,19 +350,24 @@ std::string SymbolicSizes::expressionOf(ValueId v) const {
   return it == expressions_.end() ? std::string() : it->second;
 }
 
+std::string SymbolicSizes::keyOf(const Method& m, ValueId v) const {
+  if (std::string e = expressionOf(v); !e.empty()) return e;
+  return v >= 0 && m.values[v].symbolic ? "#" + std::to_string(v) : std::string();
+}
+
 void SymbolicSizes::note(const Method& m, const Node& n) {
   if (isSymSize(m, n)) {
     const TensorSpec* t = n.args[0] >= 0 ? m.values[n.args[0]].tensorIf() : nullptr;
     const auto* d = std::get_if<int64_t>(&m.values[n.args[1]].payload);
     if (t && d && *d >= 0 && static_cast<size_t>(*d) < t->symbols.size()) add(t->symbols[*d], n.outputs[0]);
-  } else if (isSymMul(m, n)) {
+  } else if (isSymCall(m, n, "mul") || isSymCall(m, n, "add")) {
     auto operand = [&](ValueId v) -> std::optional<SizeRef> {
-      if (std::string e = expressionOf(v); !e.empty()) return SizeRef{0, v, e};
-      if (const auto* i = std::get_if<int64_t>(&m.values[v].payload); i && !m.values[v].symbolic) return SizeRef{*i};
+      if (std::string e = keyOf(m, v); !e.empty()) return SizeRef{0, v, e};
+      if (const auto* i = std::get_if<int64_t>(&m.values[v].payload)) return SizeRef{*i};
       return std::nullopt;
     };
     auto a = operand(n.args[0]), b = operand(n.args[1]);
-    if (a && b) add(productExpression(*a, *b), n.outputs[0]);
+    if (a && b) add(isSymCall(m, n, "mul") ? productExpression(*a, *b) : sumExpression(*a, *b), n.outputs[0]);
   }
 }
 
@@ -399,23 +421,35 @@ SizeRef Rewrite::mul(const SizeRef& a, const SizeRef& b) {
   if (!a.isSymbolic() && a.value == 1) return b;
   if (!b.isSymbolic() && b.value == 1) return a;
   if (failure_) return {};
-  std::string expression = productExpression(a, b);
-  if (ValueId known = sizes_->find(expression); known != kNoValue) return SizeRef{a.value * b.value, known, expression};
+  return scalarCall("mul", a, b, a.value * b.value, productExpression(a, b));
+}
+
+SizeRef Rewrite::add(const SizeRef& a, const SizeRef& b) {
+  if (!a.isSymbolic() && !b.isSymbolic()) return SizeRef{a.value + b.value};
+  if (!a.isSymbolic() && a.value == 0) return b;
+  if (!b.isSymbolic() && b.value == 0) return a;
+  if (failure_) return {};
+  return scalarCall("add", a, b, a.value + b.value, sumExpression(a, b));
+}
+
+SizeRef Rewrite::scalarCall(const std::string& name, const SizeRef& a, const SizeRef& b, int64_t hint,
+                            std::string expression) {
+  if (ValueId known = sizes_->find(expression); known != kNoValue) return SizeRef{hint, known, expression};
   auto operand = [&](const SizeRef& x) { return x.isSymbolic() ? x.symbolic : passes::addValue(m_, Value{x.value, {}}); };
   Node n;
   n.kind = NodeKind::Kernel;
-  n.target = "_operator.mul";
+  n.target = "_operator." + name;
   n.op = operatorIndexOf(m_, operatorFromTarget(n.target));
   n.args = {operand(a), operand(b)};
   n.argNames = {"a", "b"};
-  Value result{a.value * b.value, freshName_("mul")};
+  Value result{hint, freshName_(name)};
   result.symbolic = true;
   n.outputs = {passes::addValue(m_, std::move(result))};
   n.name = m_.values[n.outputs[0]].name;
   const ValueId id = n.outputs[0];
   sizes_->add(expression, id);
   place(std::move(n));
-  return SizeRef{a.value * b.value, id, std::move(expression)};
+  return SizeRef{hint, id, std::move(expression)};
 }
 
 TensorSpec denseSpec(ScalarType dtype, std::vector<int64_t> sizes, std::vector<std::string> symbols) {
@@ -520,6 +554,14 @@ void Rewrite::into(size_t i, const std::string& target, std::vector<BuildArg> ar
   n->outputs[0] = result(i);
   n->name = m_.values[result(i)].name;
   place(std::move(n.value()));
+}
+
+void Rewrite::retarget(const std::string& target) {
+  if (failure_) return;
+  Node n = node_;
+  n.target = target;
+  n.op = operatorIndexOf(m_, operatorFromTarget(target));
+  place(std::move(n));
 }
 
 void Rewrite::resultIs(ValueId v) {

@@ -23,7 +23,8 @@ bool sameValue(const Method& m, ValueId a, ValueId b) {
   if (a == b) return true;
   if (a < 0 || b < 0) return false;
   const Value &x = m.values[a], &y = m.values[b];
-  if (x.kind() != y.kind() || x.kind() == ValueKind::Tensor) return false;
+  // Two run-time scalars are alike only when they are one value (their payloads are hints).
+  if (x.kind() != y.kind() || x.kind() == ValueKind::Tensor || x.symbolic || y.symbolic) return false;
   if (auto* l = std::get_if<IntList>(&x.payload)) {
     const auto* r = std::get_if<IntList>(&y.payload);
     if (!r || l->items.size() != r->items.size()) return false;
