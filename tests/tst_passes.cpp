@@ -806,7 +806,7 @@ class TestPasses : public QObject {
     for (const auto& p : defaultPasses()) names.push_back(p->name());
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
-        "ReplaceViewOpsWithViewCopyOpsPass", "RemoveNoopPass", "RemoveToCopyPass",
+        "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "RemoveToCopyPass",
         "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",

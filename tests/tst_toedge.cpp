@@ -468,6 +468,43 @@ class TestToEdge : public QObject {
     QCOMPARE(r.add(*start, SizeRef{0}).symbolic, item);  // x + 0 is x
   }
 
+  // add.Tensor(x, n) with n a SymInt: SymToTensorPass makes n a 0-dim int32 tensor
+  // (scalar_tensor), which RemoveMixedTypeOperators then casts, as upstream's edge program has it.
+  void aRunTimeIntWhereATensorIsExpectedBecomesScalarTensor() {
+    Program p = symbolicRelu();
+    Method& m = p.methods[0];
+    Value s{int64_t{5}, "sym_size"};
+    s.symbolic = true;
+    const ValueId sym = passes::addValue(m, s);
+    Node size;
+    size.kind = NodeKind::Kernel;
+    size.target = "torch.ops.aten.sym_size.int";
+    size.op = operatorIndexOf(m, OperatorRef{"aten::sym_size", "int"});
+    size.args = {m.inputs[0], passes::addValue(m, Value{int64_t{0}, {}})};
+    size.argNames = {"self", "dim"};
+    size.outputs = {sym};
+    size.name = "sym_size";
+    m.nodes.insert(m.nodes.begin(), size);
+    Node& add = m.nodes[1];
+    add.op = operatorIndexOf(m, OperatorRef{"aten::add", "Tensor"});
+    add.target = "torch.ops.aten.add.Tensor";
+    add.args = {m.inputs[0], sym, passes::addValue(m, Value{int64_t{1}, {}})};
+    add.argNames = {"self", "other", "alpha"};
+    Pipeline pipe(std::make_shared<const Program>(std::move(p)), ExecutorchBackendConfig{});
+    QVERIFY(pipe.runTo("SymToTensorPass"));
+    QCOMPARE(record(pipe, "SymToTensorPass")->state, PassRecord::State::Changed);
+    const Method& after = pipe.current()->methods[0];
+    QCOMPARE(ops(after), (std::vector<std::string>{"aten::sym_size.int", "aten::scalar_tensor.default", "aten::add.Tensor"}));
+    const Node& made = after.nodes[1];
+    QCOMPARE(after.values[made.outputs[0]].tensor().dtype, ScalarType::Int);
+    QCOMPARE(made.args[0], after.nodes[0].outputs[0]);
+    QCOMPARE(after.nodes[2].args[1], made.outputs[0]);
+    pipe.runToEnd();
+    QVERIFY2(!pipe.failed(), "the program lowers to the end");
+    QCOMPARE(ops(pipe.snapshot(record(pipe, "RemoveMixedTypeOperators") - &pipe.records()[0] + 1)->methods[0])[2],
+             std::string("aten::_to_copy.default"));
+  }
+
   void edgeProgramsSkipTheAtenPasses() {
     Program p = unary("aten.relu.default");
     p.exportFacts.dialect = "EDGE";

@@ -9,7 +9,7 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
   return {// to_edge (decompositions, the ATen check and mixed types on ATen-dialect programs only; see Pipeline)
           runDecompositions(), removeNonCoreAtenOpGraphAsserts(), atenDialectVerifier(), removeUnusedParameters(),
-          replaceViewOpsWithViewCopyOps(), removeNoop(), removeToCopy(),
+          replaceViewOpsWithViewCopyOps(), symToTensor(), removeNoop(), removeToCopy(),
           removeMixedTypeOperators(), memoryFormatOps(),
           // to_executorch, per method, before edge_to_executorch_passes
           quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),

@@ -72,7 +72,7 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
     std::erase_if(passes_, [](const auto& p) {
       return p->name() == "run_decompositions" || p->name() == "RemoveNonCoreAtenOpGraphAssertsPass" ||
              p->name() == "EXIRATenDialectVerifier" || p->name() == "RemoveMixedTypeOperators" ||
-             p->name() == "RemoveNoopPass" || p->name() == "RemoveToCopyPass" ||
+             p->name() == "SymToTensorPass" || p->name() == "RemoveNoopPass" || p->name() == "RemoveToCopyPass" ||
              p->name() == "remove_unused_parameters_pass";
     });
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});

@@ -209,6 +209,7 @@ LiftedScalars liftScalarTensorArguments(Method& m) {
       const SchemaType& t = s->arguments[a].type;
       if (t.base != SchemaType::Base::Tensor || t.list || n.args[a] < 0) continue;
       const Value& v = m.values[n.args[a]];
+      if (v.symbolic) continue;  // known only at run time (SymToTensorPass makes it a tensor); its payload is a hint
       uint64_t at = (bytes.size() + 15) / 16 * 16;
       bytes.resize(at);
       if (auto* d = std::get_if<double>(&v.payload)) {

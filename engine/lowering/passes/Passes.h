@@ -14,6 +14,7 @@ std::shared_ptr<const Pass> removeNonCoreAtenOpGraphAsserts();
 std::shared_ptr<const Pass> atenDialectVerifier();
 std::shared_ptr<const Pass> removeUnusedParameters();
 std::shared_ptr<const Pass> replaceViewOpsWithViewCopyOps();
+std::shared_ptr<const Pass> symToTensor();
 std::shared_ptr<const Pass> removeNoop();
 std::shared_ptr<const Pass> removeToCopy();
 std::shared_ptr<const Pass> removeMixedTypeOperators();

@@ -95,7 +95,11 @@ class RemoveMixedTypeOperators : public Pass {
             if (o.dtype == to) continue;
             TensorSpec spec;
             spec.dtype = to;
-            if (const TensorSpec* t = m.values[n.args[o.arg]].tensorIf()) spec.sizes = t->sizes;
+            if (const TensorSpec* t = m.values[n.args[o.arg]].tensorIf()) {
+              spec.sizes = t->sizes;
+              spec.symbols = t->symbols;  // a cast of a tensor of run-time size has that size
+              spec.dynamism = t->dynamism;
+            }
             for (size_t d = 0; d < spec.sizes.size(); ++d) spec.dimOrder.push_back(static_cast<uint8_t>(d));
             std::vector<TensorSpec> specs{spec};
             auto cast = buildCall(m, "aten._to_copy.default", {TensorRef{n.args[o.arg]}, to},
