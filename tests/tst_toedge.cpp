@@ -505,6 +505,17 @@ class TestToEdge : public QObject {
              std::string("aten::_to_copy.default"));
   }
 
+  // detach_ writes nothing: the decompositions drop it and its readers read its input
+  // (a loop of renames here once hung the pass).
+  void detachInPlaceLeavesNothing() {
+    Pipeline p(std::make_shared<const Program>(unary("aten.detach_.default")), ExecutorchBackendConfig{});
+    QVERIFY(p.runTo("run_decompositions"));
+    QVERIFY(!p.failed());
+    const Method& m = p.current()->methods[0];
+    QVERIFY(ops(m).empty());
+    QCOMPARE(m.outputs[0], m.inputs[0]);
+  }
+
   void edgeProgramsSkipTheAtenPasses() {
     Program p = unary("aten.relu.default");
     p.exportFacts.dialect = "EDGE";

@@ -504,6 +504,7 @@ constexpr BuiltinSchema kTable[] = {
     {kPortable, "aten::isinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"},
     {kCore, "aten::isnan(Tensor self) -> Tensor"},
     {kPortable, "aten::isnan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"},
+    {kNoSet, "aten::item(Tensor self) -> Scalar"},
     {kNoSet, "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor"},
     {kCore, "aten::le.Scalar(Tensor self, Scalar other) -> Tensor"},
     {kPortable, "aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)"},

@@ -149,7 +149,36 @@ def modules():
         def forward(self, x):
             return self.fc(torch.flatten(F.avg_pool2d(torch.relu(self.conv(x)), 2), 1))
 
+    class NarrowAtItem(nn.Module):  # a rotary table read at a position held in a tensor, as the example Llama does
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pos", torch.tensor([1, 3]))
+
+        def forward(self, table, y):
+            p = self.pos[-1].item()
+            torch._check(p >= 0)
+            torch._check(p + y.size(0) <= table.size(0))
+            return table.narrow(0, p, y.size(0)) * y
+
+    class CacheUpdate(nn.Module):  # a KV cache written at arange(n) + position (index_copy_), then read whole
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(1, 2, 8, 4))
+            self.register_buffer("pos", torch.tensor([2]))
+
+        def forward(self, k):
+            p = self.pos[0].item()
+            torch._check(p >= 0)
+            torch._check(p + k.size(2) <= 8)
+            self.cache.index_copy_(2, torch.arange(k.size(2)) + p, k)
+            return self.cache * 2
+
+    class ArangeOfSize(nn.Module):
+        def forward(self, x):
+            return x * torch.arange(x.size(1))
+
     batch, tokens = Dim("batch", min=1, max=4), Dim("tokens", min=2, max=32)
+    rows = Dim("rows", min=1, max=6)
 
     return [
         # Symbolic sizes (torch.export's Dim): decompositions that spell a size call sym_size.int and multiply.
@@ -163,6 +192,13 @@ def modules():
         ("cnn_dynamic_batch", SmallCnn, [(2, 3, 8, 8)], ({0: batch},)),
         ("max_pool_dynamic_batch", lambda: nn.MaxPool2d(2), [(2, 4, 8, 8)], ({0: batch},)),
         ("sizes_read_by_the_program", SizesReadByTheProgram, [(2, 5, 8)], ({1: tokens},)),
+        # Numbers the method reads at run time (item()): narrow and index_copy_ at a position, arange of a size.
+        ("narrow_at_item", NarrowAtItem, [(8, 4), (3, 4)], (None, {0: rows})),
+        ("index_copy_at_item", CacheUpdate, [(1, 2, 3, 4)], ({2: Dim("new", min=1, max=6)},)),
+        ("arange_of_a_size", ArangeOfSize, [(2, 5)], ({1: tokens},)),
+        ("arange_static", lambda: Fn(lambda x: x + torch.arange(8, dtype=torch.float32)), [(3, 8)]),
+        ("detach", lambda: Fn(lambda x: x.detach() * 2 + x), [(3, 8)]),
+        ("index_copy_0d_index", lambda: Fn(lambda x, y: x.index_copy(1, torch.tensor(2), y)), [(3, 8), (3, 1)]),
         ("numpy_T_and_mT", lambda: Fn(lambda x, y: x.T @ y.mT), [(3, 4), (2, 5, 3)]),
         ("split_tensor", lambda: Fn(lambda x: tuple(t * (i + 1) for i, t in enumerate(x.split(3, dim=-1)))), [(2, 8)]),
         ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),

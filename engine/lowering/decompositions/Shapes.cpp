@@ -96,14 +96,47 @@ void matrixTransposeLast(Rewrite& r) {
   r.finish("aten.permute.default", {argRef(r, "self"), dims});
 }
 
+/// A size as a call argument: its number, or the symbolic Int that holds it.
+BuildArg sizeArgument(const SizeRef& s) { return s.isSymbolic() ? BuildArg(TensorRef{s.symbolic}) : BuildArg(s.value); }
+
+/// narrow(x, dim, start, length) = slice(x, dim, start, start + length). A start or
+/// length computed at run time (a KV cache's position, item() of input_pos) makes the
+/// end a sum the graph computes, shared with the program's own when it has one.
 void narrow(Rewrite& r) {
-  auto start = r.integer("start"), length = r.integer("length");
-  if (!start || !length) return r.fail("narrow with a symbolic start or length is not decomposed yet");
+  auto start = r.sizeArg("start"), length = r.sizeArg("length");
+  if (!start || !length) return r.fail("narrow's start and length must be Ints");
   const TensorSpec& x = r.tensor("self");
   int64_t dim = r.integer("dim").value_or(0);
   if (!inRange(wrapDim(dim, x.sizes.size()), x.sizes.size())) return r.fail("a dimension out of range");
-  int64_t s = *start < 0 ? *start + x.sizes[wrapDim(dim, x.sizes.size())] : *start;
-  r.finish("aten.slice.Tensor", {argRef(r, "self"), dim, s, s + *length});
+  if (!start->isSymbolic() && start->value < 0) start->value += x.sizes[wrapDim(dim, x.sizes.size())];
+  SizeRef end = r.add(*start, *length);
+  r.finish("aten.slice.Tensor", {argRef(r, "self"), dim, sizeArgument(*start), sizeArgument(end)});
+}
+
+/// item() is _local_scalar_dense: the one element as a number the method reads at run time.
+void item(Rewrite& r) { r.retarget("torch.ops.aten._local_scalar_dense.default"); }
+
+/// arange(end) = arange(0, end, 1), end a number or a size computed at run time.
+void arangeEnd(Rewrite& r) {
+  ValueId end = r.arg("end");
+  r.finish("aten.arange.start_step", {int64_t(0), TensorRef{end}, int64_t(1), orDefault(r, "dtype", None{}),
+                                      orDefault(r, "layout", int64_t(0)), orDefault(r, "device", None{}),
+                                      orDefault(r, "pin_memory", false)});
+}
+
+/// index_copy(x, dim, index, source) = index_put(x, [None] * dim + [index], source): the
+/// rows `index` names along `dim` are replaced (a KV cache update at the new positions).
+void indexCopy(Rewrite& r) {
+  const TensorSpec x = r.tensor("self"), index = r.tensor("index");
+  if (x.sizes.empty()) return r.fail("index_copy into a 0-dim tensor is not decomposed yet");
+  if (index.sizes.size() > 1) return r.fail("index_copy's index must have 0 or 1 dimensions");
+  int64_t dim = wrapDim(r.integer("dim").value_or(0), x.sizes.size());
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  TensorRef idx = argRef(r, "index");
+  if (index.sizes.empty()) idx = r.op("aten.unsqueeze.default", {idx, int64_t(0)});
+  std::vector<TensorRef> indices(static_cast<size_t>(dim), TensorRef{kNoValue});
+  indices.push_back(idx);
+  r.finish("aten.index_put.default", {argRef(r, "self"), indices, argRef(r, "source"), false});
 }
 
 /// The dimension split and chunk cut along (wrapped), or none when the rule fails:
@@ -201,6 +234,9 @@ void to(Rewrite& r) {
 void typeAs(Rewrite& r) { toDtype(r, r.tensor("other").dtype); }
 
 void liftFreshCopy(Rewrite& r) { r.finish("aten.clone.default", {argRef(r, "self")}); }
+
+/// detach is alias (alias_copy in the edge dialect); detach_ leaves nothing (RunDecompositions).
+void detach(Rewrite& r) { r.finish("aten.alias.default", {argRef(r, "self")}); }
 
 void pad(Rewrite& r) {
   ValueId mode = r.arg("mode");
@@ -468,6 +504,9 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::numpy_T.default", numpyTranspose},
                      {"aten::mT.default", matrixTransposeLast},
                      {"aten::narrow.default", narrow},
+                     {"aten::item.default", item},
+                     {"aten::arange.default", arangeEnd},
+                     {"aten::index_copy.default", indexCopy},
                      {"aten::chunk.default", chunk},
                      {"aten::split.Tensor", splitTensor},
                      {"aten::unbind.int", unbind},
@@ -477,6 +516,7 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::to.dtype", to},
                      {"aten::type_as.default", typeAs},
                      {"aten::lift_fresh_copy.default", liftFreshCopy},
+                     {"aten::detach.default", detach},
                      {"aten::pad.default", pad},
                      {"aten::repeat_interleave.self_int", repeatInterleave},
                      {"aten::squeeze.dim", squeezeDim},

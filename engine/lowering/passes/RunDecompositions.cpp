@@ -26,7 +26,23 @@ namespace {
 /// Reads of renamed values (an in-place op's input after the op) read the new value.
 class Renames {
  public:
-  void add(ValueId from, ValueId to) { map_[from] = to; }
+  void add(ValueId from, ValueId to) {
+    if (from == to) return;
+    // `to` renamed to `from` already (detach_(x): x reads the result; detach: the result is x):
+    // they are one value, and the chain between them goes rather than close a loop.
+    std::vector<ValueId> chain;
+    for (ValueId v = to; chain.size() <= map_.size();) {
+      auto it = map_.find(v);
+      if (it == map_.end()) break;
+      chain.push_back(v);
+      if (it->second == from) {
+        for (ValueId c : chain) map_.erase(c);
+        break;
+      }
+      v = it->second;
+    }
+    map_[from] = to;
+  }
   ValueId operator()(ValueId v) const {
     for (auto it = map_.find(v); it != map_.end(); it = map_.find(v)) v = it->second;
     return v;
@@ -298,6 +314,10 @@ class MethodDecomposition {
       setOperator(m_, n, *functional);
       aliases_[n.outputs[0]] = alias->second;  // the in-place result is the view
       return true;
+    }
+    if (op.name == "aten::detach_") {  // writes nothing: functionalization drops it
+      renames_.add(n.outputs[0], self);
+      return false;
     }
     if (in && std::find(mutatedInputs_.begin(), mutatedInputs_.end(), self) == mutatedInputs_.end())
       mutatedInputs_.push_back(self);
