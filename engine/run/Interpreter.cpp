@@ -193,7 +193,8 @@ class MethodRun {
 
  private:
   static bool isPrim(const std::string& name) {
-    return name.rfind("executorch_prim::", 0) == 0 || name == "aten::sym_size" || name == "aten::sym_numel";
+    return name.rfind("executorch_prim::", 0) == 0 || name == "aten::sym_size" || name == "aten::sym_numel" ||
+           name == "aten::_local_scalar_dense";
   }
 
   Status checkKernels() const {
@@ -395,6 +396,16 @@ class MethodRun {
     if (name == "sym_numel") {
       if (n.args.size() < 2) return bad("sym_numel needs 2 arguments");
       values_[n.args[1]].i = static_cast<int64_t>(values_[n.args[0]].t.numel());
+      return Ok{};
+    }
+    if (name == "_local_scalar_dense") {  // (self, out): item() of a one-element tensor
+      if (n.args.size() < 2) return bad("_local_scalar_dense needs 2 arguments");
+      const RunTensor& t = values_[n.args[0]].t;
+      if (t.numel() != 1) return bad("_local_scalar_dense of a tensor of " + std::to_string(t.numel()) + " elements");
+      RunValue& out = values_[n.args[1]];
+      if (isFloatingPoint(t.dtype)) out.d = loadAs<double>(t, 0), out.kind = ValueKind::Double;
+      else if (t.dtype == ScalarType::Bool) out.b = loadAs<int64_t>(t, 0) != 0, out.kind = ValueKind::Bool;
+      else out.i = loadAs<int64_t>(t, 0), out.kind = ValueKind::Int;
       return Ok{};
     }
     if (n.args.size() < 3) return bad(op.fullName() + " needs 3 arguments");
