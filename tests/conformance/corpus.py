@@ -401,9 +401,9 @@ class LlamaKV(nn.Module):
     """Wraps executorch.examples.models.llama's Transformer (RMSNorm, RoPE, SwiGLU, GQA, KV cache
     as registered buffers updated with index_put at tensor input_pos)."""
 
-    def __init__(self):
+    def __init__(self, enable_dynamic_shape=False):
         super().__init__()
-        self.model = _example_llama(use_kv_cache=True, enable_dynamic_shape=False)
+        self.model = _example_llama(use_kv_cache=True, enable_dynamic_shape=enable_dynamic_shape)
 
     def forward(self, tokens, input_pos):
         return self.model(tokens, {"input_pos": input_pos})
@@ -853,6 +853,16 @@ def _build_corpus() -> List[Entry]:
                      example_inputs=lambda: (torch.tensor([[1, 2, 3, 4, 5]], dtype=torch.int64),),
                      dynamic_shapes=({1: Dim("seq", min=1, max=LLAMA_SEQ - 1)},), tags=("dynamic",),
                      no_grad=True))
+    C.append(_single("llama_kv_dynamic",
+                     "the example Llama as ExecuTorch's LLM export makes it: KV cache and "
+                     "enable_dynamic_shape, tokens Dim('seq', 1..15), input_pos[-1].item() as the "
+                     "cache position (narrow, index_copy_); exported at 5 tokens from 0, run at 3 from 4",
+                     lambda: LlamaKV(enable_dynamic_shape=True),
+                     lambda: (torch.tensor([[7, 3, 9]], dtype=torch.int64), torch.tensor([4], dtype=torch.int64)),
+                     example_inputs=lambda: (torch.tensor([[1, 2, 3, 4, 5]], dtype=torch.int64),
+                                             torch.tensor([0], dtype=torch.int64)),
+                     dynamic_shapes=({1: Dim("seq", min=1, max=LLAMA_SEQ - 1)}, None),
+                     tags=("mutable", "dynamic"), no_grad=True))
     C.append(_single("llama_static",
                      "Llama with static attention: KV caches, RoPE freqs and mask as inputs, new k/v "
                      "returned as outputs",
