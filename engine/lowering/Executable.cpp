@@ -11,7 +11,8 @@
 namespace lstudio {
 
 bool finishesForRunning(const std::string& passName) {
-  static constexpr std::array<std::string_view, 7> kTail = {
+  static constexpr std::array<std::string_view, 8> kTail = {
+      "SymToTensorPass",                     // a run-time number as a tensor, as the dispatcher wraps it
       "UnsafeRemoveAutoFunctionalizedPass",  // the functionalized mutations back as calls
       "EdgeToBackendOpsPass",                // symbolic-int arithmetic as executorch_prim ops
       "RemoveGraphAssertsPass",              // assertions have no kernels
