@@ -10,6 +10,7 @@
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/ConfigPython.h"
+#include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 #include "engine/planning/MemoryAwareOrder.h"
 #include "tests/TestSupport.h"
@@ -798,6 +799,38 @@ class TestPasses : public QObject {
     QVERIFY(py.find("# studio_memory_aware_order=True: beyond ExecuTorch") != std::string::npos);
     QVERIFY(py.find("    studio_memory_aware_order") == std::string::npos);
     QVERIFY(configToPython(ExecutorchBackendConfig{}).find("studio_memory_aware_order") == std::string::npos);
+  }
+
+  // A symbol two inputs share (both operands' batch) is read, in to_executorch's program,
+  // from the last input that has it: upstream's passes trace again, and each input's
+  // binding of its sizes replaces the one before (einsum on a dynamic batch shows it).
+  void aSymbolSharedByInputsIsReadFromTheLast() {
+    GraphBuilder b;
+    b.symbol("s0", 4, 2, 8);
+    TensorRef x = b.input("x", F, {8, 3}, {"s0", ""});
+    TensorRef y = b.input("y", F, {8, 5}, {"s0", ""});
+    b.output(b.op("aten.relu.default", {x}));
+    b.output(b.op("aten.relu.default", {y}));
+    auto made = b.finish("two_inputs");
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
+    Program p = std::move(made.value());
+    Method& m = p.methods[0];
+    Value s{int64_t{4}, "sym_size"};
+    s.symbolic = true;
+    Node size;
+    size.kind = NodeKind::Kernel;
+    size.target = "torch.ops.aten.sym_size.int";
+    size.op = operatorIndexOf(m, OperatorRef{"aten::sym_size", "int"});
+    size.args = {m.inputs[0], passes::addValue(m, Value{int64_t{0}, {}})};
+    size.argNames = {"self", "dim"};
+    size.outputs = {passes::addValue(m, s)};
+    m.nodes.insert(m.nodes.begin(), size);
+    PassOutcome o = passes::specProp()->run(p, ExecutorchBackendConfig{});
+    QVERIFY(!o.failed);
+    QVERIFY(o.changed);
+    QCOMPARE(m.nodes[0].args[0], m.inputs[1]);
+    QCOMPARE(std::get<int64_t>(m.values[m.nodes[0].args[1]].payload), int64_t{0});
+    QVERIFY(!passes::specProp()->run(p, ExecutorchBackendConfig{}).changed);  // bound once
   }
 
   // ---- order and gating ----
