@@ -173,6 +173,35 @@ def modules():
             self.cache.index_copy_(2, torch.arange(k.size(2)) + p, k)
             return self.cache * 2
 
+    class EinsumBatched(nn.Module):
+        def forward(self, a, b):
+            return torch.einsum("bij,bjk->bik", a, b)
+
+    class ChunkStatic(nn.Module):  # chunk along a static dimension of a dynamic tensor
+        def forward(self, x):
+            a, b = x.chunk(2, dim=-1)
+            return a * b
+
+    class LayerNormSoftmax(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(8)
+
+        def forward(self, x):
+            return torch.softmax(self.norm(x), dim=-1) + torch.log_softmax(x, dim=1)
+
+    class EmbeddingOf(nn.Module):  # float positions made indices: the embedding of a dynamic sequence
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, x):
+            return self.emb((x.abs() * 3).long().clamp(0, 9))
+
+    class VarMean(nn.Module):
+        def forward(self, x):
+            return x.var(dim=1, keepdim=True) + x.mean(dim=(0, 1)) + x.std(dim=-1, keepdim=True)
+
     class ArangeOfSize(nn.Module):
         def forward(self, x):
             return x * torch.arange(x.size(1))
@@ -192,6 +221,16 @@ def modules():
         ("cnn_dynamic_batch", SmallCnn, [(2, 3, 8, 8)], ({0: batch},)),
         ("max_pool_dynamic_batch", lambda: nn.MaxPool2d(2), [(2, 4, 8, 8)], ({0: batch},)),
         ("sizes_read_by_the_program", SizesReadByTheProgram, [(2, 5, 8)], ({1: tokens},)),
+        ("unflatten_dynamic_batch", lambda: nn.Unflatten(1, (2, 4)), [(3, 8)], ({0: batch},)),
+        ("group_norm_dynamic_batch", lambda: nn.GroupNorm(2, 4), [(2, 4, 3, 3)], ({0: batch},)),
+        ("pixel_shuffle_dynamic_batch", lambda: nn.PixelShuffle(2), [(2, 8, 3, 3)], ({0: batch},)),
+        ("einsum_dynamic_batch", EinsumBatched, [(2, 3, 4), (2, 4, 5)], ({0: batch}, {0: batch})),
+        ("chunk_dynamic_tokens", ChunkStatic, [(2, 5, 8)], ({1: tokens},)),
+        ("conv1d_dynamic_length", lambda: nn.Conv1d(3, 4, 3, padding=1), [(1, 3, 10)], ({2: tokens},)),
+        ("layer_norm_softmax_dynamic", LayerNormSoftmax, [(2, 5, 8)], ({0: batch, 1: tokens},)),
+        ("upsample_nearest_dynamic_batch", lambda: nn.Upsample(scale_factor=2), [(2, 3, 4, 4)], ({0: batch},)),
+        ("embedding_dynamic_tokens", EmbeddingOf, [(2, 5)], ({1: tokens},)),
+        ("var_mean_dynamic", VarMean, [(2, 5, 8)], ({1: tokens},)),
         # Numbers the method reads at run time (item()): narrow and index_copy_ at a position, arange of a size.
         ("narrow_at_item", NarrowAtItem, [(8, 4), (3, 4)], (None, {0: rows})),
         ("index_copy_at_item", CacheUpdate, [(1, 2, 3, 4)], ({2: Dim("new", min=1, max=6)},)),

@@ -147,6 +147,9 @@ using Rule = void (*)(Rewrite&);
 /// operator is kept as it is (core ATen, or no decomposition known).
 Rule ruleFor(const OperatorRef& op);
 
+/// A size as a call argument: its number, or the symbolic Int that holds it.
+inline BuildArg sizeArgument(const SizeRef& s) { return s.isSymbolic() ? BuildArg(TensorRef{s.symbolic}) : BuildArg(s.value); }
+
 /// A contiguous tensor of `dtype` and `sizes`; `symbols` (one per dimension, "" where
 /// static) make it dynamic.
 TensorSpec denseSpec(ScalarType dtype, std::vector<int64_t> sizes, std::vector<std::string> symbols = {});

@@ -304,54 +304,61 @@ TensorRef sumProductPair(Rewrite& r, TensorRef left, TensorRef right, const std:
   const int64_t dims = static_cast<int64_t>(r.spec(left.id).sizes.size());
   std::vector<bool> summed(static_cast<size_t>(dims), false);
   for (int64_t d : sumDims) summed[static_cast<size_t>(d)] = true;
+  // Sizes as torch traces them: a symbolic one (a dynamic batch) is not 1, and the
+  // products fold from 1 through _operator.mul.
+  auto same = [](const SizeRef& a, const SizeRef& b) {
+    return a.isSymbolic() == b.isSymbolic() && (a.isSymbolic() ? a.expression == b.expression : a.value == b.value);
+  };
+  auto isOne = [](const SizeRef& s) { return !s.isSymbolic() && s.value == 1; };
   std::vector<int64_t> lro, lo, ro;
-  int64_t lroSize = 1, loSize = 1, roSize = 1, sumSize = 1;
+  SizeRef lroSize{1}, loSize{1}, roSize{1}, sumSize{1};
   for (int64_t i = 0; i < dims; ++i) {
-    const std::vector<int64_t> ls = r.spec(left.id).sizes, rs = r.spec(right.id).sizes;
-    const bool sl = ls[i] != 1, sr = rs[i] != 1;
+    const SizeRef li = r.size(left.id, static_cast<size_t>(i)), ri = r.size(right.id, static_cast<size_t>(i));
+    const bool sl = !isOne(li), sr = !isOne(ri);
     if (summed[static_cast<size_t>(i)]) {
       if (sl && sr) {
-        if (ls[i] != rs[i]) {
+        if (!same(li, ri)) {
           r.fail("einsum operands whose summed dimensions differ in size");
           return {};
         }
-        sumSize *= ls[i];
+        sumSize = r.mul(sumSize, li);
       } else if (sl) {
         left = r.op("aten.sum.dim_IntList", {left, std::vector<int64_t>{i}, true});
       } else if (sr) {
         right = r.op("aten.sum.dim_IntList", {right, std::vector<int64_t>{i}, true});
       }
     } else if (sl && sr) {
-      if (ls[i] != rs[i]) {
+      if (!same(li, ri)) {
         r.fail("einsum operands whose dimensions do not broadcast");
         return {};
       }
       lro.push_back(i);
-      lroSize *= ls[i];
+      lroSize = r.mul(lroSize, li);
     } else if (sl) {
       lo.push_back(i);
-      loSize *= ls[i];
+      loSize = r.mul(loSize, li);
     } else {
       ro.push_back(i);
-      roSize *= rs[i];
+      roSize = r.mul(roSize, ri);
     }
   }
-  const std::vector<int64_t> ls = r.spec(left.id).sizes, rs = r.spec(right.id).sizes;
-  std::vector<int64_t> outSize, lperm, rperm, operm(static_cast<size_t>(dims), -1);
-  for (int64_t d : lro) outSize.push_back(ls[d]);
-  for (int64_t d : lo) outSize.push_back(ls[d]);
-  for (size_t k = 0; k < sumDims.size(); ++k) outSize.push_back(1);
-  for (int64_t d : ro) outSize.push_back(rs[d]);
+  std::vector<SizeRef> outSize;
+  std::vector<int64_t> lperm, rperm, operm(static_cast<size_t>(dims), -1);
+  for (int64_t d : lro) outSize.push_back(r.size(left.id, static_cast<size_t>(d)));
+  for (int64_t d : lo) outSize.push_back(r.size(left.id, static_cast<size_t>(d)));
+  for (size_t k = 0; k < sumDims.size(); ++k) outSize.push_back(SizeRef{1});
+  for (int64_t d : ro) outSize.push_back(r.size(right.id, static_cast<size_t>(d)));
   auto append = [](std::vector<int64_t>& to, const std::vector<int64_t>& from) { to.insert(to.end(), from.begin(), from.end()); };
   append(lperm, lro), append(lperm, lo), append(lperm, sumDims), append(lperm, ro);
   append(rperm, lro), append(rperm, sumDims), append(rperm, ro), append(rperm, lo);
   int64_t at = 0;
   for (const std::vector<int64_t>* group : std::initializer_list<const std::vector<int64_t>*>{&lro, &lo, &sumDims, &ro})
     for (int64_t d : *group) operm[static_cast<size_t>(d)] = at++;
-  TensorRef l = reshape(r, r.op("aten.permute.default", {left, lperm}).id, {lroSize, loSize, sumSize});
-  TensorRef rr = reshape(r, r.op("aten.permute.default", {right, rperm}).id, {lroSize, sumSize, roSize});
+  TensorRef l = reshape(r, r.op("aten.permute.default", {left, lperm}).id, std::vector<SizeRef>{lroSize, loSize, sumSize});
+  TensorRef rr = reshape(r, r.op("aten.permute.default", {right, rperm}).id, std::vector<SizeRef>{lroSize, sumSize, roSize});
   TensorRef prod = r.op("aten.bmm.default", {l, rr});
-  TensorRef viewed = r.op("aten.view.default", {prod, outSize});
+  const std::vector<TensorSpec> viewedSpec{Rewrite::contiguousSpec(r.spec(prod.id).dtype, outSize)};
+  TensorRef viewed = r.op("aten.view.default", {prod, outSize}, &viewedSpec);
   return r.op("aten.permute.default", {viewed, operm});
 }
 
@@ -368,8 +375,6 @@ void einsum(Rewrite& r) {
   const std::vector<ValueId> operands = r.tensors("tensors");
   if (operands.empty()) return r.fail("einsum of no operands");
   if (!r.isNone("path")) return r.fail("einsum with a contraction path is not decomposed yet");
-  for (ValueId v : operands)
-    if (!r.spec(v).symbols.empty()) return r.fail("einsum on tensors with symbolic sizes is not decomposed yet");
   constexpr int kLabels = 52, kEllipsis = kLabels;
   auto subscript = [](unsigned char c) { return std::isupper(c) ? c - 'A' : c - 'a' + 26; };
   const size_t arrow = equation.find("->");
@@ -477,6 +482,8 @@ void einsum(Rewrite& r) {
         permutation[static_cast<size_t>(permIndex[s])] = dim++;
       } else {  // a repeated label: its diagonal, moved to where the label first stood
         const int64_t prev = permutation[static_cast<size_t>(permIndex[s])];
+        if (!r.spec(op.id).symbols.empty())
+          return r.fail("einsum with a repeated subscript on a tensor of symbolic sizes is not decomposed yet");
         if (sizes[dim] != sizes[prev]) return r.fail("einsum repeated subscript with different sizes");
         std::vector<int64_t> diagSizes;
         for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d)
@@ -524,9 +531,9 @@ void einsum(Rewrite& r) {
   TensorRef result = ops[0];
   if (permDims > outDims) {  // the contracted dimensions: viewed away, or summed for one operand
     if (numOps > 1) {
-      std::vector<int64_t> sizes = r.spec(result.id).sizes;
-      sizes.resize(static_cast<size_t>(outDims));
-      result = r.op("aten.view.default", {result, sizes});
+      const std::vector<SizeRef> sizes = r.sizes(result.id, 0, static_cast<size_t>(outDims));
+      const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(r.spec(result.id).dtype, sizes)};
+      result = r.op("aten.view.default", {result, sizes}, &spec);
     } else {
       std::vector<int64_t> dims;
       for (int64_t d = outDims; d < permDims; ++d) dims.push_back(d);

@@ -39,16 +39,20 @@ void layerNorm(Rewrite& r) {
 /// mean and rstd are [N, groups].
 void groupNorm(Rewrite& r) {
   const TensorSpec x = r.tensor("input");
-  if (x.sizes.size() < 2 || !x.symbols.empty()) return r.fail("group_norm on a tensor of fewer than 2 or symbolic dimensions is not decomposed yet");
+  if (x.sizes.size() < 2 || (x.symbols.size() > 1 && !x.symbols[1].empty()))
+    return r.fail("group_norm on a tensor of fewer than 2 dimensions or symbolic channels is not decomposed yet");
   if (!isContiguous(x)) return r.fail("group_norm on a non-contiguous input is not decomposed yet");
   const int64_t groups = r.integer("num_groups").value_or(1);
-  int64_t hw = 1;
-  for (size_t d = 2; d < x.sizes.size(); ++d) hw *= x.sizes[d];
   if (groups <= 0 || x.sizes[1] % groups) return r.fail("group_norm's channels do not divide into its groups");
+  // N and HxW may be sizes computed at run time (a dynamic batch or image): spelled as torch traces them.
+  const ValueId input = r.arg("input");
+  SizeRef n = r.size(input, 0), hw{1};
+  for (size_t d = 2; d < x.sizes.size(); ++d) hw = r.mul(hw, r.size(input, d));
   auto optional = [&](const char* name) { return r.isNone(name) ? BuildArg(None{}) : BuildArg(TensorRef{r.arg(name)}); };
-  const TensorSpec stats = denseSpec(x.dtype, {x.sizes[0], groups});
+  const TensorSpec stats = denseSpec(x.dtype, {x.sizes[0], groups}, n.isSymbolic() ? std::vector<std::string>{n.expression, ""}
+                                                                                     : std::vector<std::string>{});
   r.finish("aten.native_group_norm.default",
-           {TensorRef{r.arg("input")}, optional("weight"), optional("bias"), x.sizes[0], x.sizes[1], hw, groups,
+           {TensorRef{input}, optional("weight"), optional("bias"), sizeArgument(n), x.sizes[1], sizeArgument(hw), groups,
             r.number("eps").value_or(1e-5)},
            {stats, stats});
 }

@@ -96,9 +96,6 @@ void matrixTransposeLast(Rewrite& r) {
   r.finish("aten.permute.default", {argRef(r, "self"), dims});
 }
 
-/// A size as a call argument: its number, or the symbolic Int that holds it.
-BuildArg sizeArgument(const SizeRef& s) { return s.isSymbolic() ? BuildArg(TensorRef{s.symbolic}) : BuildArg(s.value); }
-
 /// narrow(x, dim, start, length) = slice(x, dim, start, start + length). A start or
 /// length computed at run time (a KV cache's position, item() of input_pos) makes the
 /// end a sum the graph computes, shared with the program's own when it has one.
@@ -318,9 +315,10 @@ void logsumexp(Rewrite& r) {
 /// unflatten(x, dim, sizes): x viewed with `dim` split into `sizes` (a -1 inferred)
 void unflatten(Rewrite& r) {
   const TensorSpec x = r.tensor("self");
-  auto sizes = r.ints("sizes");
-  if (!sizes || hasSymbols(x)) return r.fail("unflatten with symbolic sizes is not decomposed yet");
-  r.finish("aten.view.default", {argRef(r, "self"), r.resultSpec().sizes});
+  const TensorSpec result = r.resultSpec();
+  if (!hasSymbols(x) && !hasSymbols(result)) return r.finish("aten.view.default", {argRef(r, "self"), result.sizes});
+  // A dynamic dimension kept or made: the view spells it as sym_size of the input, as torch traces it.
+  r.finish("aten.view.default", {argRef(r, "self"), r.sizes(r.result(), 0, result.sizes.size())});
 }
 
 /// addcmul(self, t1, t2, value) = self + value * t1 * t2
@@ -422,16 +420,21 @@ void pixelShuffle(Rewrite& r) {
   const TensorSpec x = r.tensor("self");
   const int64_t f = r.integer("upscale_factor").value_or(1);
   const size_t n = x.sizes.size();
-  if (n < 3 || hasSymbols(x) || !isContiguous(x) || f <= 0 || x.sizes[n - 3] % (f * f))
-    return r.fail("pixel_shuffle of this input (fewer than 3 dimensions, symbolic, strided or channels not a multiple of the factor squared) is not decomposed yet");
-  std::vector<int64_t> batch(x.sizes.begin(), x.sizes.end() - 3), split = batch, perm, out = batch;
+  auto symbolic = [&](size_t d) { return d < x.symbols.size() && !x.symbols[d].empty(); };
+  if (n < 3 || symbolic(n - 3) || symbolic(n - 2) || symbolic(n - 1) || !isContiguous(x) || f <= 0 ||
+      x.sizes[n - 3] % (f * f))
+    return r.fail("pixel_shuffle of this input (fewer than 3 dimensions, symbolic channels or pixels, strided or channels not a multiple of the factor squared) is not decomposed yet");
+  // Batch dimensions may be dynamic: spelled as sym_size of the input.
+  std::vector<SizeRef> batch = r.sizes(r.arg("self"), 0, n - 3), split = batch, out = batch;
+  std::vector<int64_t> perm;
   const int64_t c = x.sizes[n - 3] / (f * f), h = x.sizes[n - 2], w = x.sizes[n - 1];
-  split.insert(split.end(), {c, f, f, h, w});
+  for (int64_t s : {c, f, f, h, w}) split.push_back(SizeRef{s});
   for (size_t d = 0; d < batch.size(); ++d) perm.push_back(static_cast<int64_t>(d));
   const int64_t b = static_cast<int64_t>(batch.size());
   perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
-  out.insert(out.end(), {c, h * f, w * f});
-  TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split});
+  for (int64_t s : {c, h * f, w * f}) out.push_back(SizeRef{s});
+  const std::vector<TensorSpec> splitSpec{Rewrite::contiguousSpec(x.dtype, split)};
+  TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split}, &splitSpec);
   TensorRef p = r.op("aten.permute.default", {v, perm});
   TensorRef shaped = reshape(r, p.id, out);
   r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
