@@ -202,6 +202,11 @@ def modules():
         def forward(self, x):
             return x.var(dim=1, keepdim=True) + x.mean(dim=(0, 1)) + x.std(dim=-1, keepdim=True)
 
+    class MergeHeads(nn.Module):  # heads back into features after attention: a strided tensor reshaped
+        def forward(self, x):
+            b, t, h, d = x.shape
+            return x.transpose(1, 2).reshape(b, h, t * d) * 2
+
     class ArangeOfSize(nn.Module):
         def forward(self, x):
             return x * torch.arange(x.size(1))
@@ -231,6 +236,7 @@ def modules():
         ("upsample_nearest_dynamic_batch", lambda: nn.Upsample(scale_factor=2), [(2, 3, 4, 4)], ({0: batch},)),
         ("embedding_dynamic_tokens", EmbeddingOf, [(2, 5)], ({1: tokens},)),
         ("var_mean_dynamic", VarMean, [(2, 5, 8)], ({1: tokens},)),
+        ("reshape_strided_dynamic", MergeHeads, [(2, 5, 4, 8)], ({1: tokens},)),
         # Numbers the method reads at run time (item()): narrow and index_copy_ at a position, arange of a size.
         ("narrow_at_item", NarrowAtItem, [(8, 4), (3, 4)], (None, {0: rows})),
         ("index_copy_at_item", CacheUpdate, [(1, 2, 3, 4)], ({2: Dim("new", min=1, max=6)},)),

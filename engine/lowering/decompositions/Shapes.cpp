@@ -31,9 +31,15 @@ bool inRange(int64_t d, size_t rank) { return d >= 0 && d < static_cast<int64_t>
 bool hasSymbols(const TensorSpec& t) { return !t.symbols.empty(); }
 
 void reshapeRule(Rewrite& r) {
-  if (hasSymbols(r.resultSpec())) {  // a view of a contiguous tensor, its sizes as the program spells them
-    if (!isContiguous(r.tensor("self"))) return r.fail("reshape of a strided tensor to symbolic sizes is not decomposed yet");
-    return r.finish("aten.view.default", {argRef(r, "self"), argRef(r, "shape")});
+  if (hasSymbols(r.resultSpec())) {  // a view, its sizes as the program spells them
+    const TensorSpec x = r.tensor("self");
+    if (isContiguous(x)) return r.finish("aten.view.default", {argRef(r, "self"), argRef(r, "shape")});
+    // A strided tensor (a transpose before the heads are merged): torch copies it
+    // contiguous first when its bytes allow no view, as they do not at the bounds.
+    if (viewStrides(x.sizes, stridesOf(x), r.resultSpec().sizes))
+      return r.fail("reshape of a strided tensor to symbolic sizes that a view allows is not decomposed yet");
+    TensorRef copy = r.op("aten.clone.default", {argRef(r, "self"), int64_t(0)});  // contiguous_format
+    return r.finish("aten.view.default", {copy, argRef(r, "shape")});
   }
   finishReshape(r, argRef(r, "self"), argRef(r, "shape"));
 }
