@@ -242,6 +242,18 @@ class TestGraphView : public QObject {
     QVERIFY2(html.contains("computed when the method runs") && html.contains("s0, dimension 1"), qPrintable(html));
   }
 
+  // A dtype argument is c10's number in the file; the Inspector names it (scalar_tensor's
+  // int32 that SymToTensorPass writes read "3" before).
+  void dtypeArgumentsAreNamed() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {2});
+    b.output(b.op("aten._to_copy.default", {x, ScalarType::Half}));
+    auto made = b.finish("cast");
+    QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
+    const QString html = ui::nodeDetails(made.value().methods[0], 0, nullptr);
+    QVERIFY2(html.contains("float16"), qPrintable(html));
+  }
+
   // Every method of every real program: each node gets its own box once its
   // groups are open, delegates become groups, nothing crashes on odd graphs.
   void realPrograms() {

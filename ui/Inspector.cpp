@@ -182,6 +182,9 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
   if (n.kind == NodeKind::Delegate && program && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
     return h + delegateDetails(*program, m, n.delegate);
   h += "<b>Arguments</b><table>";
+  const OpSchema* schema = n.kind == NodeKind::Kernel && n.op >= 0
+                               ? OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload)
+                               : nullptr;
   for (size_t i = 0; i < n.args.size(); ++i) {
     ValueId v = n.args[i];
     bool isOut = std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
@@ -191,6 +194,11 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
     QString type;
     if (v >= 0 && static_cast<size_t>(v) < m.values.size())
       if (auto* t = m.values[v].tensorIf()) type = "<span class=sub>" + q(t->shapeString()) + "</span>";
+    // A dtype argument is stored as c10's number: named, as torch prints it.
+    if (schema && i < schema->arguments.size() && schema->arguments[i].type.base == SchemaType::Base::ScalarType &&
+        v >= 0 && static_cast<size_t>(v) < m.values.size())
+      if (const auto* code = std::get_if<int64_t>(&m.values[v].payload); code && !m.values[v].symbolic)
+        type = "<span class=sub>" + q(std::string(scalarTypeName(static_cast<ScalarType>(*code)))) + "</span>";
     h += "<tr><td class=k>" + name + (isOut && named ? " (out)" : "") + "</td><td>" + valueLink(m, v) + " " + type + "</td></tr>";
   }
   h += "</table>";
