@@ -8,7 +8,31 @@
 #include <QStringList>
 #include <QTest>
 
+#include "engine/ir/CallBuilder.h"
+#include "engine/lowering/passes/GraphEdit.h"
+
 namespace lstudio::test {
+
+/// A number `m` computes when it runs (a SymInt), `hint` its example value.
+inline ValueId symbolicInt(Method& m, const std::string& name, int64_t hint) {
+  Value v{hint, name};
+  v.symbolic = true;
+  return passes::addValue(m, std::move(v));
+}
+
+/// sym_size.int(tensor, dim) put first in `m`, where torch.export binds an input's sizes; its result.
+inline ValueId symSizeFirst(Method& m, ValueId tensor, int64_t dim, int64_t hint) {
+  Node size;
+  size.kind = NodeKind::Kernel;
+  size.target = "torch.ops.aten.sym_size.int";
+  size.op = operatorIndexOf(m, OperatorRef{"aten::sym_size", "int"});
+  size.args = {tensor, passes::addValue(m, Value{dim, {}})};
+  size.argNames = {"self", "dim"};
+  size.outputs = {symbolicInt(m, "sym_size", hint)};
+  size.name = "sym_size";
+  m.nodes.insert(m.nodes.begin(), size);
+  return size.outputs[0];
+}
 
 /// ../shared/fixtures beside the checkout (or $LSTUDIO_FIXTURES); empty when absent.
 inline QString fixturesDir() {

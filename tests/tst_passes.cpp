@@ -10,7 +10,6 @@
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/ConfigPython.h"
-#include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 #include "engine/planning/MemoryAwareOrder.h"
 #include "tests/TestSupport.h"
@@ -815,16 +814,7 @@ class TestPasses : public QObject {
     QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
     Program p = std::move(made.value());
     Method& m = p.methods[0];
-    Value s{int64_t{4}, "sym_size"};
-    s.symbolic = true;
-    Node size;
-    size.kind = NodeKind::Kernel;
-    size.target = "torch.ops.aten.sym_size.int";
-    size.op = operatorIndexOf(m, OperatorRef{"aten::sym_size", "int"});
-    size.args = {m.inputs[0], passes::addValue(m, Value{int64_t{0}, {}})};
-    size.argNames = {"self", "dim"};
-    size.outputs = {passes::addValue(m, s)};
-    m.nodes.insert(m.nodes.begin(), size);
+    test::symSizeFirst(m, m.inputs[0], 0, 4);
     PassOutcome o = passes::specProp()->run(p, ExecutorchBackendConfig{});
     QVERIFY(!o.failed);
     QVERIFY(o.changed);

@@ -445,9 +445,7 @@ class TestToEdge : public QObject {
   void aRunTimeIntIsNotANumberToARule() {
     Program p = symbolicRelu();
     Method& m = p.methods[0];
-    Value u{int64_t{0}, "item"};
-    u.symbolic = true;
-    const ValueId item = passes::addValue(m, u);
+    const ValueId item = test::symbolicInt(m, "item", 0);
     Node& n = m.nodes[0];
     n.args.push_back(item);
     n.argNames.push_back("start");
@@ -473,18 +471,7 @@ class TestToEdge : public QObject {
   void aRunTimeIntWhereATensorIsExpectedBecomesScalarTensor() {
     Program p = symbolicRelu();
     Method& m = p.methods[0];
-    Value s{int64_t{5}, "sym_size"};
-    s.symbolic = true;
-    const ValueId sym = passes::addValue(m, s);
-    Node size;
-    size.kind = NodeKind::Kernel;
-    size.target = "torch.ops.aten.sym_size.int";
-    size.op = operatorIndexOf(m, OperatorRef{"aten::sym_size", "int"});
-    size.args = {m.inputs[0], passes::addValue(m, Value{int64_t{0}, {}})};
-    size.argNames = {"self", "dim"};
-    size.outputs = {sym};
-    size.name = "sym_size";
-    m.nodes.insert(m.nodes.begin(), size);
+    const ValueId sym = test::symSizeFirst(m, m.inputs[0], 0, 5);
     Node& add = m.nodes[1];
     add.op = operatorIndexOf(m, OperatorRef{"aten::add", "Tensor"});
     add.target = "torch.ops.aten.add.Tensor";
