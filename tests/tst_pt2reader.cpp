@@ -149,6 +149,17 @@ class TestPt2Reader : public QObject {
     QVERIFY(p.ok());
     QCOMPARE(p->methods[0].value(p->methods[0].signature.inputs[2].value).tensor().symbols,
              std::vector<std::string>{"2*s0 + 1"});
+    // A sum as sympy prints it: the number last, a negative one subtracted (SymShapeEvalPass
+    // bounds "s0 - 2"; "s0 + -2" it could not read).
+    for (auto [srepr, printed] : {std::pair{"Add(Symbol('s0', positive=True, integer=True), Integer(-2))", "s0 - 2"},
+                                  std::pair{"Add(Integer(1), Symbol('s0', positive=True, integer=True))", "s0 + 1"}}) {
+      std::string j = json;
+      const std::string was = "Add(Mul(Integer(2), Symbol('s0', positive=True, integer=True)), Integer(1))";
+      j.replace(j.find(was), was.size(), srepr);
+      p = importBytes(zipBytes(archiveRecords(j, weightsConfig(), floats({1, 2, 3, 4}))));
+      QVERIFY(p.ok());
+      QCOMPARE(p->methods[0].value(p->methods[0].signature.inputs[2].value).tensor().symbols, std::vector<std::string>{printed});
+    }
   }
 
   void legacyContainer() {

@@ -207,6 +207,11 @@ def modules():
             b, t, h, d = x.shape
             return x.transpose(1, 2).reshape(b, h, t * d) * 2
 
+    class SplitDerivedSizes(nn.Module):  # pieces of sizes s0 - 2 and 2 (split_with_sizes is core ATen)
+        def forward(self, x):
+            a, b = x.split([x.size(1) - 2, 2], dim=1)
+            return a.sum(1) + b.sum(1)
+
     class ArangeOfSize(nn.Module):
         def forward(self, x):
             return x * torch.arange(x.size(1))
@@ -237,6 +242,7 @@ def modules():
         ("embedding_dynamic_tokens", EmbeddingOf, [(2, 5)], ({1: tokens},)),
         ("var_mean_dynamic", VarMean, [(2, 5, 8)], ({1: tokens},)),
         ("reshape_strided_dynamic", MergeHeads, [(2, 5, 4, 8)], ({1: tokens},)),
+        ("split_derived_sizes", SplitDerivedSizes, [(2, 6, 3)], ({1: Dim("wide", min=4, max=16)},)),
         # Numbers the method reads at run time (item()): narrow and index_copy_ at a position, arange of a size.
         ("narrow_at_item", NarrowAtItem, [(8, 4), (3, 4)], (None, {0: rows})),
         ("index_copy_at_item", CacheUpdate, [(1, 2, 3, 4)], ({2: Dim("new", min=1, max=6)},)),

@@ -111,7 +111,21 @@ class SreprReader {
     } while (eat(','));
     if (!eat(')')) return std::nullopt;
     std::string out;
-    for (size_t k = 0; k < terms.size(); ++k) out += (k ? (*head == "Add" ? " + " : "*") : "") + terms[k];
+    if (*head == "Mul") {
+      for (size_t k = 0; k < terms.size(); ++k) out += (k ? "*" : "") + terms[k];
+      return out;
+    }
+    // As sympy prints a sum: the number last, a negative term subtracted ("s27 - 2").
+    auto isNumber = [](const std::string& t) {
+      return !t.empty() && t.find_first_not_of("-0123456789") == std::string::npos;
+    };
+    std::stable_partition(terms.begin(), terms.end(), [&](const std::string& t) { return !isNumber(t); });
+    for (size_t k = 0; k < terms.size(); ++k) {
+      const std::string& t = terms[k];
+      if (k == 0) out = t;
+      else if (t[0] == '-') out += " - " + t.substr(1);
+      else out += " + " + t;
+    }
     return out;
   }
   bool done() {

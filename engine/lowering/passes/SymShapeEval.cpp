@@ -95,6 +95,11 @@ class SizeBound {
       if (!r || !eat(")")) return std::nullopt;
       return r;
     }
+    if (eat("-")) {  // a negated term ("-s0 + s1"): its range turned over
+      auto r = atom();
+      if (!r || !r->hi) return std::nullopt;
+      return Range{-*r->hi, -r->lo};
+    }
     if (std::isdigit(static_cast<unsigned char>(s_[i_]))) {
       int64_t v = 0;
       while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
