@@ -44,6 +44,43 @@ const InputSpec* inputFor(const Method& m, const std::string& target) {
 class TestPt2Reader : public QObject {
   Q_OBJECT
  private slots:
+  // torch.cond: serde writes each branch as a graph of its own (as_graph, with its own
+  // tensor_values) inside the node's arguments. They become subgraphs of the method, the
+  // node reads the predicate and the operands, and inspect lists the branches.
+  void condBranchesAreGraphsOfTheirOwn() {
+    auto p = importBytes(zipBytes(archiveRecords(condProgramJson(), weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY2(p, p ? "" : p.error().message().c_str());
+    const Method& m = p->methods[0];
+    QCOMPARE(m.nodes.size(), size_t(3));
+    const Node& cond = m.nodes[2];
+    QCOMPARE(cond.kind, NodeKind::Cond);
+    QCOMPARE(cond.name, std::string("getitem"));
+    QCOMPARE(cond.args.size(), size_t(3));
+    QCOMPARE(m.values[cond.args[0]].name, std::string("gt"));
+    QCOMPARE(m.values[cond.args[1]].name, std::string("x"));
+    QCOMPARE(m.values[cond.args[2]].name, std::string("p_w"));
+    QCOMPARE(cond.subgraphs, (std::vector<int32_t>{0, 1}));
+    QCOMPARE(m.operators.size(), size_t(2));  // sum and gt: a cond is no operator
+    const Method& f = m.subgraphs[1];
+    QCOMPARE(f.name, std::string("false_graph_0"));
+    QCOMPARE(f.inputs.size(), size_t(2));
+    QCOMPARE(f.nodes.size(), size_t(2));
+    QCOMPARE(f.operators[f.nodes[1].op].fullName(), std::string("aten::mul.Tensor"));
+    QCOMPARE(f.values[f.outputs[0]].name, std::string("mul_1"));
+    QCOMPARE(f.values[f.nodes[1].args[1]].kind(), ValueKind::Double);  // the branch's own 2.0
+    std::string text = toText(summarize(p.value()));
+    QVERIFY2(text.find("control-flow branches 2:") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("false_graph_0: 2 nodes (aten::cos.default, aten::mul.Tensor)") != std::string::npos, text.c_str());
+    // A cond whose operands are not a list of tensors is refused where it stands.
+    std::string bad = condProgramJson();
+    const std::string operands = R"("as_tensors": [{"name": "x"}, {"name": "p_w"}])";
+    bad.replace(bad.find(operands), operands.size(), R"("as_int": 3)");
+    auto refused = importBytes(zipBytes(archiveRecords(bad, weightsConfig(), floats({1, 2, 3, 4}))));
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message().find("operands as a list of tensors") != std::string::npos,
+             refused.error().message().c_str());
+  }
+
   void realArchive() {
     LSTUDIO_REQUIRE_FIXTURES();
     auto p = openProgramFile(fixture("pt2/linear.pt2").toStdString());

@@ -25,6 +25,7 @@ QString opOf(const Method& m, const Node& n) {
     case NodeKind::Move: return "move";
     case NodeKind::Free: return "free";
     case NodeKind::JumpFalse: return "jump_false";
+    case NodeKind::Cond: return "cond";
   }
   return {};
 }

@@ -233,6 +233,7 @@ void BoxBuilder::describeNode(const Node& node, const std::vector<ValueId>& writ
     case NodeKind::Move: n.kind = VisualKind::Memory; n.title = "move"; break;
     case NodeKind::Free: n.kind = VisualKind::Memory; n.title = "free"; break;
     case NodeKind::JumpFalse: n.kind = VisualKind::Memory; n.title = "jump_false"; break;
+    case NodeKind::Cond: n.kind = VisualKind::Compute; n.title = "cond"; break;
   }
 }
 

@@ -86,6 +86,16 @@ void summarizeGraph(const Method& m, MethodSummary& ms) {
   for (const Node& n : m.nodes) ms.moduleDepth = std::max(ms.moduleDepth, n.meta.moduleStack.size());
   ms.symbols = m.symbolRanges;
   for (const auto& d : m.diagnostics) ms.diagnostics.push_back(d.message);
+  forEachGraph(m, [&](const Method& g) {
+    if (&g == &m) return;
+    std::string line = g.name + ": " + std::to_string(g.nodes.size()) + " nodes (";
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      line += (i ? ", " : "") + (g.nodes[i].kind == NodeKind::Kernel && g.nodes[i].op >= 0
+                                     ? g.operators[static_cast<size_t>(g.nodes[i].op)].fullName()
+                                     : std::string(nodeKindName(g.nodes[i].kind)));
+    ms.branches.push_back(line + ")");
+    for (const auto& d : g.diagnostics) ms.diagnostics.push_back("in branch " + g.name + ": " + d.message);
+  });
 }
 
 }  // namespace
@@ -208,6 +218,10 @@ std::string graphText(const ProgramSummary& s) {
       o << "    " << e.kind << " " << e.name << (e.target.empty() ? "" : " (" + e.target + ")") << ": " << e.type << "\n";
     for (const auto& r : m.symbols)
       o << "  symbol " << r.symbol << ": [" << r.min << ", " << (r.max ? std::to_string(*r.max) : "inf") << "]\n";
+    if (!m.branches.empty()) {
+      o << "  control-flow branches " << m.branches.size() << ":\n";
+      for (const auto& b : m.branches) o << "    " << b << "\n";
+    }
     o << "  edge dialect check: " << (m.diagnostics.empty() ? std::string("ok") : "problems: " + std::to_string(m.diagnostics.size())) << "\n";
     for (const auto& d : m.diagnostics) o << "    " << d << "\n";
   }
@@ -310,6 +324,7 @@ nlohmann::json toJson(const ProgramSummary& s) {
                          {"module_depth", m.moduleDepth},
                          {"weight_bytes", m.weightBytes},
                          {"edge_dialect_problems", m.diagnostics},
+                         {"branches", m.branches},
                          {"signature", {{"inputs", sig(m.signatureInputs)}, {"outputs", sig(m.signatureOutputs)}}}});
     }
     j["methods"] = std::move(methods);

@@ -58,6 +58,8 @@ struct MethodSummary {
   uint64_t weightBytes = 0;
   std::vector<SymbolRange> symbols;
   std::vector<std::string> diagnostics;  ///< edge dialect problems and other reader notes
+  /// Control-flow branches (torch.cond's), depth first: "true_graph_0: 2 nodes (aten::linear.default, ...)".
+  std::vector<std::string> branches;
   std::vector<IoSummary> inputs, outputs;
   size_t instructions = 0, values = 0, chains = 0, kernelCalls = 0, delegateCalls = 0;
   std::vector<OperatorCount> operators;

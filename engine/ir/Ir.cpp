@@ -26,6 +26,7 @@ const char* nodeKindName(NodeKind k) {
     case NodeKind::Move: return "move";
     case NodeKind::JumpFalse: return "jump_false";
     case NodeKind::Free: return "free";
+    case NodeKind::Cond: return "cond";
   }
   return "?";
 }

@@ -163,6 +163,10 @@ enum class NodeKind : uint8_t {
   Move,       ///< args[0] -> outputs[0]
   JumpFalse,  ///< if !args[0], continue at jumpTarget
   Free,       ///< release args[0]'s memory
+  /// torch.cond before emission: args = [pred, operands...], outputs the
+  /// results; subgraphs = {true branch, false branch} (Method::subgraphs).
+  /// The emitter inlines it as JumpFalse, branch, Move, JumpFalse, branch, Move.
+  Cond,
 };
 const char* nodeKindName(NodeKind k);
 
@@ -181,6 +185,8 @@ struct Node {
   /// from the repeated returns; empty when that cannot be told).
   std::vector<ValueId> outputs;
   int64_t jumpTarget = -1;  ///< JumpFalse: destination instruction
+  /// Cond: its branches, indices into Method::subgraphs.
+  std::vector<int32_t> subgraphs;
   uint32_t chain = 0;
   NodeMeta meta;
 };
@@ -269,6 +275,10 @@ struct Method {
   std::vector<SymbolRange> symbolRanges;
   std::vector<ModuleCall> moduleCalls;
   std::vector<Diagnostic> diagnostics;
+  /// Graphs that control flow calls (torch.cond's branches): each a method
+  /// with its own values, whose inputs are bound to the caller's operands
+  /// and whose outputs become the caller's results.
+  std::vector<Method> subgraphs;
 
   const Value& value(ValueId id) const { return values.at(static_cast<size_t>(id)); }
   /// A method that only returns values it stores (ExecuTorch's prim getters, e.g.
@@ -326,6 +336,18 @@ struct ContainerFacts {
   uint32_t bundledTestSuites = 0;
 };
 const char* headerName(ContainerFacts::Header h);
+
+/// Calls f on `m` and then on every graph it calls, depth first: the passes
+/// that rewrite nodes one by one apply to control-flow branches as well.
+template <class M, class F>
+void forEachGraph(M& m, F&& f) {
+  f(m);
+  for (auto& g : m.subgraphs) forEachGraph(g, f);
+}
+template <class P, class F>
+void forEachGraphOf(P& p, F&& f) {
+  for (auto& m : p.methods) forEachGraph(m, f);
+}
 
 /// The file a Program came from.
 enum class SourceFormat : uint8_t { Pte, Pt2, EtRecord };

@@ -180,6 +180,8 @@ class MethodRun {
         case NodeKind::Free:
           ++pc;
           break;
+        case NodeKind::Cond:  // programs run as emitted, their conds inlined as jumps and moves
+          return fail(pc, "a cond node, which runs once emitted (jumps and moves)");
       }
     }
     for (ValueId v : m_.outputs) {

@@ -36,6 +36,69 @@ std::string programJson(const std::string& xSize, const std::string& extraNode) 
  "schema_version": {"major": 8, "minor": 12}, "verifiers": ["TRAINING"], "torch_version": "2.9.0"})";
 }
 
+namespace {
+std::string tensor4(bool grad = false) {
+  return std::string(R"({"dtype": 7, "sizes": [{"as_int": 4}], "requires_grad": )") + (grad ? "true" : "false") +
+         R"(, "device": {"type": "cpu"}, "strides": [{"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7})";
+}
+std::string scalarTensor(int dtype) {
+  return R"({"dtype": )" + std::to_string(dtype) +
+         R"(, "sizes": [], "requires_grad": false, "device": {"type": "cpu"}, "strides": [], "storage_offset": {"as_int": 0}, "layout": 7})";
+}
+std::string arg(const char* name, const std::string& value) {
+  return std::string(R"({"name": ")") + name + R"(", "arg": )" + value + R"(, "kind": 1})";
+}
+std::string tensorArg(const char* name, const char* tensor) {
+  return arg(name, std::string(R"({"as_tensor": {"name": ")") + tensor + R"("}})");
+}
+std::string branch(const char* name, const std::string& nodes, const char* result, const std::string& values) {
+  return std::string(R"({"as_graph": {"name": ")") + name + R"(", "graph": {
+      "inputs": [{"as_tensor": {"name": "x"}}, {"as_tensor": {"name": "p_w"}}],
+      "outputs": [{"as_tensor": {"name": ")" + result + R"("}}],
+      "nodes": [)" + nodes + R"(],
+      "tensor_values": {"x": )" + tensor4() + R"(, "p_w": )" + tensor4() + values + R"(},
+      "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false}}})";
+}
+}  // namespace
+
+std::string condProgramJson() {
+  const std::string trueBranch = branch(
+      "true_graph_0",
+      R"({"target": "torch.ops.aten.mul.Tensor", "inputs": [)" + tensorArg("self", "x") + ", " + tensorArg("other", "p_w") +
+          R"(], "outputs": [{"as_tensor": {"name": "mul"}}], "metadata": {}})",
+      "mul", R"(, "mul": )" + tensor4());
+  const std::string falseBranch = branch(
+      "false_graph_0",
+      R"({"target": "torch.ops.aten.cos.default", "inputs": [)" + tensorArg("self", "x") +
+          R"(], "outputs": [{"as_tensor": {"name": "cos"}}], "metadata": {}},
+         {"target": "torch.ops.aten.mul.Tensor", "inputs": [)" + tensorArg("self", "cos") + ", " +
+          arg("other", R"({"as_float": 2.0})") + R"(], "outputs": [{"as_tensor": {"name": "mul_1"}}], "metadata": {}})",
+      "mul_1", R"(, "cos": )" + tensor4() + R"(, "mul_1": )" + tensor4());
+  return R"({"graph_module": {"graph": {
+  "inputs": [{"as_tensor": {"name": "p_w"}}, {"as_tensor": {"name": "x"}}],
+  "outputs": [{"as_tensor": {"name": "getitem"}}],
+  "nodes": [
+    {"target": "torch.ops.aten.sum.default", "inputs": [)" + tensorArg("self", "x") + R"(],
+     "outputs": [{"as_tensor": {"name": "sum_1"}}], "metadata": {}},
+    {"target": "torch.ops.aten.gt.Scalar", "inputs": [)" + tensorArg("self", "sum_1") + ", " + arg("other", R"({"as_int": 0})") + R"(],
+     "outputs": [{"as_tensor": {"name": "gt"}}], "metadata": {}},
+    {"target": "torch.ops.higher_order.cond", "inputs": [)" + arg("", R"({"as_tensor": {"name": "gt"}})") + ", " +
+         arg("", trueBranch) + ", " + arg("", falseBranch) + ", " +
+         arg("", R"({"as_tensors": [{"name": "x"}, {"name": "p_w"}]})") + R"(],
+     "outputs": [{"as_tensor": {"name": "getitem"}}],
+     "metadata": {"stack_trace": "File \"m.py\", line 9, in forward\n    return torch.cond(x.sum() > 0, t, f, [x, self.w]"}}],
+  "tensor_values": {"p_w": )" + tensor4(true) + R"(, "x": )" + tensor4() + R"(, "sum_1": )" + scalarTensor(7) +
+         R"(, "gt": )" + scalarTensor(12) + R"(, "getitem": )" + tensor4() + R"(},
+  "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false},
+ "signature": {"input_specs": [
+    {"parameter": {"arg": {"name": "p_w"}, "parameter_name": "w"}},
+    {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+  "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "getitem"}}}}]},
+ "module_call_graph": [{"fqn": "", "signature": null}]},
+ "opset_version": {"aten": 10}, "range_constraints": {},
+ "schema_version": {"major": 8, "minor": 12}, "verifiers": ["TRAINING"], "torch_version": "2.13.0"})";
+}
+
 std::string floats(std::initializer_list<float> v) { return std::string(reinterpret_cast<const char*>(v.begin()), v.size() * 4); }
 
 std::string weightsConfig(int wBytesElems) {

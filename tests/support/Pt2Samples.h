@@ -17,6 +17,11 @@ std::string programJson(const std::string& xSize = "4", const std::string& extra
 std::string floats(std::initializer_list<float> v);
 /// The weights config of programJson's archive; `wElems` elements announced for w.
 std::string weightsConfig(int wElems = 4);
+/// torch.cond(x.sum() > 0, lambda x, w: x * w, lambda x, w: x.cos() * 2.0, (x, w)) on x: float32[4] and
+/// parameter w (weights config: weightsConfig(), w only), as torch.export serializes it:
+/// the branches as graphs of their own inside the cond node's arguments.
+std::string condProgramJson();
+
 /// The records of a PT2 archive (root folder "m/") holding programJson-like JSON and weight w.
 std::vector<ZipRecord> archiveRecords(const std::string& json, const std::string& config, const std::string& w);
 

@@ -321,10 +321,17 @@ Status ProgramJson::parse(element root) {
   auto graph = field(*gm, "graph", "graph_module");
   if (!graph) return graph.error();
   symbolRanges(root);  // first: they bound dynamic sizes
-  symbolValues(*graph);
-  if (auto s = tensorValues(*graph); !s) return s;
+  if (auto s = readGraph(*graph); !s) return s;
+  if (auto s = signature(*gm); !s) return s;
+  moduleCallGraph(*gm);
+  return Ok{};
+}
+
+Status ProgramJson::readGraph(element graph) {
+  symbolValues(graph);
+  if (auto s = tensorValues(graph); !s) return s;
   // Graph inputs (placeholders) and outputs.
-  auto ins = field(*graph, "inputs", "graph");
+  auto ins = field(graph, "inputs", "graph");
   if (!ins) return ins.error();
   auto ia = array(*ins, "graph.inputs");
   if (!ia) return ia.error();
@@ -334,7 +341,7 @@ Status ProgramJson::parse(element root) {
     if (!id) return id.error();
     m_.inputs.push_back(*id);
   }
-  auto nodes = field(*graph, "nodes", "graph");
+  auto nodes = field(graph, "nodes", "graph");
   if (!nodes) return nodes.error();
   auto na = array(*nodes, "graph.nodes");
   if (!na) return na.error();
@@ -345,7 +352,7 @@ Status ProgramJson::parse(element root) {
     if (auto s = node(nj, "graph.nodes[" + std::to_string(idx++) + "]", opIndex, n); !s) return s;
     m_.nodes.push_back(std::move(n));
   }
-  auto outs = field(*graph, "outputs", "graph");
+  auto outs = field(graph, "outputs", "graph");
   if (!outs) return outs.error();
   auto oa = array(*outs, "graph.outputs");
   if (!oa) return oa.error();
@@ -355,8 +362,59 @@ Status ProgramJson::parse(element root) {
     if (!id) return id.error();
     m_.outputs.push_back(*id);
   }
-  if (auto s = signature(*gm); !s) return s;
-  moduleCallGraph(*gm);
+  return Ok{};
+}
+
+/// torch.cond(pred, true_graph, false_graph, operands): the branches are
+/// graphs of their own (serde's as_graph, with their own tensor_values),
+/// read into subgraphs of the method; the node reads [pred, operands...].
+Status ProgramJson::condNode(element inputs, const Path& w, Node& n) {
+  n.kind = NodeKind::Cond;
+  n.op = -1;
+  auto ina = array(inputs, w + ".inputs");
+  if (!ina) return ina.error();
+  std::vector<element> in(ina->begin(), ina->end());
+  if (in.size() != 4) return fail(w + ".inputs", "4 arguments (pred, true_fn, false_fn, operands)", std::to_string(in.size()));
+  std::vector<element> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    auto a = field(in[i], "arg", w + (".inputs[" + std::to_string(i) + "]"));
+    if (!a) return a.error();
+    args.push_back(*a);
+  }
+  auto pred = argument(args[0], w + ".inputs[0]");
+  if (!pred) return pred.error();
+  n.args.push_back(*pred);
+  n.argNames.push_back("pred");
+  for (size_t b = 1; b <= 2; ++b) {
+    const Path bw = w + (".inputs[" + std::to_string(b) + "]");
+    auto u = unionMember(args[b], bw);
+    if (!u) return u.error();
+    if (u->first != "as_graph") return fail(bw, "a branch graph (as_graph)", u->first);
+    auto g = field(u->second, "graph", bw + ".as_graph");
+    if (!g) return g.error();
+    Method branch;
+    if (auto nm = optField(u->second, "name"))
+      if (auto s = string(*nm, bw + ".as_graph.name")) branch.name = *s;
+    branch.symbolRanges = m_.symbolRanges;
+    ProgramJson sub(file_, branch, etRecordNumbering_, lowered_);
+    if (auto s = sub.readGraph(*g); !s) return s;
+    resolveEdgeDialect(branch);
+    n.subgraphs.push_back(static_cast<int32_t>(m_.subgraphs.size()));
+    m_.subgraphs.push_back(std::move(branch));
+  }
+  auto ops = unionMember(args[3], w + ".inputs[3]");
+  if (!ops) return ops.error();
+  if (ops->first != "as_tensors") return fail(w + ".inputs[3]", "the operands as a list of tensors (as_tensors)", ops->first);
+  auto ids = tensorNames(ops->second, w + ".inputs[3].as_tensors");
+  if (!ids) return ids.error();
+  for (ValueId v : *ids) {
+    n.args.push_back(v);
+    n.argNames.push_back("operands");
+  }
+  for (int32_t b : n.subgraphs)
+    if (m_.subgraphs[b].inputs.size() != ids->size())
+      return fail(w, "branches that take the " + std::to_string(ids->size()) + " operands",
+                  "branch '" + m_.subgraphs[b].name + "' with " + std::to_string(m_.subgraphs[b].inputs.size()) + " inputs");
   return Ok{};
 }
 
@@ -417,8 +475,9 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   auto ts = string(*target, w + ".target");
   if (!ts) return ts.error();
   n.target = ts.value();
+  const bool cond = n.target == "torch.ops.higher_order.cond";
   const bool delegateCall = lowered_ && n.target == "torch.ops.higher_order.executorch_call_delegate";
-  if (!delegateCall) {
+  if (!delegateCall && !cond) {
     OperatorRef op = operatorFromTarget(n.target);
     std::string key = op.name + "." + op.overload;
     auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
@@ -431,7 +490,10 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   if (!ina) return ina.error();
   size_t ai = 0;
   const Path nodePath(w);
+  if (cond)
+    if (auto s = condNode(*inputs, nodePath, n); !s) return s;
   for (element na2 : *ina) {
+    if (cond) break;
     const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
     auto an = field(na2, "name", aw);
     if (!an) return an.error();

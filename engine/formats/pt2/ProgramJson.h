@@ -185,6 +185,10 @@ class ProgramJson {
 
   /// Reads the whole graph module: symbols, tensor values, inputs, nodes, outputs, signature.
   Status parse(element root);
+  /// One graph: its symbols, tensor values, inputs, nodes and outputs.
+  Status readGraph(element graph);
+  /// A torch.cond node: its branches become subgraphs of the method.
+  Status condNode(element inputs, const Path& w, Node& n);
   void symbolRanges(element root);
   void symbolValues(element graph);
   Status tensorValues(element graph);

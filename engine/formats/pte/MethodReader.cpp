@@ -62,6 +62,7 @@ void nameNodes(Method& m) {
       case NodeKind::Move: base = "move"; break;
       case NodeKind::JumpFalse: base = "jump_false"; break;
       case NodeKind::Free: base = "free"; break;
+      case NodeKind::Cond: base = "cond"; break;
     }
     if (base.empty()) base = "node";
     int k = used[base]++;

@@ -356,6 +356,8 @@ class ProgramEmitter {
         return instr(fbb, fb::InstructionArguments::FreeCall,
                      single<fb::FreeCallBuilder>(fbb, &fb::FreeCallBuilder::add_value_index, n.args[0]));
       }
+      case NodeKind::Cond:  // the emitter inlines its branches with jumps
+        return plan_.error(ErrorCode::Invalid, w + " kind", "instructions (a cond inlined by the emitter)", "a cond node");
     }
     return plan_.error(ErrorCode::Invalid, w + " kind", "a known node kind", std::to_string(static_cast<int>(n.kind)));
   }
