@@ -16,7 +16,10 @@
 #include "engine/lowering/passes/Passes.h"
 #include "engine/run/Interpreter.h"
 #include "engine/samples/GraphBuilder.h"
+#include "engine/lowering/Emitter.h"
 #include "tests/TestSupport.h"
+#include "tests/support/Pt2Samples.h"
+#include "tests/support/ZipWriter.h"
 
 using namespace lstudio;
 
@@ -70,6 +73,77 @@ const PassRecord* record(const Pipeline& p, const std::string& name) {
 class TestToEdge : public QObject {
   Q_OBJECT
  private slots:
+  // torch.cond as torch.export saves it: the branches are graphs of their own,
+  // lowered like the method, planned before it (its tensors go past the
+  // largest branch arena) and emitted as ExecuTorch's _emit_cond lays them
+  // out. The conformance harness compares a real cond program byte for byte.
+  void condBranchesAreLoweredPlannedAndInlined() {
+    std::string zip = test::zipBytes(test::archiveRecords(test::condProgramJson(), test::weightsConfig(), test::floats({1, 2, 3, 4})));
+    auto read = readExport(MappedFile::fromBytes("cond.pt2", zip.data(), zip.size()));
+    QVERIFY2(read, read ? "" : read.error().message().c_str());
+    const Method& m = read->methods[0];
+    QCOMPARE(m.subgraphs.size(), size_t(2));
+    QCOMPARE(m.nodes.size(), size_t(3));
+    QCOMPARE(m.nodes[2].kind, NodeKind::Cond);
+    QCOMPARE(m.nodes[2].args.size(), size_t(3));  // pred, x, w
+    QCOMPARE(m.subgraphs[1].name, std::string("false_graph_0"));
+    QCOMPARE(m.subgraphs[1].inputs.size(), size_t(2));
+    ExecutorchBackendConfig config;
+    config.memoryPlanning.algorithms = {"et-greedy"};
+    Pipeline p(std::make_shared<const Program>(std::move(read.value())), config);
+    p.runToEnd();
+    QVERIFY2(!p.failed(), p.records().back().diagnostics.empty() ? "" : p.records().back().diagnostics[0].message.c_str());
+    const Method& low = p.current()->methods[0];
+    QCOMPARE(ops(low.subgraphs[1]), (std::vector<std::string>{"aten::cos.out", "aten::mul.out"}));
+    uint64_t branchArena = 0;
+    for (const Method& b : low.subgraphs) {
+      QCOMPARE(b.nonConstBufferSizes.size(), size_t(2));
+      branchArena = std::max<uint64_t>(branchArena, static_cast<uint64_t>(b.nonConstBufferSizes[1]));
+      for (ValueId in : b.inputs) QVERIFY(!b.values[in].tensor().slot);  // the caller's operands
+      QVERIFY(b.values[b.outputs[0]].tensor().slot);
+    }
+    QCOMPARE(branchArena, uint64_t(32));  // cos and mul_1, 16 bytes each, alive together
+    size_t planned = 0;
+    for (const Value& v : low.values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->slot) {
+        QVERIFY2(t->slot->offset >= branchArena, v.name.c_str());
+        ++planned;
+      }
+    QCOMPARE(planned, size_t(4));  // x, sum, gt, the cond's result
+    auto pte = emitProgram(*p.current(), config);
+    QVERIFY2(pte, pte ? "" : pte.error().message().c_str());
+    const Method& e = pte->methods[0];
+    std::vector<NodeKind> kinds;
+    for (const Node& n : e.nodes) kinds.push_back(n.kind);
+    using K = NodeKind;
+    QCOMPARE(kinds, (std::vector<NodeKind>{K::Kernel, K::Kernel, K::JumpFalse, K::Kernel, K::Move, K::JumpFalse, K::Kernel,
+                                           K::Kernel, K::Move}));
+    QCOMPARE(e.nodes[2].jumpTarget, int64_t(6));  // past the true branch and the jump that ends it
+    QCOMPARE(e.nodes[5].jumpTarget, int64_t(9));  // the end
+    QCOMPARE(e.values[e.nodes[5].args[0]].kind(), ValueKind::Bool);
+    QVERIFY(!std::get<bool>(e.values[e.nodes[5].args[0]].payload));
+    QCOMPARE(e.nodes[4].args[1], e.outputs[0]);  // both branches move their result to the cond's
+    QCOMPARE(e.nodes[8].args[1], e.outputs[0]);
+    // The branch taken follows the predicate.
+    auto runOn = [&](std::vector<float> x) -> std::vector<float> {
+      run::RunOptions o;
+      run::HostValue in;
+      in.kind = ValueKind::Tensor;
+      in.sizes = {4};
+      in.bytes.resize(16);
+      std::memcpy(in.bytes.data(), x.data(), 16);
+      o.inputs.push_back(in);
+      auto r = run::runProgram(pte.value(), o);
+      if (!r) qFatal("%s", r.error().message().c_str());
+      std::vector<float> out(4);
+      std::memcpy(out.data(), r->outputs[0].bytes.data(), 16);
+      return out;
+    };
+    QCOMPARE(runOn({1, 2, 3, 4}), (std::vector<float>{1, 4, 9, 16}));  // x * w
+    std::vector<float> negative = runOn({-1, -2, -3, -4});
+    for (int i = 0; i < 4; ++i) QCOMPARE(negative[i], static_cast<float>(std::cos(-(i + 1.0f))) * 2.0f);
+  }
+
   // linear.pt2 is what torch.export.save writes for an nn.Linear on a 1-d
   // input: upstream's run_decompositions makes it view, permute, addmm, view.
   void linearFixtureDecomposesAsUpstream() {

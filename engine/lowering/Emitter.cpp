@@ -37,6 +37,139 @@ std::string describe(const Method& m, const Node& n) {
 /// An operator the studio has no schema for (a backend's custom kernel kept
 /// from a .pte) is taken at its word when its overload is named like an out
 /// variant ("out", "*_out"), as ExecuTorch's to_out_var does.
+/// torch.cond laid out as ExecuTorch's emitter lays it (_emit_cond):
+///   JumpFalse(pred -> false branch), true branch, Move(result -> output)...,
+///   JumpFalse(false -> end), false branch, Move(result -> output)...
+/// A branch's inputs are the cond's operands; its other values join the
+/// method's table. Nested conds are inlined where they stand.
+class ControlFlowInliner {
+ public:
+  explicit ControlFlowInliner(const Method& m) : m_(m) {
+    out_ = m;
+    out_.subgraphs.clear();
+    out_.nodes.clear();
+    for (size_t i = 0; i < m.operators.size(); ++i)
+      opIndex_.emplace(std::make_pair(m.operators[i].name, m.operators[i].overload), static_cast<int32_t>(i));
+  }
+
+  /// The method with its branches inlined; inBranch says, per node, whether it came from a branch.
+  Result<Method> run(std::vector<char>& inBranch) {
+    std::vector<ValueId> identity(m_.values.size());
+    for (size_t v = 0; v < identity.size(); ++v) identity[v] = static_cast<ValueId>(v);
+    if (auto s = appendNodes(m_, identity, false); !s) return s.error();
+    inBranch = std::move(inBranch_);
+    return std::move(out_);
+  }
+
+ private:
+  Status appendNodes(const Method& g, const std::vector<ValueId>& map, bool branch) {
+    auto at = [&](ValueId v) { return v < 0 ? v : map.at(static_cast<size_t>(v)); };
+    for (const Node& n : g.nodes) {
+      if (n.kind == NodeKind::Cond) {
+        if (auto s = appendCond(g, n, map, branch); !s) return s;
+        continue;
+      }
+      if (branch && n.kind != NodeKind::Kernel)
+        return Error{ErrorCode::Unsupported, {}, std::nullopt, "branch '" + g.name + "' of a cond",
+                     "operator calls only", std::string("a ") + nodeKindName(n.kind) + " node ('" + n.name + "')"};
+      Node e = n;
+      for (ValueId& a : e.args) a = at(a);
+      for (ValueId& o : e.outputs) o = at(o);
+      if (branch) e.op = operatorIndex(g.operators.at(static_cast<size_t>(n.op)));
+      push(std::move(e), branch);
+    }
+    return Ok{};
+  }
+
+  Status appendCond(const Method& g, const Node& n, const std::vector<ValueId>& map, bool branch) {
+    auto at = [&](ValueId v) { return v < 0 ? v : map.at(static_cast<size_t>(v)); };
+    if (n.args.empty() || n.subgraphs.size() != 2)
+      return Error{ErrorCode::Invalid, {}, std::nullopt, "cond '" + n.name + "'", "a predicate and two branches", "fewer"};
+    std::vector<ValueId> operands, outputs;
+    for (size_t i = 1; i < n.args.size(); ++i) operands.push_back(at(n.args[i]));
+    for (ValueId o : n.outputs) outputs.push_back(at(o));
+    Node skipTrue;
+    skipTrue.kind = NodeKind::JumpFalse;
+    skipTrue.name = n.name;
+    skipTrue.args = {at(n.args[0])};
+    skipTrue.outputs = outputs;  // the emitter numbers the results here, before either branch's values
+    skipTrue.meta = n.meta;
+    const size_t first = push(std::move(skipTrue), branch);
+    if (auto s = appendBranch(g.subgraphs.at(static_cast<size_t>(n.subgraphs[0])), operands, outputs); !s) return s;
+    Node skipFalse;
+    skipFalse.kind = NodeKind::JumpFalse;
+    skipFalse.name = n.name + "_end";
+    out_.values.push_back(Value{false, {}});  // a constant false: always jumps
+    skipFalse.args = {static_cast<ValueId>(out_.values.size() - 1)};
+    const size_t second = push(std::move(skipFalse), true);
+    out_.nodes[first].jumpTarget = static_cast<int64_t>(second + 1);
+    if (auto s = appendBranch(g.subgraphs.at(static_cast<size_t>(n.subgraphs[1])), operands, outputs); !s) return s;
+    out_.nodes[second].jumpTarget = static_cast<int64_t>(out_.nodes.size());
+    return Ok{};
+  }
+
+  Status appendBranch(const Method& b, const std::vector<ValueId>& operands, const std::vector<ValueId>& outputs) {
+    if (b.inputs.size() != operands.size() || b.outputs.size() != outputs.size())
+      return Error{ErrorCode::Invalid, {}, std::nullopt, "branch '" + b.name + "' of a cond",
+                   std::to_string(operands.size()) + " inputs and " + std::to_string(outputs.size()) + " outputs",
+                   std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size())};
+    std::vector<ValueId> map(b.values.size(), kNoValue);
+    std::vector<char> input(b.values.size(), 0);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      map.at(static_cast<size_t>(b.inputs[k])) = operands[k];
+      input[static_cast<size_t>(b.inputs[k])] = 1;
+    }
+    for (size_t v = 0; v < b.values.size(); ++v)
+      if (map[v] == kNoValue) {
+        map[v] = static_cast<ValueId>(out_.values.size());
+        out_.values.push_back(b.values[v]);
+      }
+    for (size_t v = 0; v < b.values.size(); ++v) {  // list items, and views, name the method's values now
+      if (input[v]) continue;  // an operand: the caller's value, as it is
+      Value& x = out_.values[static_cast<size_t>(map[v])];
+      auto remap = [&](std::vector<ValueId>& items) {
+        for (ValueId& i : items)
+          if (i >= 0) i = map.at(static_cast<size_t>(i));
+      };
+      if (auto* l = std::get_if<IntList>(&x.payload)) remap(l->items);
+      else if (auto* tl = std::get_if<TensorList>(&x.payload)) remap(tl->items);
+      else if (auto* ol = std::get_if<OptionalTensorList>(&x.payload)) remap(ol->items);
+      else if (auto* t = std::get_if<TensorSpec>(&x.payload)) {
+        if (t->viewOf != kNoValue) t->viewOf = map.at(static_cast<size_t>(t->viewOf));
+        if (t->viewBefore != kNoValue) t->viewBefore = map.at(static_cast<size_t>(t->viewBefore));
+      }
+    }
+    if (auto s = appendNodes(b, map, true); !s) return s;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      ValueId from = map.at(static_cast<size_t>(b.outputs[k]));
+      if (from == outputs[k]) continue;
+      Node move;
+      move.kind = NodeKind::Move;
+      move.name = b.name + "_move";
+      move.args = {from, outputs[k]};
+      push(std::move(move), true);
+    }
+    return Ok{};
+  }
+
+  int32_t operatorIndex(const OperatorRef& op) {
+    auto [it, added] = opIndex_.try_emplace({op.name, op.overload}, static_cast<int32_t>(out_.operators.size()));
+    if (added) out_.operators.push_back(op);
+    return it->second;
+  }
+
+  size_t push(Node n, bool branch) {
+    out_.nodes.push_back(std::move(n));
+    inBranch_.push_back(branch ? 1 : 0);
+    return out_.nodes.size() - 1;
+  }
+
+  const Method& m_;
+  Method out_;
+  std::vector<char> inBranch_;
+  std::map<std::pair<std::string, std::string>, int32_t> opIndex_;
+};
+
 bool runnable(const OperatorRef& op) {
   if (op.name.rfind("executorch_prim::", 0) == 0) return true;
   const OpSchema* s = OpRegistry::builtin().find(op.name, op.overload);
@@ -46,9 +179,12 @@ bool runnable(const OperatorRef& op) {
 
 class MethodEmitter {
  public:
-  MethodEmitter(const Method& in, const ExecutorchBackendConfig& c, EmitReport& r,
+  /// `inBranch`: per node of `in`, whether it came from a cond's branch (ControlFlowInliner).
+  MethodEmitter(const Method& in, std::vector<char> inBranch, const ExecutorchBackendConfig& c, EmitReport& r,
                 std::vector<std::shared_ptr<const MappedFile>>& owned)
-      : in_(in), c_(c), r_(r), owned_(owned) {}
+      : in_(in), inBranch_(std::move(inBranch)), c_(c), r_(r), owned_(owned) {
+    inBranch_.resize(in_.nodes.size(), 0);
+  }
 
   Result<Method> emit() {
     if (auto s = checkNodes(); !s) return s.error();
@@ -79,7 +215,20 @@ class MethodEmitter {
             t && t->viewOf != kNoValue && seenView.insert(a).second)
           (t->viewBefore != kNoValue ? viewsBefore[t->viewBefore] : viewsOf[t->viewOf]).push_back(a);
     for (auto& [at, views] : viewsBefore) std::sort(views.begin(), views.end());  // value order: graph order
-    for (const Node& n : in_.nodes) {
+    // The constant false of a cond's second jump is made after the false
+    // branch it skips (_emit_cond): numbered after that branch's last node.
+    std::map<size_t, std::vector<ValueId>> afterNode;
+    std::set<size_t> deferredJump;
+    for (size_t k = 0; k < in_.nodes.size(); ++k)
+      if (const Node& n = in_.nodes[k]; n.kind == NodeKind::JumpFalse && isConstantFalse(n) && n.jumpTarget > static_cast<int64_t>(k) + 1) {
+        afterNode[static_cast<size_t>(n.jumpTarget - 1)].push_back(n.args[0]);
+        deferredJump.insert(k);
+      }
+    for (size_t k = 0; k < in_.nodes.size(); ++k) {
+      const Node& n = in_.nodes[k];
+      if (auto it = constantsAt_.find(k); it != constantsAt_.end())
+        for (ValueId v : it->second) visit(v);
+      if (deferredJump.count(k)) continue;
       for (ValueId o : n.outputs)
         if (auto it = viewsBefore.find(o); it != viewsBefore.end())
           for (ValueId v : it->second) visit(v);
@@ -107,6 +256,8 @@ class MethodEmitter {
       for (ValueId o : n.outputs)
         if (auto it = viewsOf.find(o); it != viewsOf.end())
           for (ValueId v : it->second) visit(v);
+      if (auto it = afterNode.find(k); it != afterNode.end())
+        for (ValueId v : it->second) visit(v);
     }
     for (ValueId o : in_.outputs) visit(o);
     r_.droppedValues += in_.values.size() - order_.size();
@@ -152,6 +303,13 @@ class MethodEmitter {
       e.meta.debugHandle = n.meta.debugHandle;
       e.meta.moduleStack = n.meta.moduleStack;
       if (c_.emitStacktrace) e.meta.stackTrace = n.meta.stackTrace;
+      if (n.kind == NodeKind::Move || n.kind == NodeKind::JumpFalse) {  // an inlined cond
+        e.kind = n.kind;
+        e.jumpTarget = n.jumpTarget;
+        e.outputs.clear();
+        out.nodes.push_back(std::move(e));
+        continue;
+      }
       if (n.kind == NodeKind::Delegate) {  // the blob stays where it is (the mapped .pte)
         e.kind = NodeKind::Delegate;
         int32_t& d = delegateIndex[n.delegate];
@@ -196,6 +354,14 @@ class MethodEmitter {
       if (n.kind == NodeKind::Delegate) {
         if (n.delegate < 0 || static_cast<size_t>(n.delegate) >= in_.delegates.size())
           return fail(describe(in_, n), "a delegate of the method's table", "index " + std::to_string(n.delegate));
+        for (ValueId a : n.args)
+          if (a < 0 || static_cast<size_t>(a) >= in_.values.size())
+            return fail(describe(in_, n), "argument value ids in range", std::to_string(a));
+        continue;
+      }
+      if (n.kind == NodeKind::Move || n.kind == NodeKind::JumpFalse) {  // an inlined cond's
+        if (n.args.empty() || (n.kind == NodeKind::Move && n.args.size() != 2))
+          return fail(describe(in_, n), "a move from one value to another, or a jump on a value", "missing values");
         for (ValueId a : n.args)
           if (a < 0 || static_cast<size_t>(a) >= in_.values.size())
             return fail(describe(in_, n), "argument value ids in range", std::to_string(a));
@@ -475,15 +641,30 @@ class MethodEmitter {
     passes::LiftedScalars l = passes::liftScalarTensorArguments(in_);
     if (l.values.empty()) return;
     owned_.push_back(l.bytes);
+    std::set<ValueId> lifted(l.values.begin(), l.values.end());
+    std::set<ValueId> inBranch;  // a branch's constant is made in the branch, where it is read
+    for (size_t k = 0; k < in_.nodes.size(); ++k)
+      if (inBranch_[k])
+        for (ValueId a : in_.nodes[k].args)
+          if (lifted.count(a) && inBranch.insert(a).second) constantsAt_[k].push_back(a);
     for (ValueId id : l.values) {
       constant_.insert(id);
-      lifted_.push_back(id);
+      if (!inBranch.count(id)) lifted_.push_back(id);
     }
     r_.notes.push_back(in_.name + ": " + std::to_string(l.values.size()) +
                        " scalars passed where a Tensor is expected became 0-dim constant tensors (ScalarToTensorPass)");
   }
 
+  bool isConstantFalse(const Node& n) const {
+    if (n.args.size() != 1 || n.args[0] < 0) return false;
+    const Value& v = in_.values[n.args[0]];
+    const bool* b = std::get_if<bool>(&v.payload);
+    return b && !*b && !v.symbolic;
+  }
+
   Method in_;  ///< a working copy: lifting scalars adds values
+  std::vector<char> inBranch_;
+  std::map<size_t, std::vector<ValueId>> constantsAt_;  ///< node -> constants lifted in a branch, numbered there
   const ExecutorchBackendConfig& c_;
   EmitReport& r_;
   std::vector<std::shared_ptr<const MappedFile>>& owned_;
@@ -552,7 +733,19 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   out.externalFiles = lowered.externalFiles;
   out.carriedData = lowered.carriedData;  // .ptd entries no tensor names, written back as they were
   for (const Method& m : lowered.methods) {
-    MethodEmitter e(m, config, r, out.externalFiles);
+    std::vector<char> inBranch;
+    std::optional<Method> flat;
+    if (!m.subgraphs.empty()) {
+      Result<Method> inlined = ControlFlowInliner(m).run(inBranch);
+      if (!inlined) {
+        Error err = inlined.error();
+        err.file = lowered.path;
+        err.what = "method '" + m.name + "': " + err.what;
+        return err;
+      }
+      flat = std::move(inlined.value());
+    }
+    MethodEmitter e(flat ? *flat : m, std::move(inBranch), config, r, out.externalFiles);
     auto em = e.emit();
     if (!em) {
       Error err = em.error();

@@ -73,6 +73,14 @@ std::string nodeLine(const Method& m, size_t index) {
   else if (n.kind == NodeKind::Delegate && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
     o << nodeKindName(n.kind) << " " << m.delegates[n.delegate].backendId;
   else o << nodeKindName(n.kind);
+  if (n.kind == NodeKind::Cond) {
+    o << "[";
+    for (size_t i = 0; i < n.subgraphs.size(); ++i) {
+      int32_t g = n.subgraphs[i];
+      o << (i ? ", " : "") << (g >= 0 && static_cast<size_t>(g) < m.subgraphs.size() ? m.subgraphs[g].name : "?");
+    }
+    o << "]";
+  }
   // The emitter's return argument repeats an out variant's outs (out=%5, %5):
   // shown once.
   size_t shown = n.args.size();
@@ -124,21 +132,28 @@ std::string graphText(const Method& m) {
     for (size_t i = 1; i < m.nonConstBufferSizes.size(); ++i) o << " mem_id " << i << " = " << m.nonConstBufferSizes[i] << " bytes";
     o << "\n";
   }
+  // The branches control flow calls, each a graph of its own.
+  for (const Method& g : m.subgraphs) {
+    std::istringstream lines(graphText(g));
+    for (std::string line; std::getline(lines, line);) o << "  " << line << "\n";
+  }
   return o.str();
 }
 
 uint64_t programFingerprint(const Program& p) {
   uint64_t h = 1469598103934665603ull;
-  for (const Method& m : p.methods) {
-    for (char c : graphText(m)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-    // The arenas too: planning a method with nothing to place changes only them.
-    h = (h ^ m.nonConstBufferSizes.size()) * 1099511628211ull;
-    for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a)) * 1099511628211ull;
-    // And which tensors require grad or keep an initial value (InitializedMutableBufferPass),
-    // which the text does not show but the .pte stores.
-    for (const Value& v : m.values)
-      if (const TensorSpec* t = v.tensorIf())
-        h = (h ^ ((t->requiresGrad ? 2u : 1u) | (t->source == ConstantSource::MutableSegment ? 4u : 0u))) * 1099511628211ull;
+  for (const Method& top : p.methods) {
+    for (char c : graphText(top)) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;  // branches included
+    forEachGraph(top, [&](const Method& m) {
+      // The arenas too: planning a method with nothing to place changes only them.
+      h = (h ^ m.nonConstBufferSizes.size()) * 1099511628211ull;
+      for (int64_t a : m.nonConstBufferSizes) h = (h ^ static_cast<uint64_t>(a)) * 1099511628211ull;
+      // And which tensors require grad or keep an initial value (InitializedMutableBufferPass),
+      // which the text does not show but the .pte stores.
+      for (const Value& v : m.values)
+        if (const TensorSpec* t = v.tensorIf())
+          h = (h ^ ((t->requiresGrad ? 2u : 1u) | (t->source == ConstantSource::MutableSegment ? 4u : 0u))) * 1099511628211ull;
+    });
   }
   return h;
 }

@@ -4,6 +4,7 @@
 // the Pipeline does that around them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ class Pass {
 
 /// The passes of to_executorch in ExecuTorch's order (memory planning last).
 std::vector<std::shared_ptr<const Pass>> defaultPasses();
+
+/// Every graph of the program: each method, then the control-flow branches
+/// it calls (depth first). Passes that rewrite nodes one by one walk these.
+inline std::vector<std::reference_wrapper<Method>> graphsOf(Program& p) {
+  std::vector<std::reference_wrapper<Method>> out;
+  forEachGraphOf(p, [&](Method& m) { out.push_back(m); });
+  return out;
+}
 
 /// Nodes that no longer define anything used are removed (shared by passes).
 size_t eliminateDeadCode(Method& m);

@@ -22,7 +22,15 @@ const char* passStateName(PassRecord::State s) {
 }
 
 std::string verifyProgram(const Program& p) {
-  for (const Method& m : p.methods) {
+  std::string problem;
+  forEachGraphOf(p, [&](const Method& m) {
+    if (problem.empty()) problem = verifyMethod(m);
+  });
+  return problem;
+}
+
+std::string verifyMethod(const Method& m) {
+  {
     std::vector<int> defined(m.values.size(), 0);
     for (size_t i = 0; i < m.nodes.size(); ++i) {
       const Node& n = m.nodes[i];

@@ -65,6 +65,8 @@ class Pipeline {
 /// outputs are tensors, node results defined once; after planning, no two
 /// tensors alive at the same step share bytes. Empty when all hold.
 std::string verifyProgram(const Program& p);
+/// The same for one graph (a method or a control-flow branch).
+std::string verifyMethod(const Method& m);
 /// A torch.export program not yet through to_edge (ATen or training dialect),
 /// which the to_edge decompositions and the ATen dialect check apply to.
 bool isAtenDialect(const Program& p);

@@ -40,7 +40,7 @@ class AtenDialectVerifier : public Pass {
     const EdgeCompileConfig& edge = config.edgeCompile;
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods)
+    for (Method& m : graphsOf(p))
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         if (n.kind != NodeKind::Kernel) continue;

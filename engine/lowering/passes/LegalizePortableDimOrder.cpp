@@ -22,7 +22,7 @@ class LegalizePortableDimOrder : public Pass {
     PassOutcome out;
     const OpSchema* copy = OpRegistry::builtin().find("dim_order_ops::_to_dim_order_copy", "");
     if (!copy) return out;
-    for (Method& m : p.methods)
+    for (Method& m : graphsOf(p))
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         const Node& n = m.nodes[i];
         bool target = calls(m, n, "aten::_adaptive_avg_pool2d") || calls(m, n, "aten::avg_pool2d") ||

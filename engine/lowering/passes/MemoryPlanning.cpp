@@ -41,6 +41,10 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
       else if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
         for (ValueId x : ol->items) touch(x, s);  // e.g. index_put's indices
     }
+  // A cond's results are written by its branches, not passed to it.
+  for (int32_t s = 0; s < static_cast<int32_t>(m.nodes.size()); ++s)
+    if (m.nodes[s].kind == NodeKind::Cond)
+      for (ValueId v : m.nodes[s].outputs) touch(v, s);
   for (ValueId v : m.inputs) touch(v, 0);
   for (ValueId v : m.outputs) touch(v, lastStep);
   return life;
@@ -133,6 +137,23 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
 /// cannot solve fails the pass with a diagnostic.
 void planMethod(Method& m, const ExecutorchBackendConfig& c, const MemoryPlanningConfig& mc, SharedBuffers& shared,
                 PassOutcome& out) {
+  // Control flow first: each branch is planned on its own — its inputs are
+  // the caller's operands (not planned), its results are — and the method's
+  // tensors go after the largest branch arena, which only one branch uses at
+  // a time (ExecuTorch's _apply_algo_to_submodules and input_mem_buffer_sizes).
+  uint64_t branchArena = 0;
+  for (const Node& n : m.nodes)
+    for (int32_t g : n.subgraphs) {
+      if (g < 0 || static_cast<size_t>(g) >= m.subgraphs.size()) continue;
+      Method& branch = m.subgraphs[static_cast<size_t>(g)];
+      MemoryPlanningConfig bc = mc;
+      bc.allocGraphInput = false;
+      bc.allocGraphOutput = true;
+      SharedBuffers none;
+      planMethod(branch, c, bc, none, out);
+      if (branch.nonConstBufferSizes.size() > 1)
+        branchArena = std::max(branchArena, static_cast<uint64_t>(branch.nonConstBufferSizes[1]));
+    }
   std::vector<std::shared_ptr<const MemoryPlanner>> planners;
   for (const auto& a : mc.algorithms) planners.push_back(plannerByName(a));
   PlannerSuite suite(planners);
@@ -155,6 +176,11 @@ void planMethod(Method& m, const ExecutorchBackendConfig& c, const MemoryPlannin
     out.failed = true;
     out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
     return;
+  }
+  if (branchArena > 0) {  // every planner's layout, moved past the branches' bytes
+    for (uint64_t& o : r.offsets) o += branchArena;
+    if (r.arenaSizes.size() < 2) r.arenaSizes.resize(2, 0);
+    r.arenaSizes[1] += branchArena;
   }
   assignSlots(m, planned, r, shares, roles.sharedState, mc.alignment, shared);
   // ExecuTorch adds 64 bytes to every arena of a method holding an XNNPACK

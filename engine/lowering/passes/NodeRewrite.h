@@ -38,7 +38,7 @@ class NodeReport {
 template <typename Rewrite>
 PassOutcome rewriteNodes(Program& p, Rewrite rewrite) {
   PassOutcome out;
-  for (Method& m : p.methods)
+  for (Method& m : graphsOf(p))
     for (size_t i = 0; i < m.nodes.size(); ++i) {
       Node& n = m.nodes[i];
       if (rewrite(m, n, NodeReport(out, n, static_cast<int32_t>(i)))) out.changed = true;

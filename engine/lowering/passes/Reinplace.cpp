@@ -56,7 +56,7 @@ class Reinplace : public Pass {
       candidates[s] = inplaceOf(*s);
     }
     if (out.failed) return out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       std::vector<bool> seen(m.values.size(), false);  // read by a later node or returned
       for (ValueId v : m.outputs)
         if (v >= 0) seen[v] = true;

@@ -13,7 +13,7 @@ class RemoveGraphAsserts : public Pass {
   std::string description() const override { return "drops _assert_async, _assert_scalar and sym_constrain_range nodes"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       auto isAssert = [&](const Node& n) {
         if (n.kind != NodeKind::Kernel || n.op < 0) return false;
         const std::string& name = m.operators[n.op].name;

@@ -68,7 +68,7 @@ class RemoveMixedTypeOperators : public Pass {
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       std::vector<Node> nodes;
       nodes.reserve(m.nodes.size());
       FreshNames fresh(m);

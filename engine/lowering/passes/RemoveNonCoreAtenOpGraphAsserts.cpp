@@ -13,7 +13,7 @@ class RemoveNonCoreAtenOpGraphAsserts : public Pass {
   std::string description() const override { return "to_edge: _assert_tensor_metadata checks removed"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       size_t before = m.nodes.size();
       std::erase_if(m.nodes, [&](const Node& n) { return calls(m, n, "aten::_assert_tensor_metadata"); });
       if (m.nodes.size() != before) {

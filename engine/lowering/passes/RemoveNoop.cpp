@@ -60,7 +60,7 @@ class RemoveNoop : public Pass {
   }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       std::vector<int> dequantizes;
       for (const Node& n : m.nodes) {
         const OperatorRef* op = operatorOf(m, n);
@@ -98,7 +98,7 @@ class RemoveToCopy : public Pass {
   std::string description() const override { return "to_edge: a _to_copy that keeps dtype, shape and strides is dropped"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       bool changed = false;
       for (const Node& n : m.nodes) {
         const OperatorRef* op = operatorOf(m, n);

@@ -15,7 +15,7 @@ class ReplaceViewOpsWithViewCopyOps : public Pass {
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       for (OperatorRef& op : m.operators) {
         if (op.name.rfind("aten::", 0) != 0 || op.name.ends_with("_copy")) continue;
         const OpSchema* s = reg.find(op.name, op.overload);

@@ -378,6 +378,7 @@ class MethodDecomposition {
     }
   }
 
+ public:
   /// Whether each result requires grad when the program is traced again with
   /// its parameters requiring grad: a floating-point result of a call that
   /// reads such a tensor, unless the operator makes a new tensor from sizes
@@ -388,6 +389,10 @@ class MethodDecomposition {
         "aten::full", "aten::full_like", "aten::zeros", "aten::zeros_like", "aten::ones", "aten::ones_like",
         "aten::empty", "aten::empty_like", "aten::scalar_tensor", "aten::arange"};
     for (Node& n : m_.nodes) {
+      if (n.kind == NodeKind::Cond) {
+        condRequiresGrad(n);
+        continue;
+      }
       const OperatorRef* op = operatorOf(m_, n);
       if (!op) continue;
       bool grad = false;
@@ -401,6 +406,26 @@ class MethodDecomposition {
         if (TensorSpec* t = std::get_if<TensorSpec>(&m_.values[n.outputs[k]].payload))
           t->requiresGrad = grad && isFloatingPoint(t->dtype) && !(statistics && k > 0);
     }
+  }
+
+ private:
+
+  /// The re-trace gives a branch's inputs its operands' tensors; a result of
+  /// the cond requires grad when either branch's does.
+  void condRequiresGrad(const Node& n) {
+    std::vector<char> grad(n.outputs.size(), 0);
+    for (int32_t g : n.subgraphs) {
+      if (g < 0 || static_cast<size_t>(g) >= m_.subgraphs.size()) continue;
+      Method& b = m_.subgraphs[static_cast<size_t>(g)];
+      for (size_t k = 0; k < b.inputs.size() && k + 1 < n.args.size(); ++k)
+        if (TensorSpec* t = std::get_if<TensorSpec>(&b.values[b.inputs[k]].payload))
+          if (const TensorSpec* operand = m_.values[n.args[k + 1]].tensorIf()) t->requiresGrad = operand->requiresGrad;
+      MethodDecomposition(b, config_, out_).propagateRequiresGrad();
+      for (size_t k = 0; k < b.outputs.size() && k < grad.size(); ++k)
+        if (const TensorSpec* t = b.values[b.outputs[k]].tensorIf()) grad[k] |= t->requiresGrad;
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (TensorSpec* t = std::get_if<TensorSpec>(&m_.values[n.outputs[k]].payload)) t->requiresGrad = grad[k];
   }
 
   Method& m_;
@@ -427,7 +452,12 @@ class RunDecompositions : public Pass {
   }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& config) const override {
     PassOutcome out;
-    for (Method& m : p.methods) MethodDecomposition(m, config.edgeCompile, out).run();
+    // Branches first: their caller then tells them which operands require grad.
+    auto decompose = [&](auto& self, Method& m) -> void {
+      for (Method& b : m.subgraphs) self(self, b);
+      MethodDecomposition(m, config.edgeCompile, out).run();
+    };
+    for (Method& m : p.methods) decompose(decompose, m);
     return out;
   }
 };

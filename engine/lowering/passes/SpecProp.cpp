@@ -46,7 +46,7 @@ class SpecProp : public Pass {
   std::string description() const override { return "a complete tensor spec (dim order, dynamism) on every tensor"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       out.changed = rebindSymbolicSizes(m) || out.changed;
       for (size_t i = 0; i < m.values.size(); ++i) {
         TensorSpec* t = std::get_if<TensorSpec>(&m.values[i].payload);

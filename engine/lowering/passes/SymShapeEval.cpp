@@ -139,7 +139,7 @@ class SymShapeEval : public Pass {
   std::string description() const override { return "symbolic sizes become upper bounds (or hints) to plan memory for"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
-    for (Method& m : p.methods)
+    for (Method& m : graphsOf(p))
       for (Value& v : m.values) {
         TensorSpec* t = std::get_if<TensorSpec>(&v.payload);
         if (!t || t->symbols.empty()) continue;

@@ -26,7 +26,7 @@ class ToOutVar : public Pass {
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
     const OpRegistry& reg = OpRegistry::builtin();
-    for (Method& m : p.methods)
+    for (Method& m : graphsOf(p))
       for (size_t i = 0; i < m.nodes.size(); ++i) {
         Node& n = m.nodes[i];
         if (n.kind != NodeKind::Kernel || n.op < 0) continue;
@@ -114,7 +114,7 @@ class ToOutVar : public Pass {
         out.changed = true;
       }
     // Operators no node calls any more are dropped from the table.
-    for (Method& m : p.methods) dropUnusedOperators(m);
+    for (Method& m : graphsOf(p)) dropUnusedOperators(m);
     return out;
   }
 };

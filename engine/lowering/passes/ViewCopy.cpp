@@ -26,7 +26,7 @@ class NormalizeViewCopyBase : public Pass {
   bool enabled(const ExecutorchBackendConfig& c) const override { return c.removeViewCopy; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       // The node writing each value (one index, not a scan per view_copy: linear in the graph).
       std::vector<int> producer(m.values.size(), -1);
       for (size_t i = 0; i < m.nodes.size(); ++i)
@@ -53,7 +53,7 @@ class DeadCode : public Pass {
   std::string description() const override { return "removes nodes whose results nothing uses"; }
   PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
     PassOutcome out;
-    for (Method& m : p.methods) out.changed = eliminateDeadCode(m) > 0 || out.changed;
+    for (Method& m : graphsOf(p)) out.changed = eliminateDeadCode(m) > 0 || out.changed;
     return out;
   }
 };
@@ -94,7 +94,7 @@ class ReplaceViewCopyWithView : public Pass {
   PassOutcome run(Program& p, const ExecutorchBackendConfig& c) const override {
     PassOutcome out;
     const OpSchema* etView = OpRegistry::builtin().find("executorch_prim::et_view", "default");
-    for (Method& m : p.methods) {
+    for (Method& m : graphsOf(p)) {
       std::vector<bool> drop(m.nodes.size(), false);
       std::vector<bool> isInput(m.values.size(), false), isOutput(m.values.size(), false);
       for (ValueId v : m.inputs)
