@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -34,7 +35,9 @@
 #include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/formats/schema/program_generated.h"
 #include "tests/TestSupport.h"
+#include "tests/support/Pt2Samples.h"
 #include "tests/support/SyntheticPte.h"
+#include "tests/support/ZipWriter.h"
 
 using namespace lstudio;
 
@@ -198,6 +201,66 @@ Result<Program> exportedSample(const QString& dir, const std::string& name, cons
 class TestDelower : public QObject {
   Q_OBJECT
  private slots:
+  // A .pte with torch.cond holds jumps and moves (ExecuTorch's _emit_cond); de-lowered,
+  // they are a cond node again whose branches are graphs of their own, and lowered
+  // again the file has the same layout and runs both branches alike.
+  void condJumpsBecomeACondAgain() {
+    QTemporaryDir dir;
+    std::string zip = test::zipBytes(test::archiveRecords(test::condProgramJson(), test::weightsConfig(), test::floats({1, 2, 3, 4})));
+    std::string pt2 = (dir.path() + "/cond.pt2").toStdString();
+    {
+      std::ofstream f(pt2, std::ios::binary);
+      f << zip;
+    }
+    auto opened = openProgramFile(pt2);
+    QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
+    ExecutorchBackendConfig c;
+    Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
+    p.runToEnd();
+    QVERIFY(!p.failed());
+    auto emitted = emitProgram(*p.current(), c);
+    QVERIFY(emitted);
+    std::string pte = (dir.path() + "/cond.pte").toStdString();
+    QVERIFY(writePte(emitted.value(), pte, writeOptionsFor(c)));
+    auto read = readProgramFile(pte);
+    QVERIFY(read);
+    auto kinds = [](const Method& m) {
+      std::vector<NodeKind> k;
+      for (const Node& n : m.nodes) k.push_back(n.kind);
+      return k;
+    };
+    auto back = delowerProgram(read.value());
+    QVERIFY2(back, back ? "" : back.error().message().c_str());
+    const Method& d = back->methods[0];
+    QCOMPARE(d.subgraphs.size(), size_t(2));
+    QCOMPARE(d.nodes.size(), size_t(3));
+    const Node& cond = d.nodes[2];
+    QCOMPARE(cond.kind, NodeKind::Cond);
+    QCOMPARE(cond.outputs, d.outputs);
+    QCOMPARE(cond.subgraphs, (std::vector<int32_t>{0, 1}));
+    const Method& whenFalse = d.subgraphs[1];
+    QCOMPARE(whenFalse.nodes.size(), size_t(2));
+    QCOMPARE(whenFalse.operators[whenFalse.nodes[0].op].fullName(), std::string("aten::cos.default"));
+    QCOMPARE(whenFalse.inputs, std::vector<ValueId>(cond.args.begin() + 1, cond.args.end()));
+    QCOMPARE(whenFalse.outputs, whenFalse.nodes[1].outputs);
+    // x and w, and the 2.0 the emitter made a constant tensor.
+    QCOMPARE(cond.args.size(), size_t(4));
+    ExecutorchBackendConfig matching = configMatching(read.value());
+    Pipeline again(std::make_shared<const Program>(std::move(read.value())), matching);
+    again.runToEnd();
+    QVERIFY(!again.failed());
+    auto reemitted = emitProgram(*again.current(), c);
+    QVERIFY2(reemitted, reemitted ? "" : reemitted.error().message().c_str());
+    QCOMPARE(kinds(reemitted->methods[0]), kinds(emitted->methods[0]));
+    QCOMPARE(reemitted->methods[0].nonConstBufferSizes, emitted->methods[0].nonConstBufferSizes);
+    // A jump that is not a cond's is refused, naming the instruction.
+    Program odd = emitted.value();
+    odd.methods[0].nodes[2].jumpTarget = 4;
+    auto refused = delowerProgram(odd);
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message().find("instruction 2") != std::string::npos, refused.error().message().c_str());
+  }
+
   void fixturesRoundTrip_data() {
     QTest::addColumn<QString>("path");
     const QStringList files = test::fixtureFiles("pte", {"*.pte"}) + test::fixtureFiles("other", {"*.bpte"});

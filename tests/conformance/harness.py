@@ -166,6 +166,12 @@ class PteView:
                         d = plan["delegates"][int(a["delegate_index"])]
                         specs = tuple((c["key"], digest(bytes(c.get("value", [])))) for c in d.get("compile_specs", []))
                         instrs.append(("delegate", d["id"], specs, self.delegate_blob(d), args))
+                    elif kind == "JumpFalseCall":  # control flow: the values by content too
+                        instrs.append(("jump_false", self.canon_value(plan, int(a.get("cond_value_index", 0))),
+                                       int(a.get("destination_instruction", 0))))
+                    elif kind == "MoveCall":
+                        instrs.append(("move", self.canon_value(plan, int(a.get("move_from", 0))),
+                                       self.canon_value(plan, int(a.get("move_to", 0)))))
                     else:
                         instrs.append((kind, json.dumps(a, sort_keys=True)))
             plans[plan["name"]] = {
