@@ -25,6 +25,16 @@ struct PlanBuilder {
     n.args = std::move(args);
     m.nodes.push_back(n);
   }
+  void move(ValueId from, ValueId to) {
+    Node n;
+    n.kind = NodeKind::Move;
+    n.args = {from, to};
+    m.nodes.push_back(n);
+  }
+  ValueId constantFalse() {
+    m.values.push_back(Value{false, {}});
+    return static_cast<ValueId>(m.values.size() - 1);
+  }
   void jumpFalse(ValueId cond, int64_t target) {
     Node n;
     n.kind = NodeKind::JumpFalse;
@@ -45,6 +55,37 @@ const PlannedTensor& find(const MemoryPlanReport& r, ValueId v) {
 class TestMemoryPlan : public QObject {
   Q_OBJECT
  private slots:
+  // A cond as ExecuTorch emits it: JumpFalse(pred), true branch, Move, JumpFalse(false),
+  // false branch, Move. The branches never both run, so their tensors may share bytes;
+  // a Move hands the branch's tensor itself to the cond's result, so its bytes live on.
+  void condBranchesAreExclusiveAndMovesKeepBytesAlive() {
+    PlanBuilder b;
+    ValueId pred = b.tensor(1, 256), x = b.tensor(16, 128);
+    ValueId out = b.tensor(16, 160);
+    ValueId whenTrue = b.tensor(16, 16), whenFalse = b.tensor(32, 0);
+    ValueId never = b.constantFalse();
+    b.m.inputs = {pred, x};
+    b.jumpFalse(pred, 4);         // 0
+    b.kernel({x, whenTrue, whenTrue});  // 1
+    b.move(whenTrue, out);        // 2
+    b.jumpFalse(never, 6);        // 3
+    b.kernel({x, whenFalse, whenFalse});  // 4: over whenTrue's bytes, in the other branch
+    b.move(whenFalse, out);       // 5
+    b.m.outputs = {out};
+    b.m.nonConstBufferSizes = {0, 272};
+    auto r = analyzeMemoryPlan(b.m);
+    QVERIFY2(r.overlapFree(), r.overlaps.empty() ? "" : std::to_string(r.overlaps[0].step).c_str());
+    QCOMPARE(find(r, whenTrue).last, 5);  // as long as the cond's result
+    // A tensor written after the cond over the true branch's result overwrites what the method returns.
+    ValueId after = b.tensor(16, 8);
+    b.m.nodes.pop_back();
+    b.move(whenFalse, out);
+    b.kernel({out, after, after});  // 6
+    b.m.outputs = {out, after};
+    r = analyzeMemoryPlan(b.m);
+    QCOMPARE(r.overlapCount, uint64_t(2));  // both branches' results
+  }
+
   void lifetimesFollowInstructionOrder() {
     PlanBuilder b;
     ValueId x = b.tensor(64, 0), a = b.tensor(64, 64), y = b.tensor(64, 0);

@@ -37,7 +37,40 @@ Lifetimes valueLifetimes(const Method& m, int32_t steps, int32_t lastStep) {
     for (ValueId v : m.nodes[s].args) touchValue(v, s);
   for (ValueId v : m.inputs) touchValue(v, 0);
   for (ValueId v : m.outputs) touchValue(v, lastStep);
+  // A move (a cond's branch handing over its result) makes the destination
+  // refer to the source's bytes: they live as long as the destination does.
+  for (int32_t s = steps; s-- > 0;) {
+    const Node& n = m.nodes[s];
+    if (n.kind != NodeKind::Move || n.args.size() != 2) continue;
+    const ValueId from = n.args[0], to = n.args[1];
+    if (from < 0 || to < 0 || static_cast<size_t>(from) >= life.last.size() || static_cast<size_t>(to) >= life.last.size()) continue;
+    life.last[from] = std::max(life.last[from], life.last[to]);
+  }
   return life;
+}
+
+/// Per step, the cond branches it lies in, as (first jump's step, 0 for the true
+/// branch or 1 for the false one): ExecuTorch's layout JumpFalse(pred -> F), true
+/// branch, JumpFalse(false -> end), F: false branch. Steps of the two branches
+/// of one cond never both run.
+std::vector<std::vector<std::pair<int32_t, int>>> branchesOfSteps(const Method& m, int32_t steps) {
+  std::vector<std::vector<std::pair<int32_t, int>>> in(static_cast<size_t>(steps));
+  auto constantFalse = [&](const Node& n) {
+    if (n.args.size() != 1 || n.args[0] < 0 || static_cast<size_t>(n.args[0]) >= m.values.size()) return false;
+    const bool* b = std::get_if<bool>(&m.values[n.args[0]].payload);
+    return b && !*b && !m.values[n.args[0]].symbolic;
+  };
+  for (int32_t s = 0; s < steps; ++s) {
+    const Node& n = m.nodes[s];
+    const int64_t t1 = n.jumpTarget;
+    if (n.kind != NodeKind::JumpFalse || constantFalse(n) || t1 < s + 2 || t1 > steps) continue;
+    const Node& skip = m.nodes[t1 - 1];
+    const int64_t t2 = skip.jumpTarget;
+    if (skip.kind != NodeKind::JumpFalse || !constantFalse(skip) || t2 < t1 || t2 > steps) continue;
+    for (int64_t k = s + 1; k < t1 - 1; ++k) in[k].push_back({s, 0});
+    for (int64_t k = t1; k < t2; ++k) in[k].push_back({s, 1});
+  }
+  return in;
 }
 
 /// Planned tensors with their lifetimes, and the alignment their offsets honour.
@@ -169,7 +202,16 @@ void arenaStatistics(const Method& m, MemoryPlanReport& r) {
 
 /// Overlap check: storages sorted by offset; compare each with those that
 /// start before it ends.
-void findOverlaps(MemoryPlanReport& r) {
+void findOverlaps(const Method& m, MemoryPlanReport& r) {
+  const auto branches = branchesOfSteps(m, r.steps);
+  // Made in the two branches of one cond: never both alive.
+  auto exclusive = [&](const Storage& a, const Storage& b) {
+    if (a.first < 0 || b.first < 0 || a.first >= r.steps || b.first >= r.steps) return false;
+    for (auto [condA, sideA] : branches[a.first])
+      for (auto [condB, sideB] : branches[b.first])
+        if (condA == condB && sideA != sideB) return true;
+    return false;
+  };
   std::vector<size_t> byOffset(r.storages.size());
   for (size_t i = 0; i < byOffset.size(); ++i) byOffset[i] = i;
   std::sort(byOffset.begin(), byOffset.end(), [&](size_t a, size_t b) {
@@ -183,7 +225,7 @@ void findOverlaps(MemoryPlanReport& r) {
       const Storage& b = r.storages[byOffset[j]];
       if (b.memId != a.memId || b.offset >= a.offset + a.size) break;
       if (b.size == 0) continue;
-      if (a.first <= b.last && b.first <= a.last) {
+      if (a.first <= b.last && b.first <= a.last && !exclusive(a, b)) {
         if (r.overlaps.size() < MemoryPlanReport::kMaxReportedOverlaps)
           r.overlaps.push_back(Overlap{a.memId, a.tensors.front(), b.tensors.front(), std::max(a.first, b.first)});
         ++r.overlapCount;
@@ -202,7 +244,7 @@ MemoryPlanReport analyzeMemoryPlan(const Method& m) {
   stretchOverLoops(m, r);
   groupAliases(m, r);
   arenaStatistics(m, r);
-  findOverlaps(r);
+  findOverlaps(m, r);
   return r;
 }
 
