@@ -7,6 +7,7 @@
 
 #include "engine/inspect/DelegateReport.h"
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/GraphText.h"
 #include "engine/support/FormatUtil.h"
 
 namespace lstudio::ui {
@@ -218,6 +219,14 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
                  valueLink(m, n.args[0]) + "</td></tr>";
       h += "</table>";
     }
+  }
+  // torch.cond: each branch is a graph of its own, its inputs the operands above.
+  for (size_t b = 0; n.kind == NodeKind::Cond && b < n.subgraphs.size(); ++b) {
+    const int32_t g = n.subgraphs[b];
+    if (g < 0 || static_cast<size_t>(g) >= m.subgraphs.size()) continue;
+    const Method& branch = m.subgraphs[static_cast<size_t>(g)];
+    h += QString("<b>%1 %2</b>").arg(b == 0 ? "When pred is true:" : "Otherwise:", q(branch.name).toHtmlEscaped());
+    h += "<pre>" + q(graphText(branch)).toHtmlEscaped() + "</pre>";
   }
   h += values;
   if (!n.meta.moduleStack.empty()) {

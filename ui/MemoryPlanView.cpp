@@ -239,6 +239,19 @@ void MemoryPlanView::updateSummary() {
              .arg(bytesText(a.reorderedBound));
   s += tr(" · %1 tensors, %2 storages · %3 steps").arg(a.tensors).arg(a.storages).arg(layout_->report.steps);
   if (!layout_->report.overlapFree()) s += tr(" · <b style='color:#c00'>%1 overlaps</b>").arg(layout_->report.overlapCount);
+  // Control flow: each branch was planned on its own at the start of the
+  // arena (ExecuTorch's input_mem_buffer_sizes); the method's tensors follow.
+  QStringList branches;
+  uint64_t reserved = 0;
+  for (const Method& b : layout_->method().subgraphs)
+    if (b.nonConstBufferSizes.size() > a.memId) {
+      const uint64_t bytes = static_cast<uint64_t>(b.nonConstBufferSizes[a.memId]);
+      reserved = std::max(reserved, bytes);
+      branches << QString::fromStdString(b.name) + " " + bytesText(bytes);
+    }
+  if (reserved > 0)
+    s += tr("<br>bytes 0 to %1 hold the cond branches, one at a time (%2): the graph's tensors start after them")
+             .arg(bytesText(reserved), branches.join(", "));
   summary_->setText(s);
   uint64_t peakBytes = 0;
   for (int32_t st : l.peakStorages) peakBytes += layout_->report.storages[static_cast<size_t>(st)].size;
