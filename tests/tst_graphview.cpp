@@ -19,7 +19,10 @@
 #include "engine/lowering/Pipeline.h"
 #include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
+#include "engine/formats/Pt2Reader.h"
 #include "tests/TestSupport.h"
+#include "tests/support/Pt2Samples.h"
+#include "tests/support/ZipWriter.h"
 #include "ui/GraphView.h"
 #include "ui/Inspector.h"
 #include "ui/MainWindow.h"
@@ -252,6 +255,16 @@ class TestGraphView : public QObject {
     QVERIFY2(made.ok(), made.ok() ? "" : made.error().message().c_str());
     const QString html = ui::nodeDetails(made.value().methods[0], 0, nullptr);
     QVERIFY2(html.contains("float16"), qPrintable(html));
+  }
+
+  // A cond node's branches are graphs the canvas does not draw: the Inspector shows each.
+  void condNodeShowsItsBranches() {
+    std::string zip = test::zipBytes(test::archiveRecords(test::condProgramJson(), test::weightsConfig(), test::floats({1, 2, 3, 4})));
+    auto read = readExport(MappedFile::fromBytes("cond.pt2", zip.data(), zip.size()));
+    QVERIFY2(read.ok(), read.ok() ? "" : read.error().message().c_str());
+    const QString html = ui::nodeDetails(read.value().methods[0], 2, nullptr);
+    QVERIFY2(html.contains("When pred is true: true_graph_0") && html.contains("Otherwise: false_graph_0"), qPrintable(html));
+    QVERIFY2(html.contains("aten::cos.default"), qPrintable(html));
   }
 
   // Every method of every real program: each node gets its own box once its
