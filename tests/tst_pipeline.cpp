@@ -120,6 +120,38 @@ class TestPipeline : public QObject {
     QVERIFY(!configFromJson(R"({"passes": {"name": "InitializedMutableBufferPass"}})").ok());
   }
 
+  // propagate_device_config (PropagateDeviceConfig): its two flags, each a bool or a dict by
+  // method, or the whole a dict by method; read, written back, in Copy as Python as
+  // ExecuTorch takes it. It was refused as an unknown field.
+  void propagateDeviceConfigRoundTrips() {
+    auto c = configFromJson(R"({"propagate_device_config": {"skip_h2d_for_method_inputs": true,
+                                                              "skip_d2h_for_method_outputs": {"decode": true}}})");
+    QVERIFY2(c.ok(), c.ok() ? "" : c.error().message().c_str());
+    QVERIFY(c->propagateDevice.skipH2dForMethodInputs.all);
+    QCOMPARE(c->propagateDevice.skipD2hForMethodOutputs.byMethod, (std::map<std::string, bool>{{"decode", true}}));
+    auto back = configFromJson(configToJson(c.value()));
+    QVERIFY(back.ok());
+    QVERIFY(back->propagateDevice == c->propagateDevice);
+    std::string py = configToPython(c.value());
+    QVERIFY(py.find("from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig\n") != std::string::npos);
+    QVERIFY2(py.find("    propagate_device_config=PropagateDeviceConfig(\n        skip_h2d_for_method_inputs=True,\n"
+                     "        skip_d2h_for_method_outputs={\"decode\": True},\n    ),\n") != std::string::npos, py.c_str());
+    QVERIFY(configToPython({}).find("propagate_device_config") == std::string::npos);
+    // ExecuTorch's dict by method name: each method's flags.
+    auto perMethod = configFromJson(R"({"propagate_device_config": {"prefill": {"skip_h2d_for_method_inputs": true},
+                                                                      "decode": {"skip_d2h_for_method_outputs": false}}})");
+    QVERIFY2(perMethod.ok(), perMethod.ok() ? "" : perMethod.error().message().c_str());
+    QCOMPARE(perMethod->propagateDevice.skipH2dForMethodInputs.byMethod, (std::map<std::string, bool>{{"prefill", true}}));
+    QCOMPARE(perMethod->propagateDevice.skipD2hForMethodOutputs.byMethod, (std::map<std::string, bool>{{"decode", false}}));
+    auto set = applySetting(ExecutorchBackendConfig{}, "propagate_device_config.skip_d2h_for_method_outputs=true");
+    QVERIFY2(set.ok(), set.ok() ? "" : set.error().message().c_str());
+    QVERIFY(set->propagateDevice.skipD2hForMethodOutputs.all);
+    auto bad = configFromJson(R"({"propagate_device_config": {"skip_h2d": true}})", "cfg.json");
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.error().message().find("propagate_device_config") != std::string::npos, bad.error().message().c_str());
+    QVERIFY(!configFromJson(R"({"propagate_device_config": {"skip_h2d_for_method_inputs": 1}})").ok());
+  }
+
   // A mutable buffer named by a pattern keeps its initial value: the emitted program carries
   // it in the mutable data segment; the others start uninitialized.
   void initializedMutableBuffersKeepTheirValues() {

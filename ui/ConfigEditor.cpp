@@ -10,6 +10,7 @@
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -141,6 +142,13 @@ const char* tipFor(const QString& f) {
       {"enable_non_cpu_memory_planning",
        "Plan tensors a delegate places on another device in their own arenas. The studio plans CPU programs only, "
        "where on and off give the same plan."},
+      {"propagate_device_config.skip_h2d_for_method_inputs",
+       "Inputs a device delegate reads stay where the caller put them: the runtime copies them to the device "
+       "only when this is off (pair with alloc_graph_input off). The studio plans CPU programs only, where it "
+       "changes nothing. Checked: every method; partly checked: per method, as the JSON gives."},
+      {"propagate_device_config.skip_d2h_for_method_outputs",
+       "Outputs a device delegate writes stay on the device: the runtime copies them back only when this is off "
+       "(pair with alloc_graph_output off). The studio plans CPU programs only, where it changes nothing."},
       {"studio_memory_aware_order",
        "Beyond ExecuTorch, which has no such field: before memory planning, reorder operators that do not depend on "
        "each other to lower the peak of live bytes (MemoryAwareOrderPass), and let elementwise results take the bytes "
@@ -222,6 +230,26 @@ class ConfigEditor::Form {
     ConfigEditor* ed = editor_;
     QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
       ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.*member = on, true; });
+    });
+  }
+
+  /// A flag of propagate_device_config, for every method. Per-method values (a
+  /// dict, from JSON) show as a partly checked box; checking it sets every method.
+  void deviceBox(const QString& key, PerMethodFlag PropagateDeviceConfig::*member) {
+    auto* box = new QCheckBox(body_);
+    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) {
+      const PerMethodFlag& f = c.propagateDevice.*member;
+      QSignalBlocker quiet(box);
+      box->setTristate(!f.byMethod.empty());
+      box->setCheckState(!f.byMethod.empty() ? Qt::PartiallyChecked : f.all ? Qt::Checked : Qt::Unchecked);
+    });
+    ConfigEditor* ed = editor_;
+    QObject::connect(box, &QCheckBox::clicked, ed, [ed, key, member, box](bool on) {
+      box->setTristate(false);
+      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) {
+        c.propagateDevice.*member = PerMethodFlag{on, {}};
+        return true;
+      });
     });
   }
 
@@ -411,6 +439,8 @@ void ConfigEditor::addPlanningFields(Form& form) {
   // A top-level field, beside the planner it steers (PropagateDevicePass hands it over).
   form.group(tr("Devices"));
   form.checkBox("enable_non_cpu_memory_planning", &ExecutorchBackendConfig::enableNonCpuMemoryPlanning);
+  form.deviceBox("propagate_device_config.skip_h2d_for_method_inputs", &PropagateDeviceConfig::skipH2dForMethodInputs);
+  form.deviceBox("propagate_device_config.skip_d2h_for_method_outputs", &PropagateDeviceConfig::skipD2hForMethodOutputs);
 }
 
 void ConfigEditor::addAlgorithmsField(Form& form) {

@@ -63,7 +63,7 @@ Status checkKnownFields(const json& j, const std::string& file) {
                                 "remove_view_copy", "external_constants", "external_mutable_weights",
                                 "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
                                 "reinplace_extra_ops", "studio_memory_aware_order", "passes",
-                                "enable_non_cpu_memory_planning"};
+                                "enable_non_cpu_memory_planning", "propagate_device_config"};
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -190,6 +190,68 @@ Status readPasses(const json& p, const std::string& file, ExecutorchBackendConfi
     }
   }
   return Ok{};
+}
+
+/// One flag of PropagateDeviceConfig: true/false, or {method: true/false}. `method`
+/// set: the flag as it applies to that method (ExecuTorch's dict by method name).
+Status readPerMethodFlag(const json& v, const std::string& file, const std::string& path, const std::string& method,
+                         PerMethodFlag& into) {
+  auto set = [&](bool b) {
+    if (method.empty()) into.all = b;
+    else into.byMethod[method] = b;
+  };
+  if (v.is_boolean()) {
+    set(v.get<bool>());
+    return Ok{};
+  }
+  if (!v.is_object()) return fieldError(file, path, "true, false or {method: true/false}", v.dump());
+  for (const auto& [m, b] : v.items()) {
+    if (!b.is_boolean()) return fieldError(file, path + "." + m, "true or false", b.dump());
+    if (method.empty()) into.byMethod[m] = b.get<bool>();
+    else if (m == method) into.byMethod[method] = b.get<bool>();
+  }
+  if (!method.empty() && !into.byMethod.count(method)) into.byMethod[method] = false;
+  return Ok{};
+}
+
+/// propagate_device_config: PropagateDeviceConfig's two flags, or a dict of them by method name.
+Status readPropagateDevice(const json& p, const std::string& file, PropagateDeviceConfig& c) {
+  const std::string path = "propagate_device_config";
+  if (!p.is_object()) return fieldError(file, path, "an object", p.dump());
+  auto isFlag = [](const std::string& k) { return k == "skip_h2d_for_method_inputs" || k == "skip_d2h_for_method_outputs"; };
+  bool flags = true, perMethod = !p.empty();
+  for (const auto& [key, value] : p.items()) {
+    flags = flags && isFlag(key);
+    perMethod = perMethod && !isFlag(key) && value.is_object();
+  }
+  auto readOne = [&](const json& o, const std::string& at, const std::string& method) -> Status {
+    for (const auto& [key, value] : o.items())
+      if (!isFlag(key))
+        return fieldError(file, at + "." + key, "skip_h2d_for_method_inputs or skip_d2h_for_method_outputs", "an unknown field");
+    if (o.contains("skip_h2d_for_method_inputs"))
+      if (auto s = readPerMethodFlag(o["skip_h2d_for_method_inputs"], file, at + ".skip_h2d_for_method_inputs", method,
+                                     c.skipH2dForMethodInputs); !s)
+        return s;
+    if (o.contains("skip_d2h_for_method_outputs"))
+      if (auto s = readPerMethodFlag(o["skip_d2h_for_method_outputs"], file, at + ".skip_d2h_for_method_outputs", method,
+                                     c.skipD2hForMethodOutputs); !s)
+        return s;
+    return Ok{};
+  };
+  if (flags) return readOne(p, path, "");
+  if (!perMethod)
+    return fieldError(file, path, "skip_h2d_for_method_inputs and skip_d2h_for_method_outputs, or a dict of them by method name",
+                      p.dump());
+  for (const auto& [method, options] : p.items())
+    if (auto s = readOne(options, path + "." + method, method); !s) return s;
+  return Ok{};
+}
+
+json flagToJson(const PerMethodFlag& f) {
+  if (f.byMethod.empty()) return f.all;
+  json j = json::object();
+  for (const auto& [m, b] : f.byMethod) j[m] = b;
+  return j;
 }
 
 /// edge_compile_config: EdgeCompileConfig's fields by their ExecuTorch names.
@@ -335,6 +397,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
     if (!(s = readOperators(j["reinplace_extra_ops"], file, "reinplace_extra_ops", c.reinplaceExtraOps))) return s.error();
   if (j.contains("passes"))
     if (!(s = readPasses(j["passes"], file, c))) return s.error();
+  if (j.contains("propagate_device_config"))
+    if (!(s = readPropagateDevice(j["propagate_device_config"], file, c.propagateDevice))) return s.error();
   if (auto v = c.validate(); !v) {
     Error e = v.error();
     e.file = file;
@@ -374,6 +438,9 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
                            ? json::array()
                            : json::array({{{"name", "InitializedMutableBufferPass"}, {"patterns", c.initializedMutableBuffers}}})},
             {"enable_non_cpu_memory_planning", c.enableNonCpuMemoryPlanning},
+            {"propagate_device_config",
+             {{"skip_h2d_for_method_inputs", flagToJson(c.propagateDevice.skipH2dForMethodInputs)},
+              {"skip_d2h_for_method_outputs", flagToJson(c.propagateDevice.skipD2hForMethodOutputs)}}},
             {"studio_memory_aware_order", c.studioMemoryAwareOrder}};
   if (!c.memoryPlanningPerMethod.empty()) {
     json perMethod = json::object();

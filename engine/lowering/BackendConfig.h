@@ -33,6 +33,28 @@ struct MemoryPlanningConfig {
   uint64_t alignment = 16;
 };
 
+/// A flag of PropagateDeviceConfig: one value for every method, and values by
+/// method name (ExecuTorch's Union[bool, Dict[str, bool]]; a method the dict
+/// does not name takes False).
+struct PerMethodFlag {
+  bool all = false;
+  std::map<std::string, bool> byMethod;  ///< non-empty: the dict form (`all` unused)
+  bool operator==(const PerMethodFlag&) const = default;
+  bool isDefault() const { return !all && byMethod.empty(); }
+};
+
+/// propagate_device_config (PropagateDeviceConfig): whether the runtime skips
+/// copying a method's inputs to the device of the delegate that reads them
+/// (skip_h2d_for_method_inputs) and its outputs back from it
+/// (skip_d2h_for_method_outputs). The studio plans CPU programs only, where,
+/// as in ExecuTorch, neither changes the program; kept so configs round-trip,
+/// and named when a delegate targets another device.
+struct PropagateDeviceConfig {
+  PerMethodFlag skipH2dForMethodInputs;
+  PerMethodFlag skipD2hForMethodOutputs;
+  bool operator==(const PropagateDeviceConfig&) const = default;
+};
+
 /// EdgeCompileConfig: how to_edge runs (exir/capture/_config.py), by
 /// ExecuTorch's names. Operators are spelled "aten::linear" (the default
 /// overload) or "aten::add.Tensor".
@@ -82,6 +104,9 @@ struct ExecutorchBackendConfig {
   /// another device in their own arenas. The studio plans CPU programs only, where
   /// both values give the same plan; kept so configs round-trip.
   bool enableNonCpuMemoryPlanning = true;
+  /// propagate_device_config; ExecuTorch's dict by method name is read into
+  /// the flags' per-method values.
+  PropagateDeviceConfig propagateDevice;
   /// studio_memory_aware_order, beyond ExecuTorch (which has no such field):
   /// operators reordered to lower the peak of live bytes before memory
   /// planning, and elementwise results written over an argument that dies at

@@ -53,6 +53,8 @@ std::string pythonImports(const ExecutorchBackendConfig& c, bool rules, bool hin
   out += "from executorch.exir.passes import MemoryPlanningPass, ToOutVarPass\n";
   if (!c.initializedMutableBuffers.empty())
     out += "from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass\n";
+  if (!(c.propagateDevice == PropagateDeviceConfig{}))
+    out += "from executorch.exir.passes.propagate_device_config import PropagateDeviceConfig\n";
   out += std::string("from executorch.exir.passes.sym_shape_eval_pass import ") +
          (hintShapes ? "HintBasedSymShapeEvalPass" : "ConstraintBasedSymShapeEvalPass") + "\n";
   return out;
@@ -197,6 +199,17 @@ std::string configToPython(const ExecutorchBackendConfig& c) {
     out += "    passes=[InitializedMutableBufferPass([" + list + "])],\n";
   }
   if (!c.enableNonCpuMemoryPlanning) out += "    enable_non_cpu_memory_planning=False,\n";
+  if (!(c.propagateDevice == PropagateDeviceConfig{})) {
+    auto flag = [](const PerMethodFlag& f) {
+      if (f.byMethod.empty()) return std::string(pyBool(f.all));
+      std::string d;
+      for (const auto& [m, b] : f.byMethod) d += (d.empty() ? "" : ", ") + pyStr(m) + ": " + pyBool(b);
+      return "{" + d + "}";
+    };
+    out += "    propagate_device_config=PropagateDeviceConfig(\n        skip_h2d_for_method_inputs=" +
+           flag(c.propagateDevice.skipH2dForMethodInputs) + ",\n        skip_d2h_for_method_outputs=" +
+           flag(c.propagateDevice.skipD2hForMethodOutputs) + ",\n    ),\n";
+  }
   out += ")\n";
   if (c.studioMemoryAwareOrder)
     out += "# studio_memory_aware_order=True: beyond ExecuTorch, which has no such field. The studio\n"
