@@ -9,6 +9,7 @@
 
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/ControlFlow.h"
 #include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio {
@@ -22,166 +23,6 @@ std::string nodeBaseName(const std::string& op) {
 
 bool outNamed(const std::string& overload) { return overload == "out" || overload.ends_with("_out"); }
 
-/// The inverse of the emitter's cond layout (ExecuTorch's _emit_cond):
-///   JumpFalse(pred -> F), true branch, Move(result -> output)...,
-///   JumpFalse(false -> end), F: false branch, Move(result -> output)...
-/// becomes a cond node whose branches are graphs of their own (subgraphs of
-/// the method). A branch reads the tensors and run-time numbers defined
-/// outside it as the cond's operands, in the order it first reads them.
-class ConditionalLifter {
- public:
-  explicit ConditionalLifter(const Method& m) : m_(m) {}
-
-  /// `nodes` (jump targets counted from their first) with every cond lifted;
-  /// the branches go to `owner.subgraphs`.
-  Result<std::vector<Node>> lift(Method& owner, std::vector<Node> nodes) {
-    std::vector<Node> out;
-    for (size_t i = 0; i < nodes.size();) {
-      const Node& n = nodes[i];
-      if (n.kind == NodeKind::Move)
-        return fail(i, "control flow as a cond lays it out (moves end its branches)", "a move elsewhere");
-      if (n.kind != NodeKind::JumpFalse) {
-        out.push_back(n);
-        ++i;
-        continue;
-      }
-      const int64_t t1 = n.jumpTarget;
-      const bool shaped = !n.args.empty() && !constantFalse(n) && t1 >= static_cast<int64_t>(i) + 2 &&
-                          t1 <= static_cast<int64_t>(nodes.size());
-      const Node* skip = shaped ? &nodes[static_cast<size_t>(t1 - 1)] : nullptr;
-      const int64_t t2 = skip ? skip->jumpTarget : -1;
-      if (!skip || skip->kind != NodeKind::JumpFalse || !constantFalse(*skip) || t2 < t1 ||
-          t2 > static_cast<int64_t>(nodes.size()))
-        return fail(i, "control flow as a cond lays it out (a jump on a value past its true branch, which ends in a jump on false past the false branch)",
-                    "a jump to instruction " + std::to_string(n.jumpTarget));
-      std::vector<Node> whenTrue(nodes.begin() + static_cast<long>(i) + 1, nodes.begin() + t1 - 1);
-      std::vector<Node> whenFalse(nodes.begin() + t1, nodes.begin() + t2);
-      rebase(whenTrue, static_cast<int64_t>(i) + 1);
-      rebase(whenFalse, t1);
-      auto cond = liftCond(owner, n, std::move(whenTrue), std::move(whenFalse));
-      if (!cond) return cond.error();
-      out.push_back(std::move(cond.value()));
-      i = static_cast<size_t>(t2);
-    }
-    return out;
-  }
-
- private:
-  Error fail(size_t i, std::string expected, std::string found) const {
-    return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + m_.name + "': instruction " + std::to_string(i),
-                 std::move(expected), std::move(found)};
-  }
-
-  bool constantFalse(const Node& n) const {
-    if (n.args.size() != 1 || n.args[0] < 0 || static_cast<size_t>(n.args[0]) >= m_.values.size()) return false;
-    const Value& v = m_.values[n.args[0]];
-    const bool* b = std::get_if<bool>(&v.payload);
-    return b && !*b && !v.symbolic;
-  }
-
-  static void rebase(std::vector<Node>& nodes, int64_t start) {
-    for (Node& n : nodes)
-      if (n.kind == NodeKind::JumpFalse) n.jumpTarget -= start;
-  }
-
-  /// The moves that end a branch: (from, to) in order; they are taken off `nodes`.
-  static std::vector<std::pair<ValueId, ValueId>> trailingMoves(std::vector<Node>& nodes) {
-    std::vector<std::pair<ValueId, ValueId>> moves;
-    while (!nodes.empty() && nodes.back().kind == NodeKind::Move && nodes.back().args.size() == 2) {
-      moves.insert(moves.begin(), {nodes.back().args[0], nodes.back().args[1]});
-      nodes.pop_back();
-    }
-    return moves;
-  }
-
-  /// Values the region reads that it does not define: tensors and run-time numbers.
-  void readsFromOutside(const std::vector<Node>& region, const std::vector<std::pair<ValueId, ValueId>>& moves,
-                        std::vector<ValueId>& operands) const {
-    std::set<ValueId> written;
-    for (const Node& n : region) written.insert(n.outputs.begin(), n.outputs.end());
-    auto read = [&](ValueId v) {
-      if (v < 0 || static_cast<size_t>(v) >= m_.values.size() || written.count(v)) return;
-      const Value& x = m_.values[v];
-      if (!x.isTensor() && !x.symbolic) return;
-      if (std::find(operands.begin(), operands.end(), v) == operands.end()) operands.push_back(v);
-    };
-    auto readAll = [&](ValueId v) {
-      read(v);
-      if (v < 0 || static_cast<size_t>(v) >= m_.values.size()) return;
-      if (auto* l = std::get_if<TensorList>(&m_.values[v].payload))
-        for (ValueId x : l->items) read(x);
-      else if (auto* ol = std::get_if<OptionalTensorList>(&m_.values[v].payload))
-        for (ValueId x : ol->items) read(x);
-      else if (auto* il = std::get_if<IntList>(&m_.values[v].payload))
-        for (ValueId x : il->items) read(x);
-    };
-    for (const Node& n : region)
-      for (ValueId a : n.args)
-        if (std::find(n.outputs.begin(), n.outputs.end(), a) == n.outputs.end()) readAll(a);
-    for (auto [from, to] : moves) read(from);
-  }
-
-  Result<Node> liftCond(Method& owner, const Node& jump, std::vector<Node> whenTrue, std::vector<Node> whenFalse) {
-    auto movesTrue = trailingMoves(whenTrue), movesFalse = trailingMoves(whenFalse);
-    Node cond;
-    cond.kind = NodeKind::Cond;
-    const size_t k = owner.subgraphs.size() / 2;
-    cond.name = k == 0 ? "cond" : "cond_" + std::to_string(k);
-    cond.target = "torch.ops.higher_order.cond";
-    cond.meta = jump.meta;
-    cond.chain = jump.chain;
-    for (const auto* moves : {&movesTrue, &movesFalse})
-      for (auto [from, to] : *moves)
-        if (std::find(cond.outputs.begin(), cond.outputs.end(), to) == cond.outputs.end()) cond.outputs.push_back(to);
-    std::vector<ValueId> operands;
-    readsFromOutside(whenTrue, movesTrue, operands);
-    readsFromOutside(whenFalse, movesFalse, operands);
-    for (ValueId o : cond.outputs)  // a result the branch wrote in place (no move) is not read from outside
-      operands.erase(std::remove(operands.begin(), operands.end(), o), operands.end());
-    cond.args.push_back(jump.args[0]);
-    cond.argNames.push_back("pred");
-    for (ValueId v : operands) {
-      cond.args.push_back(v);
-      cond.argNames.push_back("operands");
-    }
-    for (int b = 0; b < 2; ++b) {
-      Method branch = m_;
-      branch.name = std::string(b == 0 ? "true_graph_" : "false_graph_") + std::to_string(k);
-      branch.nodes.clear();
-      branch.subgraphs.clear();
-      branch.signature = {};
-      branch.moduleCalls.clear();
-      branch.delegates.clear();
-      branch.diagnostics.clear();
-      branch.encodedInputSpec.clear();
-      branch.encodedOutputSpec.clear();
-      branch.inputs = operands;
-      branch.outputs.clear();
-      const auto& moves = b == 0 ? movesTrue : movesFalse;
-      for (ValueId o : cond.outputs) {
-        ValueId from = o;
-        for (auto [f, t] : moves)
-          if (t == o) from = f;
-        branch.outputs.push_back(from);
-      }
-      auto nodes = lift(branch, std::move(b == 0 ? whenTrue : whenFalse));
-      if (!nodes) return nodes.error();
-      for (const Node& n : *nodes)
-        if (n.kind == NodeKind::Delegate)
-          return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + m_.name + "': branch " + branch.name,
-                       "operator calls", "a delegate call"};
-      branch.nodes = std::move(nodes.value());
-      passes::dropUnusedOperators(branch);
-      for (OperatorRef& r : branch.operators)
-        if (r.overload.empty()) r.overload = "default";
-      cond.subgraphs.push_back(static_cast<int32_t>(owner.subgraphs.size()));
-      owner.subgraphs.push_back(std::move(branch));
-    }
-    return cond;
-  }
-
-  const Method& m_;
-};
 
 class MethodDelowerer {
  public:
@@ -214,9 +55,7 @@ class MethodDelowerer {
     // Jumps and moves are a cond the emitter inlined: a cond node again, its
     // branches graphs of their own (their calls functional like the method's).
     if (std::any_of(m_.nodes.begin(), m_.nodes.end(), [](const Node& n) { return n.kind == NodeKind::JumpFalse; })) {
-      auto lifted = ConditionalLifter(m_).lift(m_, std::move(m_.nodes));
-      if (!lifted) return lifted.error();
-      m_.nodes = std::move(lifted.value());
+      if (auto s = liftConds(m_); !s) return s.error();
     }
     rebuildSignature();
     passes::dropUnusedOperators(m_);

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/ControlFlow.h"
 #include "engine/ir/TreeSpec.h"
 #include "engine/lowering/passes/GraphEdit.h"
 
@@ -37,139 +38,6 @@ std::string describe(const Method& m, const Node& n) {
 /// An operator the studio has no schema for (a backend's custom kernel kept
 /// from a .pte) is taken at its word when its overload is named like an out
 /// variant ("out", "*_out"), as ExecuTorch's to_out_var does.
-/// torch.cond laid out as ExecuTorch's emitter lays it (_emit_cond):
-///   JumpFalse(pred -> false branch), true branch, Move(result -> output)...,
-///   JumpFalse(false -> end), false branch, Move(result -> output)...
-/// A branch's inputs are the cond's operands; its other values join the
-/// method's table. Nested conds are inlined where they stand.
-class ControlFlowInliner {
- public:
-  explicit ControlFlowInliner(const Method& m) : m_(m) {
-    out_ = m;
-    out_.subgraphs.clear();
-    out_.nodes.clear();
-    for (size_t i = 0; i < m.operators.size(); ++i)
-      opIndex_.emplace(std::make_pair(m.operators[i].name, m.operators[i].overload), static_cast<int32_t>(i));
-  }
-
-  /// The method with its branches inlined; inBranch says, per node, whether it came from a branch.
-  Result<Method> run(std::vector<char>& inBranch) {
-    std::vector<ValueId> identity(m_.values.size());
-    for (size_t v = 0; v < identity.size(); ++v) identity[v] = static_cast<ValueId>(v);
-    if (auto s = appendNodes(m_, identity, false); !s) return s.error();
-    inBranch = std::move(inBranch_);
-    return std::move(out_);
-  }
-
- private:
-  Status appendNodes(const Method& g, const std::vector<ValueId>& map, bool branch) {
-    auto at = [&](ValueId v) { return v < 0 ? v : map.at(static_cast<size_t>(v)); };
-    for (const Node& n : g.nodes) {
-      if (n.kind == NodeKind::Cond) {
-        if (auto s = appendCond(g, n, map, branch); !s) return s;
-        continue;
-      }
-      if (branch && n.kind != NodeKind::Kernel)
-        return Error{ErrorCode::Unsupported, {}, std::nullopt, "branch '" + g.name + "' of a cond",
-                     "operator calls only", std::string("a ") + nodeKindName(n.kind) + " node ('" + n.name + "')"};
-      Node e = n;
-      for (ValueId& a : e.args) a = at(a);
-      for (ValueId& o : e.outputs) o = at(o);
-      if (branch) e.op = operatorIndex(g.operators.at(static_cast<size_t>(n.op)));
-      push(std::move(e), branch);
-    }
-    return Ok{};
-  }
-
-  Status appendCond(const Method& g, const Node& n, const std::vector<ValueId>& map, bool branch) {
-    auto at = [&](ValueId v) { return v < 0 ? v : map.at(static_cast<size_t>(v)); };
-    if (n.args.empty() || n.subgraphs.size() != 2)
-      return Error{ErrorCode::Invalid, {}, std::nullopt, "cond '" + n.name + "'", "a predicate and two branches", "fewer"};
-    std::vector<ValueId> operands, outputs;
-    for (size_t i = 1; i < n.args.size(); ++i) operands.push_back(at(n.args[i]));
-    for (ValueId o : n.outputs) outputs.push_back(at(o));
-    Node skipTrue;
-    skipTrue.kind = NodeKind::JumpFalse;
-    skipTrue.name = n.name;
-    skipTrue.args = {at(n.args[0])};
-    skipTrue.outputs = outputs;  // the emitter numbers the results here, before either branch's values
-    skipTrue.meta = n.meta;
-    const size_t first = push(std::move(skipTrue), branch);
-    if (auto s = appendBranch(g.subgraphs.at(static_cast<size_t>(n.subgraphs[0])), operands, outputs); !s) return s;
-    Node skipFalse;
-    skipFalse.kind = NodeKind::JumpFalse;
-    skipFalse.name = n.name + "_end";
-    out_.values.push_back(Value{false, {}});  // a constant false: always jumps
-    skipFalse.args = {static_cast<ValueId>(out_.values.size() - 1)};
-    const size_t second = push(std::move(skipFalse), true);
-    out_.nodes[first].jumpTarget = static_cast<int64_t>(second + 1);
-    if (auto s = appendBranch(g.subgraphs.at(static_cast<size_t>(n.subgraphs[1])), operands, outputs); !s) return s;
-    out_.nodes[second].jumpTarget = static_cast<int64_t>(out_.nodes.size());
-    return Ok{};
-  }
-
-  Status appendBranch(const Method& b, const std::vector<ValueId>& operands, const std::vector<ValueId>& outputs) {
-    if (b.inputs.size() != operands.size() || b.outputs.size() != outputs.size())
-      return Error{ErrorCode::Invalid, {}, std::nullopt, "branch '" + b.name + "' of a cond",
-                   std::to_string(operands.size()) + " inputs and " + std::to_string(outputs.size()) + " outputs",
-                   std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size())};
-    std::vector<ValueId> map(b.values.size(), kNoValue);
-    std::vector<char> input(b.values.size(), 0);
-    for (size_t k = 0; k < operands.size(); ++k) {
-      map.at(static_cast<size_t>(b.inputs[k])) = operands[k];
-      input[static_cast<size_t>(b.inputs[k])] = 1;
-    }
-    for (size_t v = 0; v < b.values.size(); ++v)
-      if (map[v] == kNoValue) {
-        map[v] = static_cast<ValueId>(out_.values.size());
-        out_.values.push_back(b.values[v]);
-      }
-    for (size_t v = 0; v < b.values.size(); ++v) {  // list items, and views, name the method's values now
-      if (input[v]) continue;  // an operand: the caller's value, as it is
-      Value& x = out_.values[static_cast<size_t>(map[v])];
-      auto remap = [&](std::vector<ValueId>& items) {
-        for (ValueId& i : items)
-          if (i >= 0) i = map.at(static_cast<size_t>(i));
-      };
-      if (auto* l = std::get_if<IntList>(&x.payload)) remap(l->items);
-      else if (auto* tl = std::get_if<TensorList>(&x.payload)) remap(tl->items);
-      else if (auto* ol = std::get_if<OptionalTensorList>(&x.payload)) remap(ol->items);
-      else if (auto* t = std::get_if<TensorSpec>(&x.payload)) {
-        if (t->viewOf != kNoValue) t->viewOf = map.at(static_cast<size_t>(t->viewOf));
-        if (t->viewBefore != kNoValue) t->viewBefore = map.at(static_cast<size_t>(t->viewBefore));
-      }
-    }
-    if (auto s = appendNodes(b, map, true); !s) return s;
-    for (size_t k = 0; k < outputs.size(); ++k) {
-      ValueId from = map.at(static_cast<size_t>(b.outputs[k]));
-      if (from == outputs[k]) continue;
-      Node move;
-      move.kind = NodeKind::Move;
-      move.name = b.name + "_move";
-      move.args = {from, outputs[k]};
-      push(std::move(move), true);
-    }
-    return Ok{};
-  }
-
-  int32_t operatorIndex(const OperatorRef& op) {
-    auto [it, added] = opIndex_.try_emplace({op.name, op.overload}, static_cast<int32_t>(out_.operators.size()));
-    if (added) out_.operators.push_back(op);
-    return it->second;
-  }
-
-  size_t push(Node n, bool branch) {
-    out_.nodes.push_back(std::move(n));
-    inBranch_.push_back(branch ? 1 : 0);
-    return out_.nodes.size() - 1;
-  }
-
-  const Method& m_;
-  Method out_;
-  std::vector<char> inBranch_;
-  std::map<std::pair<std::string, std::string>, int32_t> opIndex_;
-};
-
 bool runnable(const OperatorRef& op) {
   if (op.name.rfind("executorch_prim::", 0) == 0) return true;
   const OpSchema* s = OpRegistry::builtin().find(op.name, op.overload);
@@ -179,7 +47,7 @@ bool runnable(const OperatorRef& op) {
 
 class MethodEmitter {
  public:
-  /// `inBranch`: per node of `in`, whether it came from a cond's branch (ControlFlowInliner).
+  /// `inBranch`: per node of `in`, whether it came from a cond's branch (inlineConds).
   MethodEmitter(const Method& in, std::vector<char> inBranch, const ExecutorchBackendConfig& c, EmitReport& r,
                 std::vector<std::shared_ptr<const MappedFile>>& owned)
       : in_(in), inBranch_(std::move(inBranch)), c_(c), r_(r), owned_(owned) {
@@ -736,7 +604,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
     std::vector<char> inBranch;
     std::optional<Method> flat;
     if (!m.subgraphs.empty()) {
-      Result<Method> inlined = ControlFlowInliner(m).run(inBranch);
+      Result<Method> inlined = inlineConds(m, inBranch);
       if (!inlined) {
         Error err = inlined.error();
         err.file = lowered.path;
