@@ -30,32 +30,30 @@ std::string verifyProgram(const Program& p) {
 }
 
 std::string verifyMethod(const Method& m) {
-  {
-    std::vector<int> defined(m.values.size(), 0);
-    for (size_t i = 0; i < m.nodes.size(); ++i) {
-      const Node& n = m.nodes[i];
-      for (ValueId v : n.args)
-        if (v < 0 || static_cast<size_t>(v) >= m.values.size())
-          return m.name + ": node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist";
-      // In-place operators (copy_, index_put_) write a value that exists already: a mutation, not a definition.
-      const OpSchema* s = n.kind == NodeKind::Kernel && n.op >= 0 && static_cast<size_t>(n.op) < m.operators.size()
-                              ? OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload)
-                              : nullptr;
-      bool inPlace = s && s->isInplace();
-      for (ValueId v : n.outputs) {
-        // A node writes tensors, or a symbolic scalar (sym_size.int, a prim op on sizes).
-        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !(m.values[v].isTensor() || m.values[v].symbolic))
-          return m.name + ": node " + std::to_string(i) + " writes a value that is neither a tensor nor a symbolic scalar";
-        // Out variants list their outputs among the arguments; other nodes define each once.
-        if (!inPlace && ++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
-      }
+  std::vector<int> defined(m.values.size(), 0);
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const Node& n = m.nodes[i];
+    for (ValueId v : n.args)
+      if (v < 0 || static_cast<size_t>(v) >= m.values.size())
+        return m.name + ": node " + std::to_string(i) + " reads value " + std::to_string(v) + ", which does not exist";
+    // In-place operators (copy_, index_put_) write a value that exists already: a mutation, not a definition.
+    const OpSchema* s = n.kind == NodeKind::Kernel && n.op >= 0 && static_cast<size_t>(n.op) < m.operators.size()
+                            ? OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload)
+                            : nullptr;
+    bool inPlace = s && s->isInplace();
+    for (ValueId v : n.outputs) {
+      // A node writes tensors, or a symbolic scalar (sym_size.int, a prim op on sizes).
+      if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !(m.values[v].isTensor() || m.values[v].symbolic))
+        return m.name + ": node " + std::to_string(i) + " writes a value that is neither a tensor nor a symbolic scalar";
+      // Out variants list their outputs among the arguments; other nodes define each once.
+      if (!inPlace && ++defined[v] > 1) return m.name + ": value '" + m.values[v].name + "' is written by two nodes";
     }
-    if (m.nonConstBufferSizes.size() > 1) {
-      MemoryPlanReport r = analyzeMemoryPlan(m);
-      if (!r.overlapFree()) return m.name + ": " + std::to_string(r.overlapCount) + " pairs of live tensors share bytes";
-      for (const auto& a : r.arenas)
-        if (a.highWater > a.size) return m.name + ": a tensor lies past the end of arena " + std::to_string(a.memId);
-    }
+  }
+  if (m.nonConstBufferSizes.size() > 1) {
+    MemoryPlanReport r = analyzeMemoryPlan(m);
+    if (!r.overlapFree()) return m.name + ": " + std::to_string(r.overlapCount) + " pairs of live tensors share bytes";
+    for (const auto& a : r.arenas)
+      if (a.highWater > a.size) return m.name + ": a tensor lies past the end of arena " + std::to_string(a.memId);
   }
   return {};
 }
