@@ -31,6 +31,15 @@ const char* nodeKindName(NodeKind k) {
   return "?";
 }
 
+bool jumpsAlways(const Method& m, const Node& n) {
+  if (n.kind != NodeKind::JumpFalse || n.args.size() != 1 || n.args[0] < 0 ||
+      static_cast<size_t>(n.args[0]) >= m.values.size())
+    return false;
+  const Value& v = m.values[n.args[0]];
+  const bool* b = std::get_if<bool>(&v.payload);
+  return b && !*b && !v.symbolic;
+}
+
 const char* headerName(ContainerFacts::Header h) {
   switch (h) {
     case ContainerFacts::Header::None: return "none";

@@ -337,6 +337,10 @@ struct ContainerFacts {
 };
 const char* headerName(ContainerFacts::Header h);
 
+/// A JumpFalse on a constant false: it always jumps (the jump that ends a
+/// cond's true branch in ExecuTorch's layout).
+bool jumpsAlways(const Method& m, const Node& n);
+
 /// Calls f on `m` and then on every graph it calls, depth first: the passes
 /// that rewrite nodes one by one apply to control-flow branches as well.
 template <class M, class F>

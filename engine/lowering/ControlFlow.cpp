@@ -167,11 +167,11 @@ class ConditionalLifter {
         continue;
       }
       const int64_t t1 = n.jumpTarget;
-      const bool shaped = !n.args.empty() && !constantFalse(n) && t1 >= static_cast<int64_t>(i) + 2 &&
+      const bool shaped = !n.args.empty() && !jumpsAlways(m_, n) && t1 >= static_cast<int64_t>(i) + 2 &&
                           t1 <= static_cast<int64_t>(nodes.size());
       const Node* skip = shaped ? &nodes[static_cast<size_t>(t1 - 1)] : nullptr;
       const int64_t t2 = skip ? skip->jumpTarget : -1;
-      if (!skip || skip->kind != NodeKind::JumpFalse || !constantFalse(*skip) || t2 < t1 ||
+      if (!skip || !jumpsAlways(m_, *skip) || t2 < t1 ||
           t2 > static_cast<int64_t>(nodes.size()))
         return fail(i, "control flow as a cond lays it out (a jump on a value past its true branch, which ends in a jump on false past the false branch)",
                     "a jump to instruction " + std::to_string(n.jumpTarget));
@@ -191,13 +191,6 @@ class ConditionalLifter {
   Error fail(size_t i, std::string expected, std::string found) const {
     return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + m_.name + "': instruction " + std::to_string(i),
                  std::move(expected), std::move(found)};
-  }
-
-  bool constantFalse(const Node& n) const {
-    if (n.args.size() != 1 || n.args[0] < 0 || static_cast<size_t>(n.args[0]) >= m_.values.size()) return false;
-    const Value& v = m_.values[n.args[0]];
-    const bool* b = std::get_if<bool>(&v.payload);
-    return b && !*b && !v.symbolic;
   }
 
   static void rebase(std::vector<Node>& nodes, int64_t start) {

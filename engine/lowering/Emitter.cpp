@@ -88,7 +88,7 @@ class MethodEmitter {
     std::map<size_t, std::vector<ValueId>> afterNode;
     std::set<size_t> deferredJump;
     for (size_t k = 0; k < in_.nodes.size(); ++k)
-      if (const Node& n = in_.nodes[k]; n.kind == NodeKind::JumpFalse && isConstantFalse(n) && n.jumpTarget > static_cast<int64_t>(k) + 1) {
+      if (const Node& n = in_.nodes[k]; jumpsAlways(in_, n) && n.jumpTarget > static_cast<int64_t>(k) + 1) {
         afterNode[static_cast<size_t>(n.jumpTarget - 1)].push_back(n.args[0]);
         deferredJump.insert(k);
       }
@@ -521,13 +521,6 @@ class MethodEmitter {
     }
     r_.notes.push_back(in_.name + ": " + std::to_string(l.values.size()) +
                        " scalars passed where a Tensor is expected became 0-dim constant tensors (ScalarToTensorPass)");
-  }
-
-  bool isConstantFalse(const Node& n) const {
-    if (n.args.size() != 1 || n.args[0] < 0) return false;
-    const Value& v = in_.values[n.args[0]];
-    const bool* b = std::get_if<bool>(&v.payload);
-    return b && !*b && !v.symbolic;
   }
 
   Method in_;  ///< a working copy: lifting scalars adds values

@@ -55,18 +55,13 @@ Lifetimes valueLifetimes(const Method& m, int32_t steps, int32_t lastStep) {
 /// of one cond never both run.
 std::vector<std::vector<std::pair<int32_t, int>>> branchesOfSteps(const Method& m, int32_t steps) {
   std::vector<std::vector<std::pair<int32_t, int>>> in(static_cast<size_t>(steps));
-  auto constantFalse = [&](const Node& n) {
-    if (n.args.size() != 1 || n.args[0] < 0 || static_cast<size_t>(n.args[0]) >= m.values.size()) return false;
-    const bool* b = std::get_if<bool>(&m.values[n.args[0]].payload);
-    return b && !*b && !m.values[n.args[0]].symbolic;
-  };
   for (int32_t s = 0; s < steps; ++s) {
     const Node& n = m.nodes[s];
     const int64_t t1 = n.jumpTarget;
-    if (n.kind != NodeKind::JumpFalse || constantFalse(n) || t1 < s + 2 || t1 > steps) continue;
+    if (n.kind != NodeKind::JumpFalse || jumpsAlways(m, n) || t1 < s + 2 || t1 > steps) continue;
     const Node& skip = m.nodes[t1 - 1];
     const int64_t t2 = skip.jumpTarget;
-    if (skip.kind != NodeKind::JumpFalse || !constantFalse(skip) || t2 < t1 || t2 > steps) continue;
+    if (!jumpsAlways(m, skip) || t2 < t1 || t2 > steps) continue;
     for (int64_t k = s + 1; k < t1 - 1; ++k) in[k].push_back({s, 0});
     for (int64_t k = t1; k < t2; ++k) in[k].push_back({s, 1});
   }
