@@ -217,10 +217,59 @@ void addArithmeticKernels(KernelTable& k) {
   compare("ge", [](auto x, auto y) { return x >= y; });
   compare("lt", [](auto x, auto y) { return x < y; });
   compare("le", [](auto x, auto y) { return x <= y; });
-  k["aten::bitwise_and.Tensor_out"] = [](KernelContext& c, const Args& a) {
-    return binary(c, a[0], a[1], a[2], [](auto x, auto y) {
-      return static_cast<decltype(x)>(convertElement<int64_t>(x) & convertElement<int64_t>(y));
-    }, true);
+  // Bitwise ops on integers and bools (a float operand is refused, as the portable kernels do).
+  auto bitwise = [&](const char* name, auto f) {
+    Kernel kern = [f, name](KernelContext& c, const Args& a) {
+      const bool otherFloat = c.value(a[1]).kind == ValueKind::Tensor ? isFloating(c.tensor(a[1]).dtype)
+                                                                      : c.value(a[1]).kind == ValueKind::Double;
+      if (isFloating(c.tensor(a[0]).dtype) || otherFloat) return c.fail(std::string(name) + " of a floating tensor");
+      return binary(c, a[0], a[1], a[2], [f](auto x, auto y) {
+        return static_cast<decltype(x)>(f(convertElement<int64_t>(x), convertElement<int64_t>(y)));
+      }, true);
+    };
+    k[std::string("aten::") + name + ".Tensor_out"] = kern;
+    k[std::string("aten::") + name + ".Scalar_out"] = kern;
+  };
+  bitwise("bitwise_and", [](int64_t x, int64_t y) { return x & y; });
+  bitwise("bitwise_or", [](int64_t x, int64_t y) { return x | y; });
+  bitwise("bitwise_xor", [](int64_t x, int64_t y) { return x ^ y; });
+  k["aten::bitwise_not.out"] = [](KernelContext& c, const Args& a) {
+    const ScalarType t = c.tensor(a[0]).dtype;
+    if (isFloating(t)) return c.fail("bitwise_not of a floating tensor");
+    if (t == ScalarType::Bool) return unary(c, a[0], a[1], [](auto x) { return x == decltype(x)(0); });
+    return unary(c, a[0], a[1], [](auto x) { return static_cast<decltype(x)>(~convertElement<int64_t>(x)); });
+  };
+  // logical_and / or / xor: each operand's truth, into any output dtype.
+  auto logical = [&](const char* name, auto f) {
+    k[std::string("aten::") + name + ".out"] = [f](KernelContext& c, const Args& a) {
+      return binary(c, a[0], a[1], a[2], [f](auto x, auto y) { return f(x != decltype(x)(0), y != decltype(y)(0)); }, true);
+    };
+  };
+  logical("logical_and", [](bool x, bool y) { return x && y; });
+  logical("logical_or", [](bool x, bool y) { return x || y; });
+  logical("logical_xor", [](bool x, bool y) { return x != y; });
+  k["aten::pow.Tensor_Tensor_out"] = [](KernelContext& c, const Args& a) {  // (self, exponent, out)
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
+  };
+  k["aten::pow.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self: Scalar, exponent: Tensor, out)
+    return binary(c, a[1], a[0], a[2], [](auto e, auto base) { return convertElement<decltype(e)>(std::pow(base, e)); });
+  };
+  k["aten::rsub.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self, other, alpha, out): other - alpha * self
+    const double alpha = c.scalar(a[2]);
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return y - convertElement<decltype(x)>(alpha) * x; });
+  };
+  k["aten::floor_divide.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out)
+    bool byZero = false;
+    bool ok = binary(c, a[0], a[1], a[2], [&byZero](auto x, auto y) {
+      if constexpr (!std::is_floating_point_v<decltype(x)>)
+        if (y == 0) return byZero = true, decltype(x)(0);
+      return floorDivide(x, y);
+    });
+    return ok && (!byZero || c.fail("integer division by zero (floor_divide)"));
+  };
+  k["aten::atan2.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out): a floating output
+    if (!isFloating(c.tensor(a[2]).dtype)) return c.fail("atan2 needs a floating output");
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return std::atan2(x, y); });
   };
   k["aten::logical_not.out"] = [](KernelContext& c, const Args& a) {
     return unary(c, a[0], a[1], [](auto x) { return x == decltype(x)(0); });
@@ -247,6 +296,57 @@ void addFunctionAndFillKernels(KernelTable& k) {
   fl("aten::sin.out", [](auto x) { return std::sin(x); });
   fl("aten::cos.out", [](auto x) { return std::cos(x); });
   fl("aten::erf.out", [](auto x) { return std::erf(x); });
+  fl("aten::acos.out", [](auto x) { return std::acos(x); });
+  fl("aten::acosh.out", [](auto x) { return std::acosh(x); });
+  fl("aten::asin.out", [](auto x) { return std::asin(x); });
+  fl("aten::asinh.out", [](auto x) { return std::asinh(x); });
+  fl("aten::atan.out", [](auto x) { return std::atan(x); });
+  fl("aten::atanh.out", [](auto x) { return std::atanh(x); });
+  fl("aten::cosh.out", [](auto x) { return std::cosh(x); });
+  fl("aten::sinh.out", [](auto x) { return std::sinh(x); });
+  fl("aten::tan.out", [](auto x) { return std::tan(x); });
+  fl("aten::expm1.out", [](auto x) { return std::expm1(x); });
+  fl("aten::log2.out", [](auto x) { return std::log2(x); });
+  fl("aten::log10.out", [](auto x) { return std::log10(x); });
+  fl("aten::reciprocal.out", [](auto x) { return decltype(x)(1) / x; });
+  k["aten::logit.out"] = [](KernelContext& c, const Args& a) {  // (self, eps?, out): log(x / (1 - x)), x clamped to [eps, 1 - eps]
+    const bool clamp = !c.isNone(a[1]);
+    const double eps = clamp ? c.scalar(a[1]) : 0;
+    return floatUnary(c, a[0], a[2], [=](auto x) {
+      using T = decltype(x);
+      if (clamp) x = x < T(eps) ? T(eps) : (x > T(1 - eps) ? T(1 - eps) : x);
+      return std::log(x / (T(1) - x));
+    });
+  };
+  // Rounding keeps the dtype (an integer is its own ceiling); round is half to even.
+  auto rounding = [&](const char* name, auto f) {
+    k[name] = [f](KernelContext& c, const Args& a) {
+      return unary(c, a[0], a[1], [f](auto x) {
+        if constexpr (std::is_floating_point_v<decltype(x)>) return f(x);
+        else return x;
+      });
+    };
+  };
+  rounding("aten::ceil.out", [](auto x) { return std::ceil(x); });
+  rounding("aten::floor.out", [](auto x) { return std::floor(x); });
+  rounding("aten::round.out", [](auto x) { return std::nearbyint(x); });
+  rounding("aten::trunc.out", [](auto x) { return std::trunc(x); });
+  k["aten::sign.out"] = [](KernelContext& c, const Args& a) {  // NaN stays NaN; a bool is its own sign
+    return unary(c, a[0], a[1], [](auto x) {
+      using T = decltype(x);
+      return x != x ? x : static_cast<T>((T(0) < x) - (x < T(0)));
+    });
+  };
+  auto classify = [&](const char* name, auto f) {  // a bool per element, from any real dtype
+    k[name] = [f](KernelContext& c, const Args& a) {
+      RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[1]);
+      if (!c.resize(out, in.sizes)) return false;
+      elementwise<double>(out, {&in}, [f](const std::vector<double>& v) { return f(v[0]) ? 1.0 : 0.0; });
+      return true;
+    };
+  };
+  classify("aten::isnan.out", [](double x) { return std::isnan(x); });
+  classify("aten::isinf.out", [](double x) { return std::isinf(x); });
   k["aten::gelu.out"] = [](KernelContext& c, const Args& a) {  // (self, approximate, out)
     bool t = c.value(a[1]).kind == ValueKind::String && c.value(a[1]).s == "tanh";
     return floatUnary(c, a[0], a[2], [t](auto x) { return static_cast<decltype(x)>(gelu(x, t)); });

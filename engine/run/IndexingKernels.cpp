@@ -152,28 +152,52 @@ bool indexPutOut(KernelContext& c, const Args& a) {  // index_put.out(self, indi
   return true;
 }
 
-/// gather (self, dim, index, sparse_grad, out) and scatter.value (self, dim, index, value, out).
-bool gatherOrScatter(KernelContext& c, const Args& a, bool scatter) {
+enum class Gather { Gather, ScatterValue, ScatterSrc, ScatterAdd };
+
+/// gather (self, dim, index, sparse_grad, out), scatter.value (self, dim, index, value, out),
+/// scatter.src and scatter_add (self, dim, index, src, out): element `at` of index names the
+/// position along dim; the other coordinates are `at`'s own (src is read at `at` as well).
+bool gatherOrScatter(KernelContext& c, const Args& a, Gather mode) {
   RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[4]);
+  const bool scatter = mode != Gather::Gather, fromSrc = mode == Gather::ScatterSrc || mode == Gather::ScatterAdd;
+  const RunTensor* src = fromSrc ? &c.tensor(a[3]) : nullptr;
   int64_t dim;
   if (!dimOf(c, c.integer(a[1]), self.sizes.size(), dim)) return false;
   if (!contiguousOperands(c, {&self, &index}) || index.sizes.size() != self.sizes.size())
     return c.fail("gather/scatter index rank differs from the input's");
-  for (size_t d = 0; d < index.sizes.size(); ++d)
+  if (src && (!contiguousOperands(c, {src}) || src->sizes.size() != index.sizes.size()))
+    return c.fail("scatter src rank differs from the index's");
+  for (size_t d = 0; d < index.sizes.size(); ++d) {
     if (static_cast<int64_t>(d) != dim && index.sizes[d] > self.sizes[d])
       return c.fail("gather/scatter index larger than the input outside dim");
+    if (src && index.sizes[d] > src->sizes[d]) return c.fail("scatter index larger than src");
+  }
   if (!c.resize(out, scatter ? self.sizes : index.sizes)) return false;
   if (scatter) copyLogical(self, out);
   std::vector<int64_t> st = self.strides(), at(index.sizes.size(), 0);
-  double value = scatter ? c.scalar(a[3]) : 0;
+  std::vector<int64_t> srcSt = src ? src->strides() : std::vector<int64_t>{};
+  double value = mode == Gather::ScatterValue ? c.scalar(a[3]) : 0;
   for (uint64_t e = 0; e < index.numel(); ++e) {
     int64_t v = loadAs<int64_t>(index, e), size = self.sizes[dim];
     if (v < 0) v += size;
     if (v < 0 || v >= size) return c.fail("index " + std::to_string(v) + " out of range");
-    int64_t off = 0;
-    for (size_t d = 0; d < at.size(); ++d) off += (static_cast<int64_t>(d) == dim ? v : at[d]) * st[d];
-    if (scatter) storeAs<double>(out, static_cast<uint64_t>(off), value);
-    else copyElement(self, static_cast<uint64_t>(off), out, e);
+    int64_t off = 0, srcOff = 0;
+    for (size_t d = 0; d < at.size(); ++d) {
+      off += (static_cast<int64_t>(d) == dim ? v : at[d]) * st[d];
+      if (src) srcOff += at[d] * srcSt[d];
+    }
+    const uint64_t o = static_cast<uint64_t>(off), so = static_cast<uint64_t>(srcOff);
+    switch (mode) {
+      case Gather::Gather: copyElement(self, o, out, e); break;
+      case Gather::ScatterValue: storeAs<double>(out, o, value); break;
+      case Gather::ScatterSrc: copyElement(*src, so, out, o); break;
+      case Gather::ScatterAdd:
+        withComputeType(out.dtype, [&]<typename T>() {
+          using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+          storeAs<U>(out, o, static_cast<U>(loadAs<U>(out, o) + loadAs<U>(*src, so)));
+        });
+        break;
+    }
     nextIndex(at, index.sizes);
   }
   return true;
@@ -208,8 +232,10 @@ bool indexSelectOut(KernelContext& c, const Args& a) {  // (self, dim, index, ou
 
 void addIndexingKernels(KernelTable& k) {
   k["aten::index.Tensor_out"] = indexOut;
-  k["aten::gather.out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, false); };
-  k["aten::scatter.value_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, true); };
+  k["aten::gather.out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::Gather); };
+  k["aten::scatter.value_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::ScatterValue); };
+  k["aten::scatter.src_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::ScatterSrc); };
+  k["aten::scatter_add.out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::ScatterAdd); };
   k["aten::index_select.out"] = indexSelectOut;
   k["aten::index_put.out"] = indexPutOut;
   // index_put_ (self, indices, values, accumulate) -> self, as ReinplacePass leaves it.

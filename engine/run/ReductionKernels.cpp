@@ -1,4 +1,5 @@
-// Reduction kernels: sum, mean, amax, any, argmax, var, cumsum, softmax and log_softmax.
+// Reduction kernels: sum, mean, prod, amax/amin, any, argmax/argmin, max/min, var, cumsum,
+// softmax and log_softmax.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <limits>
 
@@ -82,12 +83,14 @@ bool softmax(KernelContext& c, const Args& a, bool log) {  // (self, dim, half_t
   return true;
 }
 
-bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
-  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[3]);
-  bool all = c.isNone(a[1]) || c.tensor(a[0]).sizes.empty();
+/// The largest (or smallest) element along `dim` (all elements when `all`) and its index, into
+/// `values` and/or `indices` (either may be null). NaN counts as the extreme, the first index
+/// wins a tie, as the portable argmax/argmin and max/min.dim kernels do.
+bool extremeAlong(KernelContext& c, const RunTensor& in, bool all, int64_t dimArg, bool keepdim, RunTensor* values,
+                  RunTensor* indices, bool largest) {
   int64_t dim = 0;
-  if (!all && !dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
-  bool keepdim = c.integer(a[2]) != 0;
+  if (!all && !dimOf(c, dimArg, in.sizes.size(), dim)) return false;
+  if (in.numel() == 0) return c.fail(std::string(largest ? "max" : "min") + " of an empty tensor");
   std::vector<int64_t> sizes;
   if (!all) {
     for (size_t d = 0; d < in.sizes.size(); ++d)
@@ -95,7 +98,9 @@ bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
       else if (keepdim) sizes.push_back(1);
   }
   if (all && keepdim) sizes.assign(in.sizes.size(), 1);
-  if (!contiguousOperands(c, {&in}) || !c.resize(out, sizes)) return false;
+  if (!contiguousOperands(c, {&in})) return false;
+  if (values && !c.resize(*values, sizes)) return false;
+  if (indices && !c.resize(*indices, sizes)) return false;
   int64_t size = all ? static_cast<int64_t>(in.numel()) : in.sizes[dim], inner = 1, outer = 1;
   if (!all)
     for (size_t d = 0; d < in.sizes.size(); ++d) {
@@ -104,15 +109,40 @@ bool argmaxOut(KernelContext& c, const Args& a) {  // (self, dim?, keepdim, out)
     }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      double best = 0;
+      uint64_t best = static_cast<uint64_t>(o * size * inner + i);
       int64_t at = 0;
-      for (int64_t k = 0; k < size; ++k) {
-        double x = loadAs<double>(in, static_cast<uint64_t>((o * size + k) * inner + i));
-        if (k == 0 || (!std::isnan(best) && (x > best || std::isnan(x)))) best = x, at = k;
+      double bestValue = loadAs<double>(in, best);
+      for (int64_t k = 1; k < size && !std::isnan(bestValue); ++k) {
+        uint64_t e = static_cast<uint64_t>((o * size + k) * inner + i);
+        double x = loadAs<double>(in, e);
+        if (std::isnan(x) || (largest ? x > bestValue : x < bestValue)) best = e, at = k, bestValue = x;
       }
-      storeAs<int64_t>(out, static_cast<uint64_t>(o * inner + i), at);
+      uint64_t to = static_cast<uint64_t>(o * inner + i);
+      if (values) copyElement(in, best, *values, to);
+      if (indices) storeAs<int64_t>(*indices, to, at);
     }
   return true;
+}
+
+bool argExtremeOut(KernelContext& c, const Args& a, bool largest) {  // argmax/argmin (self, dim?, keepdim, out)
+  RunTensor& in = c.tensor(a[0]);
+  const bool all = c.isNone(a[1]) || in.sizes.empty();
+  return extremeAlong(c, in, all, all ? 0 : c.integer(a[1]), c.integer(a[2]) != 0, nullptr, &c.tensor(a[3]), largest);
+}
+
+/// prod.out (self, dtype?, out) over every element; prod.int_out (self, dim, keepdim, dtype?, out).
+bool prodOut(KernelContext& c, const Args& a, bool alongDim) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
+  std::vector<int64_t> dims;
+  if (alongDim) dims.push_back(c.integer(a[1]));
+  const bool keepdim = alongDim && c.integer(a[2]) != 0;
+  bool ok = true;
+  withComputeType(out.dtype, [&]<typename T>() {
+    using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+    ok = reduce<U>(c, in, dims, keepdim, out, U(1), [](U x, U y) { return static_cast<U>(x * y); },
+                   [](U x, uint64_t) { return x; });
+  });
+  return ok;
 }
 
 bool varOut(KernelContext& c, const Args& a) {  // var.correction_out(self, dim?, correction?, keepdim, out)
@@ -175,7 +205,29 @@ void addReductionKernels(KernelTable& k) {
   k["aten::any.dims_out"] = k["aten::any.out"];
   k["aten::_softmax.out"] = [](KernelContext& c, const Args& a) { return softmax(c, a, false); };
   k["aten::_log_softmax.out"] = [](KernelContext& c, const Args& a) { return softmax(c, a, true); };
-  k["aten::argmax.out"] = argmaxOut;
+  k["aten::argmax.out"] = [](KernelContext& c, const Args& a) { return argExtremeOut(c, a, true); };
+  k["aten::argmin.out"] = [](KernelContext& c, const Args& a) { return argExtremeOut(c, a, false); };
+  k["aten::amin.out"] = [](KernelContext& c, const Args& a) {  // (self, dim[], keepdim, out)
+    return reduce<double>(c, c.tensor(a[0]), c.ints(a[1]), c.integer(a[2]) != 0, c.tensor(a[3]),
+                          std::numeric_limits<double>::infinity(),
+                          [](double x, double y) { return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y); },
+                          [](double x, uint64_t) { return x; });
+  };
+  // max.dim_max (self, dim, keepdim, max, max_values) and min.dim_min: values and their indices.
+  k["aten::max.dim_max"] = [](KernelContext& c, const Args& a) {
+    return extremeAlong(c, c.tensor(a[0]), false, c.integer(a[1]), c.integer(a[2]) != 0, &c.tensor(a[3]), &c.tensor(a[4]), true);
+  };
+  k["aten::min.dim_min"] = [](KernelContext& c, const Args& a) {
+    return extremeAlong(c, c.tensor(a[0]), false, c.integer(a[1]), c.integer(a[2]) != 0, &c.tensor(a[3]), &c.tensor(a[4]), false);
+  };
+  k["aten::max.unary_out"] = [](KernelContext& c, const Args& a) {  // (self, out): the largest element, 0-d
+    return extremeAlong(c, c.tensor(a[0]), true, 0, false, &c.tensor(a[1]), nullptr, true);
+  };
+  k["aten::min.unary_out"] = [](KernelContext& c, const Args& a) {
+    return extremeAlong(c, c.tensor(a[0]), true, 0, false, &c.tensor(a[1]), nullptr, false);
+  };
+  k["aten::prod.out"] = [](KernelContext& c, const Args& a) { return prodOut(c, a, false); };
+  k["aten::prod.int_out"] = [](KernelContext& c, const Args& a) { return prodOut(c, a, true); };
   k["aten::var.correction_out"] = varOut;
   k["aten::cumsum.out"] = cumsumOut;
   k["aten::mean.dtype_out"] = [](KernelContext& c, const Args& a) {  // (self, dtype?, out): every element

@@ -1,8 +1,11 @@
-// Shape kernels: views and permutations copied, slices, selects, expand, squeeze and
-// unsqueeze, cat and split, dim-order copies, copy_ and constant padding.
+// Shape kernels: views, permutations and transposes copied, slices, selects, expand, squeeze
+// and unsqueeze, cat, stack, split and unbind, tril, topk and sort, masked_fill, dim-order
+// copies, copy and copy_, fills and constant padding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <algorithm>
 
 #include "engine/run/KernelSupport.h"
 
@@ -25,10 +28,7 @@ bool viewCopy(KernelContext& c, const Args& a) {
   return true;
 }
 
-bool permuteCopy(KernelContext& c, const Args& a) {
-  RunTensor& in = c.tensor(a[0]);
-  RunTensor& out = c.tensor(a[2]);
-  std::vector<int64_t> dims = c.ints(a[1]);
+bool permuteInto(KernelContext& c, const RunTensor& in, const std::vector<int64_t>& dims, RunTensor& out) {
   if (dims.size() != in.sizes.size()) return c.fail("permute dims do not match the rank");
   std::vector<int64_t> sizes(dims.size());
   std::vector<int64_t> st = in.strides(), vst(dims.size());
@@ -74,6 +74,18 @@ bool permuteCopy(KernelContext& c, const Args& a) {
     nextIndex(idx, sizes);
   }
   return true;
+}
+
+bool permuteCopy(KernelContext& c, const Args& a) { return permuteInto(c, c.tensor(a[0]), c.ints(a[1]), c.tensor(a[2])); }
+
+/// transpose_copy.int (self, dim0, dim1, out) and t_copy (self, out, rank <= 2): a permutation.
+bool transposeCopy(KernelContext& c, const RunTensor& in, int64_t dim0, int64_t dim1, RunTensor& out) {
+  std::vector<int64_t> dims(in.sizes.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  int64_t d0, d1;
+  if (!dimOf(c, dim0, dims.size(), d0) || !dimOf(c, dim1, dims.size(), d1)) return false;
+  if (!dims.empty()) std::swap(dims[d0], dims[d1]);
+  return permuteInto(c, in, dims, out);
 }
 
 /// A slice along a dimension of `size`: None start / end take the whole, negative ones count
@@ -389,6 +401,163 @@ bool repeatOut(KernelContext& c, const Args& a) {
 
 /// diagonal_copy (self, offset, dim1, dim2, out): dim1 and dim2 removed, their diagonal
 /// (shifted by offset: above the main one when positive) appended as the last dimension.
+/// `in` split along `dim` into pieces of `sizes`, each copied into its output tensor.
+bool splitInto(KernelContext& c, const RunTensor& in, const std::vector<int64_t>& sizes, int64_t dim,
+               const std::vector<ValueId>& outs) {
+  int64_t at = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    RunTensor& o = c.tensor(outs[k]);
+    std::vector<int64_t> piece = in.sizes;
+    piece[dim] = sizes[k];
+    if (!c.resize(o, piece)) return false;
+    std::vector<int64_t> st(piece.size(), 0), sp(piece.size(), 1);
+    st[dim] = at;
+    strided(in, o, st, sp);
+    at += sizes[k];
+  }
+  return true;
+}
+
+/// split_copy.Tensor (self, split_size, dim, out[]): pieces of split_size, the last one shorter.
+bool splitCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  const int64_t size = c.integer(a[1]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[2]), in.sizes.size(), dim)) return false;
+  if (in.sizes.empty()) return c.fail("split of a 0-d tensor");
+  const std::vector<ValueId>& outs = c.value(a[3]).items;
+  const int64_t length = in.sizes[dim];
+  if (size < 0 || (size == 0 && length != 0)) return c.fail("split_size must be positive");
+  const int64_t pieces = size == 0 ? 1 : std::max<int64_t>(1, (length + size - 1) / size);
+  if (static_cast<int64_t>(outs.size()) != pieces)
+    return c.fail("split_copy: " + std::to_string(pieces) + " pieces, " + std::to_string(outs.size()) + " outputs");
+  std::vector<int64_t> sizes(static_cast<size_t>(pieces), size);
+  sizes.back() = length - size * (pieces - 1);
+  return splitInto(c, in, sizes, dim, outs);
+}
+
+/// unbind_copy.int (self, dim, out[]): every index along dim, the dimension dropped.
+bool unbindCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
+  if (in.sizes.empty()) return c.fail("unbind of a 0-d tensor");
+  const std::vector<ValueId>& outs = c.value(a[2]).items;
+  if (static_cast<int64_t>(outs.size()) != in.sizes[dim]) return c.fail("unbind_copy: one output per index");
+  std::vector<int64_t> piece = in.sizes;
+  piece.erase(piece.begin() + dim);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    RunTensor& o = c.tensor(outs[k]);
+    if (!c.resize(o, piece)) return false;
+    RunTensor withDim = o;
+    withDim.sizes = in.sizes;
+    withDim.sizes[dim] = 1;
+    withDim.dimOrder.clear();
+    std::vector<int64_t> st(in.sizes.size(), 0), sp(in.sizes.size(), 1);
+    st[dim] = static_cast<int64_t>(k);
+    strided(in, withDim, st, sp);
+  }
+  return true;
+}
+
+/// stack (tensors, dim, out): each tensor at its index along a new dimension.
+bool stackOut(KernelContext& c, const Args& a) {
+  const std::vector<ValueId>& parts = c.value(a[0]).items;
+  RunTensor& out = c.tensor(a[2]);
+  if (parts.empty()) return c.fail("stack of no tensors");
+  const std::vector<int64_t> each = c.tensor(parts[0]).sizes;
+  int64_t dim;
+  if (!dimOf(c, c.integer(a[1]), each.size() + 1, dim)) return false;
+  std::vector<int64_t> sizes = each;
+  sizes.insert(sizes.begin() + dim, static_cast<int64_t>(parts.size()));
+  if (!c.resize(out, sizes)) return false;
+  std::vector<int64_t> ost = out.strides();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const RunTensor& p = c.tensor(parts[k]);
+    if (p.sizes != each) return c.fail("stack of tensors of different sizes");
+    Walker w(p.sizes, {&p});
+    std::vector<int64_t> idx(p.sizes.size(), 0);
+    for (uint64_t e = 0; e < p.numel(); ++e, w.next()) {
+      int64_t off = static_cast<int64_t>(k) * ost[dim];
+      for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * ost[static_cast<int64_t>(d) < dim ? d : d + 1];
+      copyElement(p, w.offset(0), out, static_cast<uint64_t>(off));
+      nextIndex(idx, p.sizes);
+    }
+  }
+  return true;
+}
+
+/// tril (self, diagonal, out): the lower triangle of the last two dimensions, the rest zero.
+bool trilOut(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[2]);
+  const int64_t diagonal = c.integer(a[1]);
+  if (in.sizes.size() < 2) return c.fail("tril of a tensor of rank below 2");
+  if (!c.resize(out, in.sizes)) return false;
+  copyLogical(in, out);
+  std::vector<int64_t> idx(in.sizes.size(), 0);
+  Walker w(out.sizes, {&out});
+  const size_t r = idx.size();
+  for (uint64_t e = 0; e < out.numel(); ++e, w.next()) {
+    if (idx[r - 1] - idx[r - 2] > diagonal) storeAs<int64_t>(out, w.offset(0), 0);
+    nextIndex(idx, out.sizes);
+  }
+  return true;
+}
+
+/// topk.values (self, k, dim, largest, sorted, values, indices) and sort.values (self, dim,
+/// descending, values, indices): each row along dim ordered by value, NaN above every number,
+/// equal values in index order.
+bool orderAlong(KernelContext& c, const RunTensor& in, int64_t dimArg, int64_t k, bool largest, RunTensor& values,
+                RunTensor& indices) {
+  int64_t dim = 0;
+  if (!in.sizes.empty() && !dimOf(c, dimArg, in.sizes.size(), dim)) return false;
+  const int64_t size = in.sizes.empty() ? 1 : in.sizes[dim];
+  if (k < 0 || k > size) return c.fail("topk: k = " + std::to_string(k) + " outside the dimension (" + std::to_string(size) + ")");
+  std::vector<int64_t> sizes = in.sizes;
+  if (!sizes.empty()) sizes[dim] = k;
+  if (!contiguousOperands(c, {&in}) || !c.resize(values, sizes) || !c.resize(indices, sizes)) return false;
+  if (!contiguousOperands(c, {&values, &indices})) return false;
+  int64_t inner = 1, outer = 1;
+  for (size_t d = 0; d < in.sizes.size(); ++d) {
+    if (static_cast<int64_t>(d) < dim) outer *= in.sizes[d];
+    if (static_cast<int64_t>(d) > dim) inner *= in.sizes[d];
+  }
+  std::vector<int64_t> order(static_cast<size_t>(size));
+  std::vector<double> row(static_cast<size_t>(size));
+  auto before = [&](int64_t x, int64_t y) {
+    const double p = row[static_cast<size_t>(x)], q = row[static_cast<size_t>(y)];
+    if (std::isnan(p) || std::isnan(q)) return largest ? std::isnan(p) && !std::isnan(q) : !std::isnan(p) && std::isnan(q);
+    return largest ? p > q : p < q;
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return static_cast<uint64_t>((o * size + j) * inner + i); };
+      for (int64_t j = 0; j < size; ++j) row[static_cast<size_t>(j)] = loadAs<double>(in, at(j));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), before);
+      for (int64_t j = 0; j < k; ++j) {
+        const uint64_t to = static_cast<uint64_t>((o * k + j) * inner + i);
+        copyElement(in, at(order[static_cast<size_t>(j)]), values, to);
+        storeAs<int64_t>(indices, to, order[static_cast<size_t>(j)]);
+      }
+    }
+  return true;
+}
+
+/// masked_fill.Scalar (self, mask, value, out): value where the broadcast mask is true.
+bool maskedFill(KernelContext& c, const Args& a) {
+  RunTensor &self = c.tensor(a[0]), &mask = c.tensor(a[1]), &out = c.tensor(a[3]);
+  const double value = c.scalar(a[2]);
+  std::vector<int64_t> sizes;
+  if (!broadcastSizes(c, {&self, &mask}, sizes) || !c.resize(out, sizes)) return false;
+  withComputeType(out.dtype, [&]<typename T>() {
+    using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+    const U v = convertElement<U>(value);
+    elementwise<U>(out, {&self, &mask}, [v](const std::vector<U>& x) { return x[1] != U(0) ? v : x[0]; });
+  });
+  return true;
+}
+
 bool diagonalCopy(KernelContext& c, const Args& a) {
   RunTensor &in = c.tensor(a[0]), &out = c.tensor(a[4]);
   const size_t r = in.sizes.size();
@@ -453,6 +622,56 @@ void addShapeKernels(KernelTable& k) {
   k["aten::copy_.default"] = copyInPlace;
   k["aten::copy_"] = copyInPlace;
   k["aten::constant_pad_nd.out"] = constantPadNd;
+  k["aten::transpose_copy.int_out"] = [](KernelContext& c, const Args& a) {
+    return transposeCopy(c, c.tensor(a[0]), c.integer(a[1]), c.integer(a[2]), c.tensor(a[3]));
+  };
+  k["aten::t_copy.out"] = [](KernelContext& c, const Args& a) {
+    if (c.tensor(a[0]).sizes.size() > 2) return c.fail("t_copy of a tensor of rank above 2");
+    return transposeCopy(c, c.tensor(a[0]), 0, -1, c.tensor(a[1]));
+  };
+  k["aten::split_copy.Tensor_out"] = splitCopy;
+  k["aten::unbind_copy.int_out"] = unbindCopy;
+  k["aten::stack.out"] = stackOut;
+  k["aten::tril.out"] = trilOut;
+  k["aten::masked_fill.Scalar_out"] = maskedFill;
+  k["aten::topk.values"] = [](KernelContext& c, const Args& a) {  // `sorted` is honoured by always sorting
+    return orderAlong(c, c.tensor(a[0]), c.integer(a[2]), c.integer(a[1]), c.integer(a[3]) != 0, c.tensor(a[5]), c.tensor(a[6]));
+  };
+  k["aten::sort.values"] = [](KernelContext& c, const Args& a) {
+    const RunTensor& in = c.tensor(a[0]);
+    int64_t dim = 0;
+    if (!in.sizes.empty() && !dimOf(c, c.integer(a[1]), in.sizes.size(), dim)) return false;
+    const int64_t size = in.sizes.empty() ? 1 : in.sizes[dim];
+    return orderAlong(c, in, c.integer(a[1]), size, c.integer(a[2]) != 0, c.tensor(a[3]), c.tensor(a[4]));
+  };
+  // The copies that only change what autograd sees, and copy (self, src, non_blocking, out):
+  // src broadcast to self's sizes.
+  k["aten::detach_copy.out"] = k["aten::alias_copy.out"];
+  k["aten::lift_fresh_copy.out"] = k["aten::alias_copy.out"];
+  k["aten::copy.out"] = [](KernelContext& c, const Args& a) {
+    RunTensor &self = c.tensor(a[0]), &src = c.tensor(a[1]), &out = c.tensor(a[3]);
+    std::vector<int64_t> sizes;
+    if (!broadcastSizes(c, {&self, &src}, sizes) || sizes != self.sizes) return c.fail("copy: src does not broadcast to self");
+    if (!c.resize(out, self.sizes)) return false;
+    withComputeType(out.dtype, [&]<typename T>() {
+      using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+      elementwise<U>(out, {&src}, [](const std::vector<U>& v) { return v[0]; });
+    });
+    return true;
+  };
+  // Fills: fill (self, value, out), zeros / ones (size, out), empty and _empty_dim_order (size,
+  // ..., out), whose contents are unspecified and here zero.
+  k["aten::fill.Scalar_out"] = [](KernelContext& c, const Args& a) {
+    return fillOut(c, c.tensor(a[2]), c.tensor(a[0]).sizes, c.scalar(a[1]));
+  };
+  k["aten::fill.Tensor_out"] = [](KernelContext& c, const Args& a) {
+    if (c.tensor(a[1]).numel() != 1 || !c.tensor(a[1]).sizes.empty()) return c.fail("fill with a tensor that is not 0-d");
+    return fillOut(c, c.tensor(a[2]), c.tensor(a[0]).sizes, c.scalar(a[1]));
+  };
+  k["aten::zeros.out"] = [](KernelContext& c, const Args& a) { return fillOut(c, c.tensor(a[1]), c.ints(a[0]), 0); };
+  k["aten::ones.out"] = [](KernelContext& c, const Args& a) { return fillOut(c, c.tensor(a[1]), c.ints(a[0]), 1); };
+  k["aten::empty.out"] = [](KernelContext& c, const Args& a) { return fillOut(c, c.tensor(singleOut(a)), c.ints(a[0]), 0); };
+  k["dim_order_ops::_empty_dim_order.out"] = k["aten::empty.out"];
 }
 
 }  // namespace lstudio::run::kernels
