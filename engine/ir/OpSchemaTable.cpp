@@ -43,6 +43,13 @@ namespace {
 
 constexpr BuiltinSchema kTable[] = {
     // ATen
+    // Python's &, | and ^ on tensors, as torch.export records them (decomposed to bitwise_*).
+    {kNoSet, "aten::__and__.Scalar(Tensor self, Scalar other) -> Tensor"},
+    {kNoSet, "aten::__and__.Tensor(Tensor self, Tensor other) -> Tensor"},
+    {kNoSet, "aten::__or__.Scalar(Tensor self, Scalar other) -> Tensor"},
+    {kNoSet, "aten::__or__.Tensor(Tensor self, Tensor other) -> Tensor"},
+    {kNoSet, "aten::__xor__.Scalar(Tensor self, Scalar other) -> Tensor"},
+    {kNoSet, "aten::__xor__.Tensor(Tensor self, Tensor other) -> Tensor"},
     {kCore, "aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"},
     {kPortable, "aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)"},
     {kCore, "aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"},

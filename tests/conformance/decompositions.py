@@ -216,6 +216,37 @@ def modules():
         def forward(self, x):
             return x * torch.arange(x.size(1))
 
+    def distinct(x):  # every row's values distinct, so that an order (topk) has no ties
+        return x + torch.arange(x.shape[-1], dtype=x.dtype) * 0.01
+
+    def float_functions(x):
+        return (x.tanh().acos(), x.tanh().asin(), x.atan(), (x.tanh() * 0.9).atanh(), x.asinh(), (x * x + 1).acosh(),
+                x.sinh(), x.cosh(), x.tan(), x.expm1(), (x.abs() + 0.5).log2(), (x.abs() + 0.5).log10(),
+                (x + 4).reciprocal())
+
+    def rounding_and_classes(x):
+        y = x * 3
+        return (y.ceil(), y.floor(), y.round(), y.trunc(), x.sign(), x.log().isnan(), (1 / (x * 0)).isinf(), ~(x > 0),
+                ~y.long(), y.long().ceil())
+
+    def binary_functions(x, y):
+        a, b = (x * 4).long(), (y * 4).long()
+        return (torch.atan2(x, y), torch.pow(x.abs() + 0.5, y), torch.pow(2.0, x), torch.floor_divide(x, y),
+                (x > 0) & (y > 0), (x > 0) | (y > 0), (x > 0) ^ (y > 0), torch.logical_and(x, y),
+                torch.logical_or(x > 0, y), torch.logical_xor(x, y > 0), a | 3, a ^ b, a & 6, torch.pow(a, 2))
+
+    def min_max_prod(x):
+        return (x.amin(1), x.argmin(1), *x.max(1), *x.min(0, keepdim=True), x.prod(1), x.prod(), x.argmin(), x.max(),
+                x.min(), (x * 4).long().prod(0))
+
+    def scatter_order_fill(x, y):
+        index = torch.tensor([[0, 1, 0, 2], [3, 3, 1, 0], [7, 6, 5, 4]])
+        d = distinct(x)
+        # (sort stays out: ExecuTorch's runtime has no kernel for sort.values)
+        return (x.scatter_add(1, index, y[:, :4]), *d.topk(3, 1), *d.topk(2, 0, largest=False), x.clone().fill_(0.5),
+                torch.zeros_like(x) + y, torch.ones_like(x, dtype=torch.int64), y.clone().fill_(x[0, 0]), torch.fill(x, 2),
+                x.new_zeros(3), x.new_ones((2, 2)), x.new_full((2,), 3.0))
+
     batch, tokens = Dim("batch", min=1, max=4), Dim("tokens", min=2, max=32)
     rows = Dim("rows", min=1, max=6)
 
@@ -310,6 +341,12 @@ def modules():
         ("lstm_two_layers", lambda: nn.LSTM(4, 6, num_layers=2), [(3, 2, 4)]),
         ("lstm_no_bias_batch_first", lambda: nn.LSTM(4, 5, bias=False, batch_first=True), [(2, 3, 4)]),
         ("slice_whole", lambda: Fn(lambda x: x[:, 0:8] * 2 + x[0:3].float()), [(3, 8)]),
+        # Core ATen operators that reach the edge program as they are (each a kernel of the interpreter).
+        ("float_functions", lambda: Fn(float_functions), [(3, 8)]),
+        ("rounding_and_classes", lambda: Fn(rounding_and_classes), [(3, 8)]),
+        ("binary_functions", lambda: Fn(binary_functions), [(3, 8), (3, 8)]),
+        ("min_max_prod", lambda: Fn(min_max_prod), [(3, 8)]),
+        ("scatter_order_fill", lambda: Fn(scatter_order_fill), [(3, 8), (3, 8)]),
     ]
 
 

@@ -224,6 +224,44 @@ void filled(Rewrite& r, int64_t value) {
 void ones(Rewrite& r) { filled(r, 1); }
 void zeros(Rewrite& r) { filled(r, 0); }
 
+/// zeros_like / ones_like -> full_like(self, 0 or 1), the options passed on, the memory
+/// format preserved unless given.
+void filledLike(Rewrite& r, int64_t value) {
+  r.finish("aten.full_like.default", {argRef(r, "self"), value, argRef(r, "dtype"), argRef(r, "layout"),
+                                      argRef(r, "device"), argRef(r, "pin_memory"),
+                                      orDefault(r, "memory_format", int64_t(1))});  // preserve_format
+}
+void onesLike(Rewrite& r) { filledLike(r, 1); }
+void zerosLike(Rewrite& r) { filledLike(r, 0); }
+
+/// fill.Scalar -> full_like(self, value) (torch decomposes it although it is core ATen);
+/// fill.Tensor -> copy(self, value).
+void fillScalar(Rewrite& r) {
+  r.finish("aten.full_like.default", {argRef(r, "self"), argRef(r, "value"), None{}, None{}, None{}, false, None{}});
+}
+void fillTensor(Rewrite& r) {
+  if (r.tensor("value").sizes.size() != 0) return r.fail("fill with a value tensor that is not 0-d");
+  r.finish("aten.copy.default", {argRef(r, "self"), argRef(r, "value"), false});
+}
+
+/// new_zeros / new_ones / new_full -> full(size, value) with self's dtype unless given, on
+/// the CPU, strided, not pinned.
+void newFilled(Rewrite& r, BuildArg value) {
+  r.finish("aten.full.default", {argRef(r, "size"), std::move(value), orDefault(r, "dtype", r.tensor("self").dtype),
+                                 orDefault(r, "layout", int64_t(0)), orDefault(r, "device", std::string("cpu")),
+                                 orDefault(r, "pin_memory", false)});
+}
+void newZeros(Rewrite& r) { newFilled(r, int64_t(0)); }
+void newOnes(Rewrite& r) { newFilled(r, int64_t(1)); }
+void newFull(Rewrite& r) { newFilled(r, argRef(r, "fill_value")); }
+
+/// Python's &, | and ^ on tensors are the bitwise operators of the same overload.
+template <const char* Target>
+void bitwise(Rewrite& r) { r.retarget(Target); }
+constexpr char kAndScalar[] = "torch.ops.aten.bitwise_and.Scalar", kAndTensor[] = "torch.ops.aten.bitwise_and.Tensor",
+               kOrScalar[] = "torch.ops.aten.bitwise_or.Scalar", kOrTensor[] = "torch.ops.aten.bitwise_or.Tensor",
+               kXorScalar[] = "torch.ops.aten.bitwise_xor.Scalar", kXorTensor[] = "torch.ops.aten.bitwise_xor.Tensor";
+
 /// to(dtype) / type_as: a _to_copy to the dtype, or the tensor itself when it has it.
 void toDtype(Rewrite& r, ScalarType dtype) {
   if (r.tensor("self").dtype == dtype && r.integer("copy").value_or(0) == 0) return r.resultIs(r.arg("self"));
@@ -522,6 +560,19 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::stack.default", stack},
                      {"aten::ones.default", ones},
                      {"aten::zeros.default", zeros},
+                     {"aten::ones_like.default", onesLike},
+                     {"aten::zeros_like.default", zerosLike},
+                     {"aten::fill.Scalar", fillScalar},
+                     {"aten::fill.Tensor", fillTensor},
+                     {"aten::new_zeros.default", newZeros},
+                     {"aten::new_ones.default", newOnes},
+                     {"aten::new_full.default", newFull},
+                     {"aten::__and__.Scalar", bitwise<kAndScalar>},
+                     {"aten::__and__.Tensor", bitwise<kAndTensor>},
+                     {"aten::__or__.Scalar", bitwise<kOrScalar>},
+                     {"aten::__or__.Tensor", bitwise<kOrTensor>},
+                     {"aten::__xor__.Scalar", bitwise<kXorScalar>},
+                     {"aten::__xor__.Tensor", bitwise<kXorTensor>},
                      {"aten::to.dtype", to},
                      {"aten::type_as.default", typeAs},
                      {"aten::lift_fresh_copy.default", liftFreshCopy},
