@@ -352,6 +352,33 @@ class TestInterpreter : public QObject {
       QCOMPARE(c.values(out), V({3, -3, 1}));  // the dividend's sign, unlike remainder
       QVERIFY(c.run("aten::fmod.Scalar_out", {in, c.integer(0), out}).find("division by zero") != std::string::npos);
     }
+    // Operators upstream's to_edge does not leave in a program (so the conformance run has no
+    // file of ExecuTorch's calling them; sort has no kernel in its runtime): by hand.
+    for (bool descending : {false, true}) {  // NaN above every number; equal values keep their order
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(F, {2, 3}, {3, NAN, 1, 2, 2, -1}), values = c.tensor(F, {}, {}), indices = c.tensor(L, {}, {});
+      QCOMPARE(c.run("aten::sort.values", {in, c.integer(-1), c.integer(descending), values, indices}), std::string());
+      std::vector<double> got = c.values(values);
+      QCOMPARE(std::isnan(got[descending ? 0 : 2]), true);
+      QCOMPARE(c.values(indices), descending ? V({1, 0, 2, 0, 1, 2}) : V({2, 0, 1, 2, 0, 1}));
+      QCOMPARE(got[3], descending ? 2.0 : -1.0);
+    }
+    {
+      Call c;
+      c.storage.reserve(8);
+      ValueId in = c.tensor(L, {2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), a = c.tensor(L, {}, {}), b = c.tensor(L, {}, {});
+      ValueId outs = c.integer(0);
+      c.v[outs].kind = ValueKind::TensorList;
+      c.v[outs].items = {a, b};
+      QCOMPARE(c.run("aten::split_copy.Tensor_out", {in, c.integer(3), c.integer(1), outs}), std::string());
+      QCOMPARE(c.values(a), V({0, 1, 2, 5, 6, 7}));
+      QCOMPARE(c.values(b), V({3, 4, 8, 9}));  // the last piece shorter
+      ValueId t = c.tensor(L, {}, {});
+      QCOMPARE(c.run("aten::transpose_copy.int_out", {in, c.integer(0), c.integer(-1), t}), std::string());
+      QCOMPARE(c.v[t].t.sizes, (std::vector<int64_t>{5, 2}));
+      QCOMPARE(c.values(t), V({0, 5, 1, 6, 2, 7, 3, 8, 4, 9}));
+    }
   }
 
   void poolingWindowsOverPadding() {
