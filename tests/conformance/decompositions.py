@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import shutil
 import sys
 import time
@@ -56,6 +57,14 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
+}
+
+
+# Cases lowered with their own edge_compile_config (the studio's JSON; the Python is its Copy
+# as Python): preserve_ops keeps operators that to_edge would decompose, so that the programs
+# call their portable kernels (which the interpreter must then run as the runtime does).
+EDGE_CONFIGS = {
+    "preserved_portable_ops": {"preserve_ops": ["aten::stack", "aten::tril", "aten::masked_fill.Scalar"]},
 }
 
 
@@ -347,6 +356,9 @@ def modules():
         ("binary_functions", lambda: Fn(binary_functions), [(3, 8), (3, 8)]),
         ("min_max_prod", lambda: Fn(min_max_prod), [(3, 8)]),
         ("scatter_order_fill", lambda: Fn(scatter_order_fill), [(3, 8), (3, 8)]),
+        ("preserved_portable_ops", lambda: Fn(lambda x, y: (torch.stack([x, y], 1), x.tril(1), x.tril(-1) * 2,
+                                                             x.masked_fill(x > 0, 0.5), torch.split(x, 3, 1)[1],
+                                                             x.unbind(0)[1])), [(3, 8), (3, 8)]),
     ]
 
 
@@ -380,10 +392,16 @@ def check(name, module, inputs, work: Path, config: Path, dynamic_shapes=None) -
 
     d = work / name
     (d / "upstream").mkdir(parents=True)
+    if name in EDGE_CONFIGS:  # the case's own EdgeCompileConfig, beside the plan's config
+        case_config = json.loads(config.read_text())
+        case_config["edge_compile_config"] = EDGE_CONFIGS[name]
+        config = d / "config.json"
+        config.write_text(json.dumps(case_config))
     ep = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
     torch.export.save(ep, str(d / "aten.pt2"))
     try:
-        et = to_edge(copy.deepcopy(ep)).to_executorch(harness.upstream_config(config, None))
+        edge_config = harness.upstream_config(config, None, "edge_compile_config")
+        et = to_edge(copy.deepcopy(ep), compile_config=edge_config).to_executorch(harness.upstream_config(config, None))
     except Exception as e:  # noqa: BLE001 (upstream refuses the program: the studio must refuse it too)
         why = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
         r = harness.cli("export", str(d / "aten.pt2"), "-o", str(d / "model.pte"), check=False)
