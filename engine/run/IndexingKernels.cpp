@@ -203,6 +203,26 @@ bool gatherOrScatter(KernelContext& c, const Args& a, Gather mode) {
   return true;
 }
 
+/// masked_scatter (self, mask, source, out): self, with the positions where the broadcast mask
+/// is true taking source's elements in order.
+bool maskedScatter(KernelContext& c, const Args& a) {
+  RunTensor &self = c.tensor(a[0]), &mask = c.tensor(a[1]), &source = c.tensor(a[2]), &out = c.tensor(a[3]);
+  if (self.dtype != source.dtype || self.dtype != out.dtype) return c.fail("masked_scatter between different dtypes");
+  std::vector<int64_t> sizes;
+  if (!broadcastSizes(c, {&self, &mask}, sizes) || !c.resize(out, sizes) || !contiguousOperands(c, {&source})) return false;
+  Walker w(sizes, {&self, &mask, &out});
+  uint64_t next = 0;
+  for (uint64_t e = 0; e < out.numel(); ++e, w.next()) {
+    if (loadAs<int64_t>(mask, w.offset(1)) == 0) {
+      copyElement(self, w.offset(0), out, w.offset(2));
+      continue;
+    }
+    if (next >= source.numel()) return c.fail("masked_scatter: the mask selects more elements than source has");
+    copyElement(source, next++, out, w.offset(2));
+  }
+  return true;
+}
+
 bool indexSelectOut(KernelContext& c, const Args& a) {  // (self, dim, index, out)
   RunTensor &self = c.tensor(a[0]), &index = c.tensor(a[2]), &out = c.tensor(a[3]);
   int64_t dim;
@@ -237,6 +257,7 @@ void addIndexingKernels(KernelTable& k) {
   k["aten::scatter.src_out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::ScatterSrc); };
   k["aten::scatter_add.out"] = [](KernelContext& c, const Args& a) { return gatherOrScatter(c, a, Gather::ScatterAdd); };
   k["aten::index_select.out"] = indexSelectOut;
+  k["aten::masked_scatter.out"] = maskedScatter;
   k["aten::index_put.out"] = indexPutOut;
   // index_put_ (self, indices, values, accumulate) -> self, as ReinplacePass leaves it.
   k["aten::index_put_"] = [](KernelContext& c, const Args& a) {

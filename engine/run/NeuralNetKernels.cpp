@@ -1,5 +1,5 @@
 // Neural-network kernels: matrix products, convolution, batch and layer norm, pooling,
-// nearest and bilinear upsampling and embedding.
+// nearest and bilinear upsampling, grid sampling, distances and embedding.
 // Semantics after ExecuTorch's portable kernels (kernels/portable/cpu/).
 #include <algorithm>
 #include <limits>
@@ -644,6 +644,153 @@ bool upsampleBilinear2d(KernelContext& c, const Args& a) {
   return true;
 }
 
+/// Distances between rows: |a - b| per element, mapped, summed (or maxed for p = inf) and
+/// finished, in the tensor's type, as the portable cdist/pdist kernels do for p = 0, 1, 2,
+/// inf and any other p.
+template <typename T>
+T rowDistance(const RunTensor& x, uint64_t a, const RunTensor& y, uint64_t b, int64_t m, T p) {
+  T agg = 0;
+  for (int64_t k = 0; k < m; ++k) {
+    const T diff = std::abs(loadAs<T>(x, a + static_cast<uint64_t>(k)) - loadAs<T>(y, b + static_cast<uint64_t>(k)));
+    if (p == T(0)) agg = agg + (diff == T(0) ? T(0) : T(1));
+    else if (p == T(1)) agg = agg + diff;
+    else if (p == T(2)) agg = agg + diff * diff;
+    else if (std::isinf(p)) agg = std::max(agg, diff);
+    else agg = agg + static_cast<T>(std::pow(diff, p));
+  }
+  if (p == T(2)) return std::sqrt(agg);
+  if (p == T(0) || p == T(1) || std::isinf(p)) return agg;
+  return static_cast<T>(std::pow(agg, 1.0 / p));
+}
+
+/// _cdist_forward (x1, x2, p, compute_mode?, out): [..., P, M] and [..., R, M], batch
+/// dimensions broadcast, into [..., P, R].
+bool cdistForward(KernelContext& c, const Args& a) {
+  RunTensor &x1 = c.tensor(a[0]), &x2 = c.tensor(a[1]), &out = c.tensor(a[4]);
+  const double p = c.scalar(a[2]);
+  if (x1.sizes.size() < 2 || x2.sizes.size() < 2 || x1.sizes.back() != x2.sizes.back())
+    return c.fail("cdist of tensors that are not [..., rows, features] with equal features");
+  if (p < 0) return c.fail("cdist with a negative p");
+  if (x1.dtype != x2.dtype || x1.dtype != out.dtype || !isFloating(out.dtype)) return c.fail("cdist of tensors of other dtypes");
+  if (!contiguousOperands(c, {&x1, &x2})) return false;
+  RunTensor b1 = x1, b2 = x2;  // the batch dimensions alone, to broadcast
+  b1.sizes.resize(x1.sizes.size() - 2);
+  b2.sizes.resize(x2.sizes.size() - 2);
+  std::vector<int64_t> batch;
+  if (!broadcastSizes(c, {&b1, &b2}, batch)) return false;
+  const int64_t P = x1.sizes[x1.sizes.size() - 2], R = x2.sizes[x2.sizes.size() - 2], M = x1.sizes.back();
+  std::vector<int64_t> sizes = batch;
+  sizes.insert(sizes.end(), {P, R});
+  if (!c.resize(out, sizes) || !contiguousOperands(c, {&out})) return false;
+  if (out.numel() == 0) return true;
+  // Batch element b of the output reads the broadcast batch elements of x1 and x2.
+  auto batchIndex = [&](const std::vector<int64_t>& at, const std::vector<int64_t>& own) {
+    int64_t k = 0;
+    const size_t skip = at.size() - own.size();
+    for (size_t d = 0; d < own.size(); ++d) k = k * own[d] + (own[d] == 1 ? 0 : at[skip + d]);
+    return k;
+  };
+  std::vector<int64_t> at(batch.size(), 0);
+  uint64_t batches = 1;
+  for (int64_t s : batch) batches *= static_cast<uint64_t>(s);
+  withComputeType(out.dtype, [&]<typename T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      for (uint64_t b = 0; b < batches; ++b, nextIndex(at, batch)) {
+        const uint64_t base1 = static_cast<uint64_t>(batchIndex(at, b1.sizes) * P * M);
+        const uint64_t base2 = static_cast<uint64_t>(batchIndex(at, b2.sizes) * R * M);
+        for (int64_t i = 0; i < P; ++i)
+          for (int64_t j = 0; j < R; ++j)
+            storeAs<T>(out, b * static_cast<uint64_t>(P * R) + static_cast<uint64_t>(i * R + j),
+                       rowDistance<T>(x1, base1 + static_cast<uint64_t>(i * M), x2, base2 + static_cast<uint64_t>(j * M), M,
+                                      static_cast<T>(p)));
+      }
+    }
+  });
+  return true;
+}
+
+/// _pdist_forward (self, p, out): the distance of every pair of rows i < j, in order.
+bool pdistForward(KernelContext& c, const Args& a) {
+  RunTensor &x = c.tensor(a[0]), &out = c.tensor(a[2]);
+  const double p = c.scalar(a[1]);
+  if (x.sizes.size() != 2) return c.fail("pdist of a tensor that is not 2-d");
+  if (p < 0) return c.fail("pdist with a negative p");
+  if (x.dtype != out.dtype || !isFloating(out.dtype)) return c.fail("pdist of tensors of other dtypes");
+  const int64_t n = x.sizes[0], m = x.sizes[1];
+  if (!contiguousOperands(c, {&x}) || !c.resize(out, {n * (n - 1) / 2})) return false;
+  withComputeType(out.dtype, [&]<typename T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      uint64_t k = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = i + 1; j < n; ++j)
+          storeAs<T>(out, k++, rowDistance<T>(x, static_cast<uint64_t>(i * m), x, static_cast<uint64_t>(j * m), m, static_cast<T>(p)));
+    }
+  });
+  return true;
+}
+
+/// grid_sampler_2d (input, grid, interpolation_mode, padding_mode, align_corners, out), as
+/// ExecuTorch's runtime samples (which agrees with PyTorch): a grid coordinate in [-1, 1] is
+/// unnormalized in float; border clips it into the image, reflection mirrors it at the image's
+/// edges (its pixel centres with align_corners) and then clips; bilinear weighs the four taps
+/// around the point, nearest rounds half to even; a tap outside the image reads 0.
+bool gridSampler2d(KernelContext& c, const Args& a) {
+  RunTensor &in = c.tensor(a[0]), &grid = c.tensor(a[1]), &out = c.tensor(a[5]);
+  const int64_t mode = c.integer(a[2]), padding = c.integer(a[3]);
+  const bool corners = c.integer(a[4]) != 0;
+  if (in.sizes.size() != 4 || grid.sizes.size() != 4 || grid.sizes[3] != 2 || grid.sizes[0] != in.sizes[0])
+    return c.fail("grid_sampler_2d of an input that is not [N, C, H, W] with a grid [N, H', W', 2]");
+  if (grid.dtype != ScalarType::Float) return c.fail("grid_sampler_2d with a grid that is not float32");
+  if (mode < 0 || mode > 1) return c.fail("grid_sampler_2d interpolation mode " + std::to_string(mode) + " (0 bilinear and 1 nearest run)");
+  if (padding < 0 || padding > 2) return c.fail("grid_sampler_2d padding mode " + std::to_string(padding));
+  if (in.dtype != out.dtype) return c.fail("grid_sampler_2d between different dtypes");
+  const int64_t N = in.sizes[0], C = in.sizes[1], H = in.sizes[2], W = in.sizes[3], OH = grid.sizes[1], OW = grid.sizes[2];
+  if (!contiguousOperands(c, {&in, &grid}) || !c.resize(out, {N, C, OH, OW}) || !contiguousOperands(c, {&out})) return false;
+  auto clip = [](float v, int64_t size) { return std::min(static_cast<float>(size - 1), std::max(v, 0.0f)); };
+  // Mirrors v into [low, high] (given doubled, so that half-pixel bounds stay integers).
+  auto reflect = [](float v, int64_t twiceLow, int64_t twiceHigh) {
+    if (twiceLow == twiceHigh) return 0.0f;
+    const float low = static_cast<float>(twiceLow) / 2, span = static_cast<float>(twiceHigh - twiceLow) / 2;
+    v = std::fabs(v - low);
+    const float extra = std::fmod(v, span);
+    const int64_t flips = integerFrom<int64_t>(std::floor(v / span));
+    return flips % 2 == 0 ? extra + low : span - extra + low;
+  };
+  auto source = [&](float v, int64_t size) {
+    v = corners ? ((v + 1.0f) / 2.0f) * static_cast<float>(size - 1) : ((v + 1.0f) * static_cast<float>(size) - 1.0f) / 2.0f;
+    if (padding == 1) return clip(v, size);
+    if (padding == 2) return clip(corners ? reflect(v, 0, 2 * (size - 1)) : reflect(v, -1, 2 * size - 1), size);
+    return v;
+  };
+  withComputeType(out.dtype, [&]<typename T>() {
+    using U = std::conditional_t<std::is_same_v<T, bool>, int64_t, T>;
+    auto pixel = [&](int64_t n, int64_t ch, int64_t y, int64_t x) -> U {
+      if (y < 0 || y >= H || x < 0 || x >= W) return U(0);
+      return loadAs<U>(in, static_cast<uint64_t>(((n * C + ch) * H + y) * W + x));
+    };
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t h = 0; h < OH; ++h)
+          for (int64_t w = 0; w < OW; ++w) {
+            const uint64_t g = static_cast<uint64_t>(((n * OH + h) * OW + w) * 2);
+            const float gx = loadAs<float>(grid, g), gy = loadAs<float>(grid, g + 1);
+            const float fx = source(gx, W), fy = source(gy, H);
+            U v;
+            if (mode == 0) {
+              const int64_t x0 = integerFrom<int64_t>(std::floor(fx)), y0 = integerFrom<int64_t>(std::floor(fy));
+              const float lx = fx - static_cast<float>(x0), ly = fy - static_cast<float>(y0);
+              const float wnw = (1.0f - lx) * (1.0f - ly), wne = lx * (1.0f - ly), wsw = (1.0f - lx) * ly, wse = lx * ly;
+              v = static_cast<U>(pixel(n, ch, y0, x0) * wnw + pixel(n, ch, y0, x0 + 1) * wne + pixel(n, ch, y0 + 1, x0) * wsw +
+                                 pixel(n, ch, y0 + 1, x0 + 1) * wse);
+            } else {
+              v = pixel(n, ch, integerFrom<int64_t>(std::nearbyint(fy)), integerFrom<int64_t>(std::nearbyint(fx)));
+            }
+            storeAs<U>(out, static_cast<uint64_t>(((n * C + ch) * OH + h) * OW + w), v);
+          }
+  });
+  return true;
+}
+
 }  // namespace
 
 void addNeuralNetKernels(KernelTable& k) {
@@ -661,6 +808,9 @@ void addNeuralNetKernels(KernelTable& k) {
   k["aten::avg_pool2d.out"] = avgPool2d;
   k["aten::upsample_nearest2d.vec_out"] = upsampleNearest2d;
   k["aten::upsample_bilinear2d.vec_out"] = upsampleBilinear2d;
+  k["aten::_cdist_forward.out"] = cdistForward;
+  k["aten::_pdist_forward.out"] = pdistForward;
+  k["aten::grid_sampler_2d.out"] = gridSampler2d;
 }
 
 }  // namespace lstudio::run::kernels
