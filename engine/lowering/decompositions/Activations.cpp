@@ -105,6 +105,55 @@ void dropout(Rewrite& r) {
 
 }  // namespace
 
+/// threshold(x, threshold, value) = where(x <= threshold, value, x).
+void threshold(Rewrite& r) {
+  TensorRef below = r.op("aten.le.Scalar", {self(r), TensorRef{r.arg("threshold")}});
+  TensorRef value = r.op("aten.scalar_tensor.default", {TensorRef{r.arg("value")}, r.tensor("self").dtype, int64_t(0), "cpu"});
+  r.finish("aten.where.self", {below, value, self(r)});
+}
+
+/// hardshrink(x, lambd) = where(|x| <= lambd, 0, x).
+void hardshrink(Rewrite& r) {
+  TensorRef mag = r.op("aten.abs.default", {self(r)});
+  TensorRef small = r.op("aten.le.Scalar", {mag, scalarOr(r, "lambd", 0.5)});
+  TensorRef zero = r.op("aten.scalar_tensor.default", {int64_t(0), r.tensor("self").dtype, int64_t(0), "cpu"});
+  r.finish("aten.where.self", {small, zero, self(r)});
+}
+
+/// log_sigmoid(x) = min(0, x) - log1p(exp(-|x|)).
+void logSigmoid(Rewrite& r) {
+  if (!floatingSelf(r)) return r.fail("log_sigmoid on a tensor that is not float32 or float64 is not decomposed yet");
+  const ScalarType dtype = r.tensor("self").dtype;
+  const std::vector<TensorSpec> scalar{denseSpec(dtype, {})};
+  TensorRef zero = r.op("aten.full.default", {std::vector<int64_t>{}, int64_t(0), dtype, int64_t(0), "cpu", false}, &scalar);
+  TensorRef lower = r.op("aten.minimum.default", {zero, self(r)});
+  TensorRef mag = r.op("aten.abs.default", {self(r)});
+  TensorRef e = r.op("aten.exp.default", {r.op("aten.neg.default", {mag})});
+  r.finish("aten.sub.Tensor", {lower, r.op("aten.log1p.default", {e})});
+}
+
+/// celu(x, alpha) = where(x > 0, x, alpha * expm1(x / alpha)); without an alpha, expm1(x).
+/// torch.export leaves out an argument equal to its default, so alpha = 1 is "without".
+void celu(Rewrite& r) {
+  if (!floatingSelf(r)) return r.fail("celu on a tensor that is not float32 or float64 is not decomposed yet");
+  TensorRef rhs;
+  if (r.isNone("alpha") || r.number("alpha") == 1.0) {
+    rhs = r.op("aten.expm1.default", {self(r)});
+  } else {
+    BuildArg alpha = TensorRef{r.arg("alpha")};
+    TensorRef e = r.op("aten.expm1.default", {r.op("aten.div.Tensor", {self(r), alpha})});
+    rhs = r.op("aten.mul.Tensor", {e, alpha});
+  }
+  TensorRef positive = r.op("aten.gt.Scalar", {self(r), int64_t(0)});
+  r.finish("aten.where.self", {positive, self(r), rhs});
+}
+
+/// relu6(x) = hardtanh(x, 0, 6).
+void relu6(Rewrite& r) { r.finish("aten.hardtanh.default", {self(r), int64_t(0), int64_t(6)}); }
+
+/// selu(x) = elu(x, alpha, scale) with SELU's two constants.
+void selu(Rewrite& r) { r.finish("aten.elu.default", {self(r), 1.6732632423543772, 1.0507009873554805}); }
+
 void registerActivationRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::silu.default", silu},
                      {"aten::hardsigmoid.default", hardsigmoid},
@@ -115,7 +164,13 @@ void registerActivationRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::prelu.default", prelu},
                      {"aten::softmax.int", softmax},
                      {"aten::log_softmax.int", logSoftmax},
-                     {"aten::dropout.default", dropout}});
+                     {"aten::dropout.default", dropout},
+                     {"aten::threshold.default", threshold},
+                     {"aten::hardshrink.default", hardshrink},
+                     {"aten::log_sigmoid.default", logSigmoid},
+                     {"aten::celu.default", celu},
+                     {"aten::selu.default", selu},
+                     {"aten::relu6.default", relu6}});
 }
 
 }  // namespace lstudio::decompositions

@@ -484,6 +484,97 @@ void pixelShuffle(Rewrite& r) {
   r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
 }
 
+/// pixel_unshuffle(x, r): [..., C, H*r, W*r] viewed as [..., C, H, r, W, r], permuted to
+/// [..., C, r, r, H, W], reshaped to [..., C*r*r, H, W] and cloned (torch's reference).
+void pixelUnshuffle(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  const int64_t f = r.integer("downscale_factor").value_or(1);
+  const size_t n = x.sizes.size();
+  auto symbolic = [&](size_t d) { return d < x.symbols.size() && !x.symbols[d].empty(); };
+  if (n < 3 || symbolic(n - 3) || symbolic(n - 2) || symbolic(n - 1) || !isContiguous(x) || f <= 0 ||
+      x.sizes[n - 2] % f || x.sizes[n - 1] % f)
+    return r.fail("pixel_unshuffle of this input (fewer than 3 dimensions, symbolic channels or pixels, strided or pixels not a multiple of the factor) is not decomposed yet");
+  std::vector<SizeRef> batch = r.sizes(r.arg("self"), 0, n - 3), split = batch, out = batch;
+  std::vector<int64_t> perm;
+  const int64_t c = x.sizes[n - 3], h = x.sizes[n - 2] / f, w = x.sizes[n - 1] / f;
+  for (int64_t s : {c, h, f, w, f}) split.push_back(SizeRef{s});
+  for (size_t d = 0; d < batch.size(); ++d) perm.push_back(static_cast<int64_t>(d));
+  const int64_t b = static_cast<int64_t>(batch.size());
+  perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
+  for (int64_t s : {c * f * f, h, w}) out.push_back(SizeRef{s});
+  const std::vector<TensorSpec> splitSpec{Rewrite::contiguousSpec(x.dtype, split)};
+  TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split}, &splitSpec);
+  TensorRef p = r.op("aten.permute.default", {v, perm});
+  TensorRef shaped = reshape(r, p.id, out);
+  r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
+}
+
+/// nan_to_num(x, nan, posinf, neginf): NaN, then -inf, then +inf replaced, each by a where
+/// on the original x (defaults 0 and the dtype's lowest and largest finite values).
+void nanToNum(Rewrite& r) {
+  const ScalarType dtype = r.tensor("self").dtype;
+  if (dtype != ScalarType::Float && dtype != ScalarType::Double)
+    return r.fail("nan_to_num of a tensor that is not float32 or float64 is not decomposed yet");
+  const double lowest = dtype == ScalarType::Float ? std::numeric_limits<float>::lowest() : std::numeric_limits<double>::lowest();
+  const double largest = dtype == ScalarType::Float ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  auto replacement = [&](const char* name, double fallback) {
+    return r.op("aten.scalar_tensor.default", {orDefault(r, name, fallback), dtype, int64_t(0), "cpu"});
+  };
+  TensorRef nan = r.op("aten.isnan.default", {argRef(r, "self")});
+  TensorRef y = r.op("aten.where.self", {nan, replacement("nan", 0.0), argRef(r, "self")});
+  TensorRef neg = r.op("aten.eq.Scalar", {argRef(r, "self"), -std::numeric_limits<double>::infinity()});
+  y = r.op("aten.where.self", {neg, replacement("neginf", lowest), y});
+  TensorRef pos = r.op("aten.eq.Scalar", {argRef(r, "self"), std::numeric_limits<double>::infinity()});
+  r.finish("aten.where.self", {pos, replacement("posinf", largest), y});
+}
+
+/// trace(x) = sum of the diagonal, copied first (torch's diag).
+void trace(Rewrite& r) {
+  if (r.tensor("self").sizes.size() != 2) return r.fail("trace of a tensor that is not 2-d");
+  const TensorSpec x = r.tensor("self");
+  if (hasSymbols(x)) return r.fail("trace of a tensor with dynamic dimensions is not decomposed yet");
+  const std::vector<TensorSpec> diagonal{denseSpec(x.dtype, {std::min(x.sizes[0], x.sizes[1])})};
+  TensorRef d = r.op("aten.diagonal.default", {argRef(r, "self")}, &diagonal);
+  TensorRef copy = r.op("aten.clone.default", {d}, &diagonal);
+  r.finish("aten.sum.dim_IntList", {copy, std::vector<int64_t>{}});
+}
+
+/// diff(x, n=1, dim): x[1:] - x[:-1] along dim, as two slices (without prepend or append).
+void diff(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  if (r.integer("n").value_or(1) != 1 || !r.isNone("prepend") || !r.isNone("append"))
+    return r.fail("diff with n other than 1, prepend or append is not decomposed yet");
+  if (x.sizes.empty()) return r.fail("diff of a 0-d tensor");
+  const int64_t dim = wrapDim(r.integer("dim").value_or(-1), x.sizes.size());
+  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+  if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
+    return r.fail("diff along a dynamic dimension is not decomposed yet");
+  const int64_t length = x.sizes[dim];
+  TensorRef before = r.op("aten.slice.Tensor", {argRef(r, "self"), dim, int64_t(0), length - 1});
+  TensorRef after = r.op("aten.slice.Tensor", {argRef(r, "self"), dim, int64_t(1), length});
+  r.finish("aten.sub.Tensor", {after, before});
+}
+
+/// clamp_min(x, min) = clamp(x, min); expand_as(x, other) = expand(x, other's sizes).
+void clampMin(Rewrite& r) { r.finish("aten.clamp.default", {argRef(r, "self"), argRef(r, "min")}); }
+void expandAs(Rewrite& r) {
+  const size_t rank = r.tensor("other").sizes.size();
+  r.finish("aten.expand.default", {argRef(r, "self"), r.sizes(r.arg("other"), 0, rank)});
+}
+
+/// grid_sampler on a 4-d input is grid_sampler_2d (same arguments).
+void gridSampler(Rewrite& r) {
+  if (r.tensor("input").sizes.size() != 4) return r.fail("grid_sampler of a 5-d input (grid_sampler_3d) is not decomposed yet");
+  r.retarget("torch.ops.aten.grid_sampler_2d.default");
+}
+
+/// cdist(x1, x2, p, compute_mode) -> _cdist_forward with the same arguments; pdist(x, p) ->
+/// _pdist_forward (torch's decomposition for the inputs that need no gradient).
+void cdist(Rewrite& r) {
+  r.finish("aten._cdist_forward.default", {argRef(r, "x1"), argRef(r, "x2"), orDefault(r, "p", 2.0), argRef(r, "compute_mode")});
+}
+void pdist(Rewrite& r) { r.finish("aten._pdist_forward.default", {argRef(r, "self"), orDefault(r, "p", 2.0)}); }
+
 /// cosine_similarity(x1, x2, dim, eps) = sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps), dim),
 /// the norms as ExecuTorch's table decomposes linalg_vector_norm (ATen divides x2 first).
 void cosineSimilarity(Rewrite& r) {
@@ -595,6 +686,15 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::tril.default", tril},
                      {"aten::linalg_vector_norm.default", vectorNorm},
                      {"aten::pixel_shuffle.default", pixelShuffle},
+                     {"aten::pixel_unshuffle.default", pixelUnshuffle},
+                     {"aten::grid_sampler.default", gridSampler},
+                     {"aten::cdist.default", cdist},
+                     {"aten::nan_to_num.default", nanToNum},
+                     {"aten::trace.default", trace},
+                     {"aten::diff.default", diff},
+                     {"aten::clamp_min.default", clampMin},
+                     {"aten::expand_as.default", expandAs},
+                     {"aten::pdist.default", pdist},
                      {"aten::cosine_similarity.default", cosineSimilarity},
                      {"aten::__and__.Tensor", bitwiseAnd},
                      {"aten::floor_divide.default", floorDivide},
