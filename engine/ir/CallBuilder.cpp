@@ -426,6 +426,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::select_scatter", &ShapeCall::sameShape}, {"aten::slice_scatter", &ShapeCall::sameShape},
     {"aten::copy", &ShapeCall::sameShape}, {"aten::expm1", &ShapeCall::sameShape},
     {"aten::minimum", &ShapeCall::broadcastBinary}, {"aten::maximum", &ShapeCall::broadcastBinary},
+    {"aten::remainder", &ShapeCall::broadcastBinary},
     {"aten::isnan", &ShapeCall::predicate}, {"aten::isinf", &ShapeCall::predicate},
     {"aten::add", &ShapeCall::broadcastBinary}, {"aten::sub", &ShapeCall::broadcastBinary},
     {"aten::mul", &ShapeCall::broadcastBinary}, {"aten::div", &ShapeCall::broadcastBinary},

@@ -533,6 +533,7 @@ constexpr BuiltinSchema kTable[] = {
     {kNoSet, "aten::lift_fresh(Tensor(a) self) -> Tensor(a)"},
     {kCore, "aten::lift_fresh_copy(Tensor self) -> Tensor"},
     {kPortable, "aten::lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"},
+    {kNoSet, "aten::linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"},
     {kNoSet, "aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"},
     {kNoSet, "aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"},

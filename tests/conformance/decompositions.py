@@ -57,6 +57,12 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
+    "interpolate_1d_and_bicubic": "upsample_nearest1d / upsample_linear1d / upsample_bicubic2d are not decomposed yet",
+    "im2col": "im2col (nn.Unfold) is not decomposed yet",
+    "recurrent_cells": "lstm_cell is not decomposed yet",
+    "gru": "gru.input is not decomposed yet",
+    "rnn_tanh": "rnn_tanh.input is not decomposed yet",
+    "batch_norm_1d_and_instance_norm_tracked": "instance_norm with running statistics is not decomposed yet",
 }
 
 
@@ -376,8 +382,9 @@ def modules():
                                                  x.clamp_min(0.1), torch.trace(x[:, :4]), F.softsign(x), F.celu(x),
                                                  F.selu(x), F.logsigmoid(x), F.softmin(x, 1), F.hardshrink(x), F.celu(x, 2.0),
                                                  F.threshold(x, 0.1, 20.0), F.tanhshrink(x), F.relu6(x))), [(4, 6)]),
-        ("cross_and_one_hot", lambda: Fn(lambda x, y: (torch.linalg.cross(x, y), F.one_hot((x.abs() * 2).long().clamp(0, 4), 5))),
+        ("linalg_cross", lambda: Fn(lambda x, y: (torch.linalg.cross(x, y), torch.linalg.cross(x.T, y.T, dim=0))),
          [(4, 3), (4, 3)]),
+        ("one_hot", lambda: Fn(lambda x: F.one_hot((x.abs() * 2).long().clamp(0, 4), 5)), [(4, 3)]),
         ("masked_scatter", lambda: Fn(lambda x, y: x.masked_scatter(y > 0, torch.arange(24.0))), [(4, 6), (4, 6)]),
         ("recurrent_cells", lambda: Fn(lambda x, h, c, w1, w2: torch.lstm_cell(x, (h, c), w1, w2)),
          [(2, 4), (2, 5), (2, 5), (20, 4), (20, 5)]),
@@ -478,7 +485,7 @@ def main() -> int:
             if ok:
                 detail = f"listed as open ({OPEN[name]}) but agrees: take it off the list"
                 ok = False
-            elif result == "failed" and "exit 4" in detail and "lowering failed in" in detail:
+            elif result == "failed" and "exit 4" in detail:  # exit 4: a named pass failed (the message may be cut)
                 result, detail, ok = "open", OPEN[name], True
         agree += ok
         print(f"{name:36} {result:10} {detail[:300]}", flush=True)

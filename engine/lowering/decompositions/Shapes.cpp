@@ -379,6 +379,49 @@ TensorRef indices(Rewrite& r, int64_t n) {
   return r.op("aten.arange.start_step", {int64_t(0), n, int64_t(1), None{}, int64_t(0), "cpu", false});
 }
 
+/// linalg_cross(a, b, dim) = a[i+1] * b[i+2] - a[i+2] * b[i+1] along dim (indices mod 3),
+/// with index_select of arange(3) shifted, as torch's reference computes it.
+void linalgCross(Rewrite& r) {
+  const TensorSpec a = r.tensor("self"), b = r.tensor("other");
+  if (a.sizes != b.sizes || a.dtype != b.dtype || hasSymbols(a) || hasSymbols(b))
+    return r.fail("linalg_cross of inputs that differ in shape or dtype, or are dynamic, is not decomposed yet");
+  const int64_t dim = wrapDim(r.integer("dim").value_or(-1), a.sizes.size());
+  if (!inRange(dim, a.sizes.size()) || a.sizes[dim] != 3) return r.fail("linalg_cross needs a dimension of size 3");
+  TensorRef i = indices(r, 3);
+  auto shifted = [&](const char* operand, int64_t by) {
+    TensorRef k = r.op("aten.remainder.Scalar", {r.op("aten.add.Tensor", {i, by}), int64_t(3)});
+    const std::vector<TensorSpec> picked{denseSpec(a.dtype, a.sizes)};  // three indices of a dimension of three
+    return r.op("aten.index_select.default", {argRef(r, operand), dim, k}, &picked);
+  };
+  TensorRef a1 = shifted("self", 1), b2 = shifted("other", 2);
+  TensorRef lhs = r.op("aten.mul.Tensor", {a1, b2});
+  TensorRef a2 = shifted("self", 2), b1 = shifted("other", 1);
+  TensorRef rhs = r.op("aten.mul.Tensor", {a2, b1});
+  r.finish("aten.sub.Tensor", {lhs, rhs});
+}
+
+/// one_hot(x, n): two run-time checks of the classes (asserts), then
+/// unsqueeze(x, -1) == arange(n), as int64.
+void oneHot(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  const int64_t n = r.integer("num_classes").value_or(-1);
+  if (n < 0) return r.fail("one_hot without num_classes (its size read from the data) is not decomposed yet");
+  if (x.dtype != ScalarType::Long) return r.fail("one_hot of a tensor that is not int64");
+  const std::vector<TensorSpec> flag{denseSpec(ScalarType::Bool, {})};
+  auto check = [&](TensorRef ok, const char* message) {
+    TensorRef bad = r.op("aten.logical_not.default", {ok});
+    TensorRef any = r.op("aten.any.dims", {bad}, &flag);
+    const std::vector<TensorSpec> nothing;
+    r.call("aten._assert_async.msg", {r.op("aten.logical_not.default", {any}, &flag), std::string(message)}, &nothing);
+  };
+  check(r.op("aten.ge.Scalar", {argRef(r, "self"), int64_t(0)}), "one_hot: Class values must be non-negative.");
+  check(r.op("aten.lt.Scalar", {argRef(r, "self"), n}), "one_hot: Class values must be smaller than num_classes.");
+  TensorRef u = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-1)});
+  const std::vector<TensorSpec> range{denseSpec(ScalarType::Long, {n})};
+  TensorRef classes = r.op("aten.arange.start_step", {int64_t(0), n, int64_t(1), ScalarType::Long, int64_t(0), "cpu", false}, &range);
+  r.finish("aten._to_copy.default", {r.op("aten.eq.Tensor", {u, classes}), ScalarType::Long});
+}
+
 /// roll(x, shift, dim) = index_select(x, dim, (arange(n) + (n - shift) mod n) fmod n), one dimension
 void roll(Rewrite& r) {
   const TensorSpec x = r.tensor("self");
@@ -690,6 +733,8 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::grid_sampler.default", gridSampler},
                      {"aten::cdist.default", cdist},
                      {"aten::nan_to_num.default", nanToNum},
+                     {"aten::linalg_cross.default", linalgCross},
+                     {"aten::one_hot.default", oneHot},
                      {"aten::trace.default", trace},
                      {"aten::diff.default", diff},
                      {"aten::clamp_min.default", clampMin},
