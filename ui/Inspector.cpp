@@ -56,6 +56,7 @@ QString where(const TensorSpec& t, const MemoryPlanReport* plan, ValueId v) {
   }
   if (t.slot) {
     s += QString(" — mem_id %1, offset %2").arg(t.slot->memId).arg(t.slot->offset);
+    if (!t.device.isCpu()) s += QString(", on %1").arg(QString::fromStdString(t.device.name()));
     if (plan)
       for (const PlannedTensor& p : plan->tensors)
         if (p.value == v) {
@@ -63,6 +64,7 @@ QString where(const TensorSpec& t, const MemoryPlanReport* plan, ValueId v) {
           break;
         }
   }
+  if (!t.slot && !t.device.isCpu()) s += QString(" — on %1").arg(QString::fromStdString(t.device.name()));
   if (t.viewOf != kNoValue) s += QString(" (a view sharing its base's bytes)");
   return s;
 }

@@ -190,7 +190,11 @@ void MemoryPlanView::showLayout(std::shared_ptr<const PlanLayout> layout) {
   laneCombo_->blockSignals(true);
   laneCombo_->clear();
   for (const PlanLane& l : layout_->lanes)
-    laneCombo_->addItem(tr("mem_id %1 \u2014 %2").arg(l.memId).arg(bytesText(l.arena.size)));
+    laneCombo_->addItem(l.device.isCpu()
+                            ? tr("mem_id %1 \u2014 %2").arg(l.memId).arg(bytesText(l.arena.size))
+                            : tr("mem_id %1 on %2 \u2014 %3")
+                                  .arg(l.memId)
+                                  .arg(QString::fromStdString(l.device.name()), bytesText(l.arena.size)));
   laneCombo_->setCurrentIndex(0);
   laneCombo_->blockSignals(false);
   for (QWidget* w : {static_cast<QWidget*>(laneCombo_), static_cast<QWidget*>(colorCombo_), static_cast<QWidget*>(fitButton_)})

@@ -138,6 +138,7 @@ void RectCollector::addLaneOf(uint32_t memId) {
   PlanLane lane;
   lane.memId = memId;
   lane.arena.memId = memId;
+  if (memId < m_.arenaDevices.size()) lane.device = m_.arenaDevices[memId];
   for (const ArenaStats& a : L_.report.arenas)
     if (a.memId == memId) lane.arena = a;
   L_.lanes.push_back(std::move(lane));

@@ -36,6 +36,7 @@ struct PlanBucket {
 
 struct PlanLane {
   uint32_t memId = 0;
+  Device device;  ///< where the arena is (non_const_buffer_device); CPU memory by default
   ArenaStats arena;
   uint64_t extent = 0;  ///< max(arena size, high water): the lane's full height in bytes
   std::vector<PlanBucket> buckets;

@@ -23,12 +23,13 @@
 // safe: the mapping keeps the old file's bytes until the Program goes away.
 //
 // Per tensor: extra_tensor_info (location, fully_qualified_name) whenever the
-// spec is external or has an fqn; allocation_info with the 64-bit offset split
+// spec is external, has an fqn or is on a device; allocation_info with the 64-bit offset split
 // low/high; a contiguous dim_order when the spec has none (the runtime needs
 // one per dimension; the report counts them). Stack traces: when any node has
 // one, every chain carries one FrameList per instruction (ExecuTorch's
-// emit_stacktrace). Program.version is 0; ExtraTensorInfo device fields and
-// non_const_buffer_device keep their defaults (CPU), which the IR cannot express.
+// emit_stacktrace). Program.version is 0. A tensor on another device
+// (TensorSpec::device) gets extra_tensor_info with its device_type/index, and a
+// method with arenas on a device lists them in non_const_buffer_device.
 //
 // Not in the .pte schema, so not written: node names, targets, argument
 // names, debug handles and module stacks, strides and symbols of tensor

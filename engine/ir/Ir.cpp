@@ -1,5 +1,8 @@
 #include "engine/ir/Ir.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace lstudio {
 
 const char* tensorStorageName(TensorStorage s) {
@@ -11,6 +14,31 @@ const char* tensorStorageName(TensorStorage s) {
     case TensorStorage::Mutable: return "mutable";
   }
   return "?";
+}
+
+std::string Device::name() const {
+  std::string base = type == DeviceType::Cuda ? "cuda" : "cpu";
+  return isCpu() ? base : base + ":" + std::to_string(index);
+}
+
+std::optional<Device> parseDevice(const std::string& text) {
+  std::string s;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  Device d;
+  size_t colon = s.find(':');
+  std::string type = s.substr(0, colon);
+  if (colon != std::string::npos) {
+    std::string digits = s.substr(colon + 1);
+    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+    int index = std::stoi(digits);
+    if (index > 127) return std::nullopt;
+    d.index = static_cast<int8_t>(index);
+  }
+  if (type == "cpu") d.type = DeviceType::Cpu;
+  else if (type == "cuda") d.type = DeviceType::Cuda;
+  else return std::nullopt;
+  return d;
 }
 
 const char* valueKindName(ValueKind k) {

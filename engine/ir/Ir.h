@@ -10,6 +10,7 @@
 // Bytes spans into a memory-mapped file that the Program keeps alive.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +53,23 @@ struct PlannedSlot {
   uint64_t offset = 0;
 };
 
+/// Where a tensor's memory is (ExecuTorch's DeviceType and device index): a
+/// delegate's "target_device" compile spec puts the tensors it reads and
+/// writes there (PropagateDevicePass); everything else is on the CPU.
+enum class DeviceType : uint8_t { Cpu = 0, Cuda = 1 };
+struct Device {
+  DeviceType type = DeviceType::Cpu;
+  int8_t index = 0;
+  bool isCpu() const { return type == DeviceType::Cpu && index == 0; }
+  bool operator==(const Device&) const = default;
+  auto operator<=>(const Device&) const = default;
+  /// "cpu", "cuda:0"
+  std::string name() const;
+};
+/// Parses a target_device value as ExecuTorch does ("cuda", "CUDA:1"); nullopt
+/// for a device type the schema does not have.
+std::optional<Device> parseDevice(const std::string& text);
+
 /// Where a constant's bytes come from inside a .pte.
 enum class ConstantSource : uint8_t { None, ConstantBuffer, ConstantSegment, MutableSegment, External };
 
@@ -69,6 +87,7 @@ struct TensorSpec {
   int32_t storageOffset = 0;
   int8_t layout = 0;
   bool requiresGrad = false;
+  Device device;  ///< extra_tensor_info.device_type / device_index
 
   std::optional<PlannedSlot> slot;  ///< set when memory-planned
   /// A view sharing the storage of another value (ReplaceViewCopyWithViewPass);
@@ -268,6 +287,9 @@ struct Method {
   std::vector<Delegate> delegates;
   /// Arena size per mem_id as stored (entry 0 unused); empty before planning.
   std::vector<int64_t> nonConstBufferSizes;
+  /// The device of each arena (non_const_buffer_device), by mem_id; empty when every
+  /// arena is CPU memory, as ExecuTorch writes it then.
+  std::vector<Device> arenaDevices;
   GraphSignature signature;
   std::string encodedInputSpec;   ///< pytree spec strings (ContainerMetadata)
   std::string encodedOutputSpec;

@@ -133,6 +133,7 @@ class MethodEmitter {
     Method out;
     out.name = in_.name;
     out.nonConstBufferSizes = in_.nonConstBufferSizes;
+    out.arenaDevices = in_.arenaDevices;
     out.chainCount = 1;
     out.values.reserve(order_.size());
     for (ValueId v : order_) {

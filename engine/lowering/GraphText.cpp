@@ -39,6 +39,7 @@ std::string valueRef(const Method& m, ValueId v) {
 
 std::string spec(const TensorSpec& t) {
   std::string s = t.shapeString();
+  if (!t.device.isCpu()) s += " on " + t.device.name();
   if (t.slot) s += "@" + std::to_string(t.slot->memId) + ":" + std::to_string(t.slot->offset);
   if (t.viewOf != kNoValue) s += " view";
   if (t.external) s += " in " + (t.constantTag.empty() ? std::string("a .ptd") : t.constantTag + ".ptd");
@@ -129,7 +130,10 @@ std::string graphText(const Method& m) {
   o << ")\n";
   if (m.nonConstBufferSizes.size() > 1) {
     o << "  arenas:";
-    for (size_t i = 1; i < m.nonConstBufferSizes.size(); ++i) o << " mem_id " << i << " = " << m.nonConstBufferSizes[i] << " bytes";
+    for (size_t i = 1; i < m.nonConstBufferSizes.size(); ++i) {
+      o << " mem_id " << i << " = " << m.nonConstBufferSizes[i] << " bytes";
+      if (i < m.arenaDevices.size() && !m.arenaDevices[i].isCpu()) o << " on " << m.arenaDevices[i].name();
+    }
     o << "\n";
   }
   // The branches control flow calls, each a graph of its own.

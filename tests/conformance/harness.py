@@ -137,7 +137,8 @@ class PteView:
                 # A planned tensor with data: an initial value in mutable_data_segments.
                 t["data"] = digest(self.mutable(idx, nbytes) if a else self.constant(idx, nbytes))
             if e:
-                t["extra"] = (e.get("location"), e.get("fully_qualified_name"), e.get("mutable_data_segments_idx"))
+                t["extra"] = (e.get("location"), e.get("fully_qualified_name"), e.get("mutable_data_segments_idx"),
+                              e.get("device_type"), e.get("device_index"))
             return ("T", json.dumps(t, sort_keys=True))
         if kind in ("Int", "Bool", "Double", "String"):
             return (kind, list(val.values())[0] if val else None)
@@ -179,6 +180,7 @@ class PteView:
                 "outputs": [self.canon_value(plan, int(i)) for i in plan.get("outputs", [])],
                 "instructions": instrs,
                 "arenas": [int(x) for x in plan.get("non_const_buffer_sizes", [])],
+                "arena_devices": plan.get("non_const_buffer_device", []),
                 "container": plan.get("container_meta_type", {}),
             }
         named = {}

@@ -91,6 +91,20 @@ Status ProgramReader::readMethod(const fb::ExecutionPlan* plan, uint32_t index, 
       m.nonConstBufferSizes.push_back(sizes->Get(i));
     }
   }
+  if (auto* devices = plan->non_const_buffer_device()) {
+    for (uint32_t i = 0; i < devices->size(); ++i) {
+      const auto* d = devices->Get(i);
+      const std::string w = mname + ".non_const_buffer_device[" + std::to_string(i) + "]";
+      if (d->buffer_idx() < 1 || static_cast<size_t>(d->buffer_idx()) >= m.nonConstBufferSizes.size())
+        return err(ErrorCode::OutOfRange, d, w + ".buffer_idx",
+                   "a mem_id of non_const_buffer_sizes (1.." + std::to_string(m.nonConstBufferSizes.size()) + ")",
+                   std::to_string(d->buffer_idx()));
+      auto device = readDevice(d, static_cast<int>(d->device_type()), d->device_index(), w);
+      if (!device) return device.error();
+      if (m.arenaDevices.empty()) m.arenaDevices.resize(m.nonConstBufferSizes.size());
+      m.arenaDevices[static_cast<size_t>(d->buffer_idx())] = *device;
+    }
+  }
   if (auto* ops = plan->operators()) {
     for (uint32_t i = 0; i < ops->size(); ++i) {
       auto* o = ops->Get(i);

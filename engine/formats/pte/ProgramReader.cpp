@@ -200,6 +200,9 @@ Status ProgramReader::readTensor(const fb::Tensor* t, const Method& m, const std
     }
     if (spec.slot && spec.dataBufferIndex > 0 && x->mutable_data_segments_idx() != 0)
       spec.mutableSegmentIndex = x->mutable_data_segments_idx();
+    auto device = readDevice(x, static_cast<int>(x->device_type()), x->device_index(), where + ".extra_tensor_info");
+    if (!device) return device.error();
+    spec.device = *device;
   }
   if (spec.external) return Ok{};
   if (spec.dataBufferIndex == 0) return Ok{};

@@ -47,6 +47,14 @@ class ProgramReader {
                  std::to_string(alignof(T)) + "-byte aligned", "a misaligned vector");
     return Ok{};
   }
+  /// A DeviceType and device index as stored (extra_tensor_info, non_const_buffer_device):
+  /// flatbuffers does not check that an enum holds one of its values.
+  Result<Device> readDevice(const void* at, int type, int index, const std::string& what) const {
+    if (type != static_cast<int>(DeviceType::Cpu) && type != static_cast<int>(DeviceType::Cuda))
+      return err(ErrorCode::Invalid, at, what + ".device_type", "CPU (0) or CUDA (1)", std::to_string(type));
+    if (index < 0) return err(ErrorCode::Invalid, at, what + ".device_index", ">= 0", std::to_string(index));
+    return Device{static_cast<DeviceType>(type), static_cast<int8_t>(index)};
+  }
   Bytes bytesAt(uint64_t absOffset, uint64_t size) const {
     return Bytes{p_.backing->data() + absOffset, size, absOffset};
   }

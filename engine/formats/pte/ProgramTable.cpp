@@ -209,12 +209,16 @@ class ProgramEmitter {
       alloc = a.Finish();
     }
     flatbuffers::Offset<fb::ExtraTensorInfo> extra = 0;
-    if (t.external || !t.fqn.empty()) {
-      auto fqn = str(fbb, t.fqn);
+    // ExecuTorch gives a tensor extra_tensor_info for a name, a .ptd, or a device.
+    if (t.external || !t.fqn.empty() || !t.device.isCpu()) {
+      flatbuffers::Offset<flatbuffers::String> fqn = 0;
+      if (t.external || !t.fqn.empty()) fqn = str(fbb, t.fqn);
       fb::ExtraTensorInfoBuilder e(fbb);
       e.add_mutable_data_segments_idx(0);
-      e.add_fully_qualified_name(fqn);
+      if (!fqn.IsNull()) e.add_fully_qualified_name(fqn);
       e.add_location(t.external ? fb::TensorDataLocation::EXTERNAL : fb::TensorDataLocation::SEGMENT);
+      e.add_device_type(static_cast<fb::DeviceType>(t.device.type));
+      e.add_device_index(t.device.index);
       extra = e.Finish();
     }
     fb::TensorBuilder b(fbb);
@@ -521,6 +525,24 @@ class ProgramEmitter {
         return plan_.error(ErrorCode::Invalid, w + ".nonConstBufferSizes[" + std::to_string(i) + "]", ">= 0",
                            std::to_string(m.nonConstBufferSizes[i]));
     auto sizesVec = vec(fbb, m.nonConstBufferSizes);
+    // non_const_buffer_device: one entry per arena not in CPU memory, none at all
+    // for a CPU-only method (ExecuTorch's _build_non_const_buffer_device).
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::NonConstBufferDevice>>> devicesVec = 0;
+    if (std::any_of(m.arenaDevices.begin(), m.arenaDevices.end(), [](const Device& d) { return !d.isCpu(); })) {
+      std::vector<flatbuffers::Offset<fb::NonConstBufferDevice>> devices;
+      for (size_t i = 0; i < m.arenaDevices.size(); ++i) {
+        if (m.arenaDevices[i].isCpu()) continue;
+        if (i >= m.nonConstBufferSizes.size())
+          return plan_.error(ErrorCode::Invalid, w + ".arenaDevices[" + std::to_string(i) + "]",
+                             "an arena of non_const_buffer_sizes", "mem_id " + std::to_string(i));
+        fb::NonConstBufferDeviceBuilder d(fbb);
+        d.add_buffer_idx(static_cast<int32_t>(i));
+        d.add_device_type(static_cast<fb::DeviceType>(m.arenaDevices[i].type));
+        d.add_device_index(m.arenaDevices[i].index);
+        devices.push_back(d.Finish());
+      }
+      devicesVec = fbb.CreateVector(devices);
+    }
     fb::ExecutionPlanBuilder plan(fbb);
     plan.add_name(name);
     plan.add_container_meta_type(meta);
@@ -531,6 +553,7 @@ class ProgramEmitter {
     plan.add_operators(opsVec);
     plan.add_delegates(delsVec.value());
     plan.add_non_const_buffer_sizes(sizesVec);
+    if (!devicesVec.IsNull()) plan.add_non_const_buffer_device(devicesVec);
     return plan.Finish();
   }
 
