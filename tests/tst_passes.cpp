@@ -10,6 +10,11 @@
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/ConfigPython.h"
+#include "engine/lowering/Delower.h"
+#include "engine/lowering/Emitter.h"
+#include "engine/formats/PteReader.h"
+#include "engine/formats/PteWriter.h"
+#include "engine/formats/schema/program_generated.h"
 #include "engine/lowering/passes/Passes.h"
 #include "engine/planning/MemoryAwareOrder.h"
 #include "tests/TestSupport.h"
@@ -628,18 +633,99 @@ class TestPasses : public QObject {
   // warning (ExecuTorch would record it and insert copies). EdgeToBackendOps:
   // only the symbolic-int renames are visible; ExecuTorch's swap of op
   // objects for backend-dialect twins has no counterpart in the IR.
-  void propagateDevice() {
-    Program p = cacheUpdate(false);
-    Run cpu = runPass(p, passes::propagateDevice());
-    QVERIFY(!cpu.outcome.changed && cpu.outcome.diagnostics.empty());
+  // ---- PropagateDevicePass and per-device planning (checked against ExecuTorch by
+  // tests/conformance/devices.py; here: the rules, and that a .pte keeps them) ----
+  /// x, y -> delegate(x, y) = a -> mul(a, x) = b -> add(b, y); returns (add, a). The
+  /// delegate targets `device`.
+  static Program delegated(const std::string& device) {
+    GraphBuilder b;
+    TensorRef x = b.input("x", F, {2, 3});
+    TensorRef y = b.input("y", F, {2, 3});
+    TensorRef a = b.op("aten.add.Tensor", {x, y});
+    TensorRef m = b.op("aten.mul.Tensor", {a, x});
+    b.output(b.op("aten.add.Tensor", {m, y}));
+    b.output(a);
+    Program p = finish(b, "delegated");
+    Method& g = p.methods[0];
     Delegate d;
-    d.backendId = "CudaBackend";
-    d.compileSpecs.push_back(CompileSpec{"target_device", {'c', 'u', 'd', 'a', ':', '0'}});
-    p.methods[0].delegates.push_back(d);
-    Run cuda = runPass(p, passes::propagateDevice());
-    QVERIFY(!cuda.outcome.failed);
-    QCOMPARE(cuda.outcome.diagnostics.size(), size_t(1));
-    QVERIFY(cuda.outcome.diagnostics[0].message.find("cuda:0") != std::string::npos);
+    d.backendId = "DeviceBackend";
+    d.compileSpecs.push_back(CompileSpec{"target_device", std::vector<uint8_t>(device.begin(), device.end())});
+    g.delegates.push_back(d);
+    Node& n = g.nodes[0];
+    n.kind = NodeKind::Delegate;
+    n.op = -1;
+    n.delegate = 0;
+    n.argNames.clear();
+    n.args = {n.args[0], n.args[1], n.outputs[0]};
+    return p;
+  }
+
+  void propagateDevice() {
+    const Device cuda{DeviceType::Cuda, 0};
+    // Copies around the call, device tensors in an arena of their own (mem_id 2).
+    Program on = lowered(delegated("CUDA:0"), {});
+    const Method& m = on.methods[0];
+    QVERIFY(hasOp(m, "et_copy::_h2d_copy") && hasOp(m, "et_copy::_d2h_copy"));
+    QCOMPARE(m.nonConstBufferSizes.size(), size_t(3));
+    QCOMPARE(m.arenaDevices.size(), size_t(3));
+    QVERIFY(m.arenaDevices[1].isCpu() && m.arenaDevices[2] == cuda);
+    size_t onDevice = 0;
+    for (const Value& v : m.values)
+      if (const TensorSpec* t = v.tensorIf(); t && t->slot) {
+        QCOMPARE(t->slot->memId, t->device == cuda ? 2u : 1u);
+        onDevice += t->device == cuda;
+      }
+    QCOMPARE(onDevice, size_t(3));  // the two copies in, the result
+    for (ValueId o : m.outputs) QVERIFY(m.values[o].tensor().device.isCpu());  // returned through copies
+    // Written and read back: the device fields stay.
+    auto emitted = emitProgram(on, {});
+    QVERIFY2(emitted.ok(), emitted.ok() ? "" : emitted.error().message().c_str());
+    auto bytes = serializePte(emitted.value());
+    QVERIFY(bytes.ok());
+    auto back = readProgram(MappedFile::fromBytes("device.pte", bytes.value().data(), bytes.value().size()));
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QCOMPARE(back.value().methods[0].arenaDevices.size(), size_t(3));
+    QVERIFY(back.value().methods[0].arenaDevices[2] == cuda);
+    size_t readBack = 0;
+    for (const Value& v : back.value().methods[0].values)
+      if (const TensorSpec* t = v.tensorIf()) readBack += t->device == cuda;
+    QCOMPARE(readBack, onDevice);
+    // And the config it was made with is read back from it.
+    QVERIFY(configMatching(back.value()).enableNonCpuMemoryPlanning);
+    // A device type the schema does not have is refused by the reader, naming the field.
+    std::string bad = bytes.value();
+    auto* plan = executorch_flatbuffer::GetMutableProgram(bad.data())->mutable_execution_plan()->GetMutableObject(0);
+    bool mutated = false;
+    for (uint32_t i = 0; i < plan->values()->size() && !mutated; ++i) {
+      auto* v = plan->mutable_values()->GetMutableObject(i);
+      auto* t = v->val_type() == executorch_flatbuffer::KernelTypes::Tensor ? static_cast<executorch_flatbuffer::Tensor*>(v->mutable_val()) : nullptr;
+      if (t && t->extra_tensor_info())
+        mutated = t->mutable_extra_tensor_info()->mutate_device_type(static_cast<executorch_flatbuffer::DeviceType>(7));
+    }
+    QVERIFY(mutated);
+    auto refused = readProgram(MappedFile::fromBytes("bad_device.pte", bad.data(), bad.size()));
+    QVERIFY(!refused.ok());
+    QVERIFY2(refused.error().message().find("device_type") != std::string::npos, refused.error().message().c_str());
+
+    // enable_non_cpu_memory_planning off: marked, no copies, one CPU arena.
+    ExecutorchBackendConfig off;
+    off.enableNonCpuMemoryPlanning = false;
+    Program marked = lowered(delegated("cuda:0"), off);
+    QVERIFY(!hasOp(marked.methods[0], "et_copy::_h2d_copy"));
+    QCOMPARE(marked.methods[0].nonConstBufferSizes.size(), size_t(2));
+    QVERIFY(marked.methods[0].arenaDevices.empty());
+    QCOMPARE(marked.methods[0].value(marked.methods[0].inputs[0]).tensor().device, cuda);
+
+    // A device the schema does not have fails the pass, naming it.
+    Run tpu = runPass(delegated("tpu:0"), passes::propagateDevice());
+    QVERIFY(tpu.outcome.failed);
+    QVERIFY(tpu.outcome.diagnostics[0].message.find("'tpu:0'") != std::string::npos);
+    // skip_h2d_for_method_inputs on an input two nodes read is refused, as ExecuTorch refuses it.
+    ExecutorchBackendConfig skip;
+    skip.propagateDevice.skipH2dForMethodInputs.all = true;
+    Run shared = runPass(delegated("cuda:0"), passes::propagateDevice(), skip);
+    QVERIFY(shared.outcome.failed);
+    QVERIFY(shared.outcome.diagnostics[0].message.find("'x'") != std::string::npos);
   }
 
   void edgeToBackendOps() {

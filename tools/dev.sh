@@ -87,6 +87,9 @@ conformance() {  # conformance [harness options...]
     "$venv/bin/python" "$root/tests/conformance/zoo.py" --work "$root/build/zoo"
   # ETRecords upstream writes with its .pte: the studio's instruction -> module links against its maps.
   LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/etrecord_link.py"
+  # Delegates on another device (target_device): copies, device arenas and their fields.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/devices.py" --work "$root/build/devices"
   # studio_memory_aware_order (beyond ExecuTorch): arenas beside upstream's, files run bit-identical.
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/memory_order.py" --work "$root/build/memory_order"

@@ -46,9 +46,8 @@ struct PerMethodFlag {
 /// propagate_device_config (PropagateDeviceConfig): whether the runtime skips
 /// copying a method's inputs to the device of the delegate that reads them
 /// (skip_h2d_for_method_inputs) and its outputs back from it
-/// (skip_d2h_for_method_outputs). The studio plans CPU programs only, where,
-/// as in ExecuTorch, neither changes the program; kept so configs round-trip,
-/// and named when a delegate targets another device.
+/// (skip_d2h_for_method_outputs); PropagateDevicePass. Both need
+/// enable_non_cpu_memory_planning, as in ExecuTorch.
 struct PropagateDeviceConfig {
   PerMethodFlag skipH2dForMethodInputs;
   PerMethodFlag skipD2hForMethodOutputs;
@@ -100,9 +99,10 @@ struct ExecutorchBackendConfig {
   /// InitializedMutableBufferPass(patterns): a mutable buffer whose name contains one of
   /// these keeps its initial value in the program. Empty: passes=[].
   std::vector<std::string> initializedMutableBuffers;
-  /// enable_non_cpu_memory_planning: ExecuTorch plans tensors a delegate places on
-  /// another device in their own arenas. The studio plans CPU programs only, where
-  /// both values give the same plan; kept so configs round-trip.
+  /// enable_non_cpu_memory_planning: tensors a delegate places on another device
+  /// (its target_device compile spec) get host/device copies around the call and
+  /// are planned in arenas of their own, one per device (non_const_buffer_device);
+  /// off, they are only marked as on the device and planned in CPU memory.
   bool enableNonCpuMemoryPlanning = true;
   /// propagate_device_config; ExecuTorch's dict by method name is read into
   /// the flags' per-method values.

@@ -608,6 +608,10 @@ void addShapeKernels(KernelTable& k) {
     copyLogical(in, out);
     return true;
   };
+  // Host/device copies around a delegate on another device (PropagateDevicePass): the
+  // interpreter holds every tensor in host memory, so both are plain copies.
+  k["et_copy::_h2d_copy.out"] = k["aten::alias_copy.out"];
+  k["et_copy::_d2h_copy.out"] = k["aten::alias_copy.out"];
   // clone (self, memory_format?, out) and _to_copy (self, non_blocking, memory_format?, out):
   // the values into out's dtype and dim order (_to_copy is what a program holds before
   // MemoryFormatOpsPass makes it _to_dim_order_copy).

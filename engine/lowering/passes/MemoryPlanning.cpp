@@ -8,11 +8,13 @@
 // argument that dies at its node (beyond ExecuTorch).
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "engine/planning/EtGreedyPlanner.h"
 #include "engine/planning/MemoryAwareOrder.h"
 #include "engine/planning/MemoryPlanner.h"
 #include "engine/planning/Planners.h"
+#include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 #include "engine/lowering/passes/PlannedStorage.h"
 
@@ -47,6 +49,16 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
       for (ValueId v : m.nodes[s].outputs) touch(v, s);
   for (ValueId v : m.inputs) touch(v, 0);
   for (ValueId v : m.outputs) touch(v, lastStep);
+  // ExecuTorch 1.5's output node keeps the specs it had before PropagateDevicePass:
+  // a delegate's result that is returned through a host copy stays alive to the end
+  // in device memory as well.
+  for (int32_t s = 0; s < static_cast<int32_t>(m.nodes.size()); ++s) {
+    const Node& n = m.nodes[s];
+    if (n.outputs.size() != 1 || n.args.empty() ||
+        !(calls(m, n, "et_copy::_d2h_copy", "out") || calls(m, n, "et_copy::_d2h_copy")))
+      continue;
+    if (std::find(m.outputs.begin(), m.outputs.end(), n.outputs[0]) != m.outputs.end()) touch(n.args[0], lastStep);
+  }
   return life;
 }
 
@@ -109,10 +121,11 @@ struct SharedBuffers {
   uint64_t arena = 0;
 };
 
-/// Every tensor's slot after plan `r`: the planned ones in mem_id 1, shared state in
-/// mem_id 2, views in their base's; all others none.
-void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResult& r, const SharedBytes& shares,
-                 const std::vector<ValueId>& sharedState, uint64_t alignment, SharedBuffers& shared) {
+/// Every tensor's slot: the planned ones where `slots` says, shared state in mem_id 2,
+/// views in their base's; all others none.
+void assignSlots(Method& m, const std::vector<ValueId>& planned, const std::vector<PlannedSlot>& slots,
+                 const SharedBytes& shares, const std::vector<ValueId>& sharedState, uint64_t alignment,
+                 SharedBuffers& shared) {
   auto bufferName = [&](ValueId v) {
     for (const auto& in : m.signature.inputs)
       if (in.value == v) return in.target;
@@ -120,8 +133,7 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const PlanResul
   };
   for (Value& v : m.values)
     if (auto* t = std::get_if<TensorSpec>(&v.payload)) t->slot.reset();
-  for (size_t i = 0; i < planned.size(); ++i)
-    m.values[planned[i]].tensor().slot = PlannedSlot{1, r.offsets[i]};
+  for (size_t i = 0; i < planned.size(); ++i) m.values[planned[i]].tensor().slot = slots[i];
   for (auto [result, argument] : shares) m.values[result].tensor().slot = m.values[argument].tensor().slot;
   for (ValueId v : sharedState) {
     auto [it, fresh] = shared.offset.try_emplace(bufferName(v), shared.arena);
@@ -171,28 +183,55 @@ void planMethod(Method& m, const ExecutorchBackendConfig& c, const MemoryPlannin
     out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
     return;
   }
-  PlanResult r = suite.plan(problem);
-  if (auto s = verifyPlan(problem, r); !s) {
+  // enable_non_cpu_memory_planning: each device's tensors get arenas of their own,
+  // planned apart, CPU memory first (ExecuTorch's apply_algo: _partition_specs_by_device).
+  std::map<Device, std::vector<size_t>> byDevice;
+  for (size_t i = 0; i < planned.size(); ++i)
+    byDevice[c.enableNonCpuMemoryPlanning ? m.values[planned[i]].tensor().device : Device{}].push_back(i);
+  const bool devices = std::any_of(byDevice.begin(), byDevice.end(), [](const auto& g) { return !g.first.isCpu(); });
+  if (devices && !roles.sharedState.empty()) {
     out.failed = true;
-    out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
+    out.diagnostics.push_back({Diagnostic::Severity::Error, -1,
+                               m.name + ": share_mutable_buffers and tensors on another device cannot be planned "
+                                        "together (ExecuTorch refuses pre-assigned mem_ids with non-CPU planning)"});
     return;
   }
-  if (branchArena > 0) {  // every planner's layout, moved past the branches' bytes
-    for (uint64_t& o : r.offsets) o += branchArena;
-    if (r.arenaSizes.size() < 2) r.arenaSizes.resize(2, 0);
-    r.arenaSizes[1] += branchArena;
+  if (byDevice.empty()) byDevice[Device{}];  // nothing planned: still one (empty) CPU arena
+  std::vector<PlannedSlot> slots(planned.size());
+  std::vector<int64_t> arenas = {0};
+  std::vector<Device> arenaDevices = {Device{}};
+  std::string algorithm;
+  for (auto& [device, members] : byDevice) {
+    PlanProblem part;
+    part.alignment = problem.alignment;
+    for (size_t i : members) part.tensors.push_back(problem.tensors[i]);
+    if (device.isCpu()) part.staleWriteBacks = problem.staleWriteBacks;
+    PlanResult r = suite.plan(part);
+    if (auto s = verifyPlan(part, r); !s) {
+      out.failed = true;
+      out.diagnostics.push_back({Diagnostic::Severity::Error, -1, m.name + ": " + s.error().message()});
+      return;
+    }
+    uint64_t extra = device.isCpu() ? branchArena : 0;  // branches run in CPU memory
+    const uint32_t memId = static_cast<uint32_t>(arenas.size());
+    for (size_t k = 0; k < members.size(); ++k) slots[members[k]] = PlannedSlot{memId, r.offsets[k] + extra};
+    // ExecuTorch adds 64 bytes to every arena of a method holding an XNNPACK
+    // delegate (its kernels may read past a tensor's end); with nothing planned
+    // it stores [0, 0] (exir/memory_planning.py, _compute_total_sizes).
+    int64_t arena = static_cast<int64_t>((r.arenaSizes.size() > 1 ? r.arenaSizes[1] : 0) + extra);
+    if (!members.empty()) arena += static_cast<int64_t>(etGreedyExtraPadding(m));
+    arenas.push_back(arena);
+    arenaDevices.push_back(device);
+    algorithm = r.algorithm;
   }
-  assignSlots(m, planned, r, shares, roles.sharedState, mc.alignment, shared);
-  // ExecuTorch adds 64 bytes to every arena of a method holding an XNNPACK
-  // delegate (its kernels may read past a tensor's end); with nothing planned
-  // it stores [0, 0] (exir/memory_planning.py, _compute_total_sizes).
-  int64_t arena = r.arenaSizes.size() > 1 ? static_cast<int64_t>(r.arenaSizes[1]) : 0;
-  if (!planned.empty()) arena += static_cast<int64_t>(etGreedyExtraPadding(m));
-  m.nonConstBufferSizes = {0, arena};
+  assignSlots(m, planned, slots, shares, roles.sharedState, mc.alignment, shared);
+  m.nonConstBufferSizes = arenas;
+  m.arenaDevices = devices ? arenaDevices : std::vector<Device>{};
+  const int64_t arena = std::accumulate(arenas.begin(), arenas.end(), int64_t{0});
   out.changed = true;
   out.diagnostics.push_back({Diagnostic::Severity::Note, -1,
                              m.name + ": " + std::to_string(planned.size()) + " tensors in " +
-                                 std::to_string(arena) + " bytes (" + r.algorithm + ")" +
+                                 std::to_string(arena) + " bytes (" + algorithm + ")" +
                                  (shares.empty() ? std::string()
                                                  : "; " + std::to_string(shares.size()) +
                                                        " results written over an argument that dies there")});
