@@ -501,56 +501,46 @@ void vectorNorm(Rewrite& r) {
   r.finish("aten.pow.Tensor_Scalar", {s, 1.0 / ord});
 }
 
-/// pixel_shuffle(x, r): [..., C*r*r, H, W] viewed as [..., C, r, r, H, W], permuted to
-/// [..., C, H, r, W, r], reshaped to [..., C, H*r, W*r] and cloned (torch's reference).
-void pixelShuffle(Rewrite& r) {
+/// pixel_shuffle(x, r) (up): [..., C*r*r, H, W] viewed as [..., C, r, r, H, W], permuted to
+/// [..., C, H, r, W, r], reshaped to [..., C, H*r, W*r] and cloned (torch's reference);
+/// pixel_unshuffle(x, r) (down) the other way: [..., C, H*r, W*r] viewed as
+/// [..., C, H, r, W, r], permuted to [..., C, r, r, H, W], reshaped to [..., C*r*r, H, W].
+void shufflePixels(Rewrite& r, bool up) {
+  const char* op = up ? "pixel_shuffle" : "pixel_unshuffle";
   const TensorSpec x = r.tensor("self");
-  const int64_t f = r.integer("upscale_factor").value_or(1);
+  const int64_t f = r.integer(up ? "upscale_factor" : "downscale_factor").value_or(1);
   const size_t n = x.sizes.size();
   auto symbolic = [&](size_t d) { return d < x.symbols.size() && !x.symbols[d].empty(); };
   if (n < 3 || symbolic(n - 3) || symbolic(n - 2) || symbolic(n - 1) || !isContiguous(x) || f <= 0 ||
-      x.sizes[n - 3] % (f * f))
-    return r.fail("pixel_shuffle of this input (fewer than 3 dimensions, symbolic channels or pixels, strided or channels not a multiple of the factor squared) is not decomposed yet");
+      (up ? x.sizes[n - 3] % (f * f) != 0 : x.sizes[n - 2] % f != 0 || x.sizes[n - 1] % f != 0))
+    return r.fail(std::string(op) + " of this input (fewer than 3 dimensions, symbolic channels or pixels, strided or " +
+                  (up ? "channels not a multiple of the factor squared" : "pixels not a multiple of the factor") +
+                  ") is not decomposed yet");
   // Batch dimensions may be dynamic: spelled as sym_size of the input.
   std::vector<SizeRef> batch = r.sizes(r.arg("self"), 0, n - 3), split = batch, out = batch;
   std::vector<int64_t> perm;
-  const int64_t c = x.sizes[n - 3] / (f * f), h = x.sizes[n - 2], w = x.sizes[n - 1];
-  for (int64_t s : {c, f, f, h, w}) split.push_back(SizeRef{s});
   for (size_t d = 0; d < batch.size(); ++d) perm.push_back(static_cast<int64_t>(d));
   const int64_t b = static_cast<int64_t>(batch.size());
-  perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
-  for (int64_t s : {c, h * f, w * f}) out.push_back(SizeRef{s});
+  const int64_t h = x.sizes[n - 2], w = x.sizes[n - 1];
+  if (up) {
+    const int64_t c = x.sizes[n - 3] / (f * f);
+    for (int64_t s : {c, f, f, h, w}) split.push_back(SizeRef{s});
+    perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
+    for (int64_t s : {c, h * f, w * f}) out.push_back(SizeRef{s});
+  } else {
+    const int64_t c = x.sizes[n - 3];
+    for (int64_t s : {c, h / f, f, w / f, f}) split.push_back(SizeRef{s});
+    perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
+    for (int64_t s : {c * f * f, h / f, w / f}) out.push_back(SizeRef{s});
+  }
   const std::vector<TensorSpec> splitSpec{Rewrite::contiguousSpec(x.dtype, split)};
   TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split}, &splitSpec);
   TensorRef p = r.op("aten.permute.default", {v, perm});
   TensorRef shaped = reshape(r, p.id, out);
   r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
 }
-
-/// pixel_unshuffle(x, r): [..., C, H*r, W*r] viewed as [..., C, H, r, W, r], permuted to
-/// [..., C, r, r, H, W], reshaped to [..., C*r*r, H, W] and cloned (torch's reference).
-void pixelUnshuffle(Rewrite& r) {
-  const TensorSpec x = r.tensor("self");
-  const int64_t f = r.integer("downscale_factor").value_or(1);
-  const size_t n = x.sizes.size();
-  auto symbolic = [&](size_t d) { return d < x.symbols.size() && !x.symbols[d].empty(); };
-  if (n < 3 || symbolic(n - 3) || symbolic(n - 2) || symbolic(n - 1) || !isContiguous(x) || f <= 0 ||
-      x.sizes[n - 2] % f || x.sizes[n - 1] % f)
-    return r.fail("pixel_unshuffle of this input (fewer than 3 dimensions, symbolic channels or pixels, strided or pixels not a multiple of the factor) is not decomposed yet");
-  std::vector<SizeRef> batch = r.sizes(r.arg("self"), 0, n - 3), split = batch, out = batch;
-  std::vector<int64_t> perm;
-  const int64_t c = x.sizes[n - 3], h = x.sizes[n - 2] / f, w = x.sizes[n - 1] / f;
-  for (int64_t s : {c, h, f, w, f}) split.push_back(SizeRef{s});
-  for (size_t d = 0; d < batch.size(); ++d) perm.push_back(static_cast<int64_t>(d));
-  const int64_t b = static_cast<int64_t>(batch.size());
-  perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
-  for (int64_t s : {c * f * f, h, w}) out.push_back(SizeRef{s});
-  const std::vector<TensorSpec> splitSpec{Rewrite::contiguousSpec(x.dtype, split)};
-  TensorRef v = r.op("aten.view.default", {argRef(r, "self"), split}, &splitSpec);
-  TensorRef p = r.op("aten.permute.default", {v, perm});
-  TensorRef shaped = reshape(r, p.id, out);
-  r.finish("aten.clone.default", {shaped, int64_t(0)});  // contiguous_format: the input's
-}
+void pixelShuffle(Rewrite& r) { shufflePixels(r, true); }
+void pixelUnshuffle(Rewrite& r) { shufflePixels(r, false); }
 
 /// nan_to_num(x, nan, posinf, neginf): NaN, then -inf, then +inf replaced, each by a where
 /// on the original x (defaults 0 and the dtype's lowest and largest finite values).
