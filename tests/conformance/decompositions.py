@@ -59,9 +59,6 @@ EINSUM = [
 OPEN = {
     "interpolate_1d_and_bicubic": "upsample_nearest1d / upsample_linear1d / upsample_bicubic2d are not decomposed yet",
     "im2col": "im2col (nn.Unfold) is not decomposed yet",
-    "recurrent_cells": "lstm_cell is not decomposed yet",
-    "gru": "gru.input is not decomposed yet",
-    "rnn_tanh": "rnn_tanh.input is not decomposed yet",
     "batch_norm_1d_and_instance_norm_tracked": "instance_norm with running statistics is not decomposed yet",
 }
 
@@ -390,6 +387,10 @@ def modules():
          [(2, 4), (2, 5), (2, 5), (20, 4), (20, 5)]),
         ("gru", lambda: nn.GRU(4, 5), [(3, 2, 4)]),
         ("rnn_tanh", lambda: nn.RNN(4, 5, num_layers=2), [(3, 2, 4)]),
+        ("rnn_relu_batch_first", lambda: nn.RNN(4, 5, nonlinearity="relu", batch_first=True), [(2, 3, 4)]),
+        ("gru_two_layers_batch_first_no_bias", lambda: nn.GRU(4, 5, num_layers=2, batch_first=True, bias=False),
+         [(2, 3, 4)]),
+        ("lstm_cell_module", lambda: nn.LSTMCell(4, 5), [(2, 4)]),
         ("batch_norm_1d_and_instance_norm_tracked", lambda: Fn(lambda x: (nn.BatchNorm1d(3).eval()(x),
                                                                           nn.InstanceNorm1d(3, track_running_stats=True).eval()(x))),
          [(2, 3, 8)]),

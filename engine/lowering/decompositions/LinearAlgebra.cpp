@@ -626,6 +626,125 @@ void lstm(Rewrite& r) {
   }
 }
 
+/// x @ W^T (+ b) as the recurrent decompositions call F.linear, or linear itself when
+/// preserve_ops keeps it whole.
+TensorRef recurrentLinear(Rewrite& r, TensorRef in, TensorRef w, TensorRef b) {
+  if (!r.preserved("aten::linear", "default")) return linearOn(r, in, w, b, false);
+  return b.id == kNoValue ? r.op("aten.linear.default", {in, w}) : r.op("aten.linear.default", {in, w, b});
+}
+
+/// An optional tensor argument: the tensor, or none (kNoValue) when absent or None.
+TensorRef optionalTensor(Rewrite& r, std::string_view name) {
+  return r.arg(name) == kNoValue || r.isNone(name) ? TensorRef{} : TensorRef{r.arg(name)};
+}
+
+/// lstm_cell(input, (h, c), w_ih, w_hh, b_ih, b_hh) as ATen's LSTMCell: h @ W_hh^T + b_hh
+/// plus input @ W_ih^T + b_ih, four gates split along dim 1, c' = sigmoid(f) * c +
+/// sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c'); results (h', c').
+void lstmCell(Rewrite& r) {
+  const std::vector<ValueId> hx = r.tensors("hx");
+  if (hx.size() != 2) return r.fail("lstm_cell needs hx as (h, c)");
+  const TensorSpec h = r.spec(hx[0]);
+  if (h.sizes.size() != 2 || !h.symbols.empty()) return r.fail("an lstm_cell on an unbatched or dynamically sized state is not decomposed yet");
+  const int64_t hidden = h.sizes[1];
+  TensorRef recurrent = recurrentLinear(r, TensorRef{hx[0]}, argRef(r, "w_hh"), optionalTensor(r, "b_hh"));
+  TensorRef projected = recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih"));
+  TensorRef gates = r.op("aten.add.Tensor", {recurrent, projected});
+  if (r.failure()) return;
+  TensorSpec gate = r.spec(gates.id);
+  if (gate.sizes.size() != 2 || gate.sizes[1] != 4 * hidden)
+    return r.fail("lstm_cell weights whose shapes do not give four gates of the hidden size");
+  gate.sizes[1] = hidden;
+  gate.strides.clear();
+  gate.dimOrder.clear();
+  const std::vector<TensorSpec> specs(4, gate);
+  auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(1)}, &specs);
+  if (g.size() != 4) return;
+  TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
+  TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
+  TensorRef kept = r.op("aten.mul.Tensor", {forget, TensorRef{hx[1]}}), added = r.op("aten.mul.Tensor", {in, cell});
+  r.into(1, "aten.add.Tensor", {kept, added});
+  TensorRef c{r.result(1)};
+  r.into(0, "aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
+}
+
+/// rnn_tanh.input, rnn_relu.input and gru.input as PyTorch's decompositions (_rnn_helper,
+/// one_layer_rnn with rnn_cell or gru_cell) unroll them: the state unbound per layer, per
+/// layer the input projection for every step at once, then per step
+///   rnn: h' = act(h @ W_hh^T + b_hh + x_t)
+///   gru: x_t and h @ W_hh^T + b_hh chunked in three, r = sigmoid(h_0 + x_0),
+///        z = sigmoid(h_1 + x_1), n = tanh(x_2 + h_2 * r), h' = (h - n) * z + n;
+/// the steps' h concatenated, each layer's last h stacked.
+void recurrent(Rewrite& r, const char* kind) {
+  const bool gru = std::string_view(kind) == "gru";
+  const TensorSpec x = r.tensor("input");
+  const std::vector<ValueId> params = r.tensors("params");
+  const bool hasBiases = r.integer("has_biases").value_or(1) != 0, batchFirst = r.integer("batch_first").value_or(0) != 0;
+  const int64_t layers = r.integer("num_layers").value_or(1);
+  if (r.integer("bidirectional").value_or(0) != 0) return r.fail(std::string("a bidirectional ") + kind + " is not decomposed yet");
+  const size_t perLayer = hasBiases ? 4 : 2;
+  if (layers < 1 || params.size() != perLayer * static_cast<size_t>(layers))
+    return r.fail(std::string(kind) + " parameters that are not (w_ih, w_hh[, b_ih, b_hh]) per layer");
+  if (x.sizes.size() != 3 || !x.symbols.empty())
+    return r.fail(std::string("a ") + kind + " on an unbatched or dynamically sized input is not decomposed yet");
+  const TensorSpec h0 = r.tensor("hx");
+  if (h0.sizes.size() != 3 || h0.sizes[0] != layers) return r.fail(std::string(kind) + " state that is not [layers, batch, hidden]");
+  const int64_t hidden = h0.sizes[2];
+  const std::vector<TensorRef> hs = unbindFirst(r, argRef(r, "hx"));
+  TensorRef input = argRef(r, "input");
+  if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  std::vector<TensorRef> finalH;
+  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
+    auto param = [&](size_t k) { return TensorRef{params[static_cast<size_t>(l) * perLayer + k]}; };
+    const TensorRef noBias{};
+    TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
+    TensorRef h = r.op("aten.unsqueeze.default", {hs[static_cast<size_t>(l)], int64_t(0)});
+    std::vector<TensorRef> outputs;
+    // chunk(3, dim): three equal parts (split_with_sizes); x_t is [batch, 3h], h @ W_hh^T [1, batch, 3h].
+    auto chunk = [&](TensorRef t, int64_t dim) {
+      TensorSpec part = r.spec(t.id);
+      if (part.sizes.size() != static_cast<size_t>(dim) + 1 || part.sizes[dim] != 3 * hidden) return std::vector<TensorRef>{};
+      part.sizes[dim] = hidden;
+      part.strides.clear();
+      part.dimOrder.clear();
+      const std::vector<TensorSpec> specs(3, part);
+      return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), dim}, &specs);
+    };
+    for (TensorRef step : unbindFirst(r, projected)) {
+      std::vector<TensorRef> xi;
+      if (gru) xi = chunk(step, 1);  // gru_cell chunks its input before the recurrent product
+      TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+      if (r.failure()) return;
+      if (!gru) {
+        TensorRef sum = r.op("aten.add.Tensor", {hh, step});
+        h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
+      } else {
+        std::vector<TensorRef> hi = chunk(hh, 2);
+        if (xi.size() != 3 || hi.size() != 3) return r.fail("gru weights whose shapes do not give three gates of the hidden size");
+        TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
+        TensorRef update = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[1], xi[1]})});
+        TensorRef fresh = r.op("aten.tanh.default", {r.op("aten.add.Tensor", {xi[2], r.op("aten.mul.Tensor", {hi[2], reset})})});
+        TensorRef kept = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {h, fresh}), update});
+        h = r.op("aten.add.Tensor", {kept, fresh});
+      }
+      outputs.push_back(h);
+    }
+    if (l + 1 == layers && !batchFirst) {
+      r.into(0, "aten.cat.default", {outputs});
+      input = TensorRef{r.result(0)};
+    } else {
+      input = r.op("aten.cat.default", {outputs});
+    }
+    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+  }
+  if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  TensorRef joined = r.op("aten.cat.default", {finalH});
+  r.into(1, "aten.view.default", {joined, r.resultSpec(1).sizes});
+}
+void gruRule(Rewrite& r) { recurrent(r, "gru"); }
+void rnnTanh(Rewrite& r) { recurrent(r, "rnn_tanh"); }
+void rnnRelu(Rewrite& r) { recurrent(r, "rnn_relu"); }
+
 }  // namespace
 
 void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& t) {
@@ -634,6 +753,10 @@ void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::baddbmm.default", baddbmm},
                      {"aten::einsum.default", einsum},
                      {"aten::lstm.input", lstm},
+                     {"aten::lstm_cell.default", lstmCell},
+                     {"aten::gru.input", gruRule},
+                     {"aten::rnn_tanh.input", rnnTanh},
+                     {"aten::rnn_relu.input", rnnRelu},
                      {"aten::scaled_dot_product_attention.default", sdpa}});
 }
 
