@@ -9,9 +9,9 @@
 #   tools/dev.sh conformance install what is missing, build, make the oracle (ExecuTorch's
 #                            Python and runtime, pinned in tests/conformance/requirements.txt)
 #                            and compare the studio with it program by program
-#   tools/dev.sh bench-conformance [--only NAME...] [--runs N]
+#   tools/dev.sh bench-conformance [--from aten|edge] [--only NAME...] [--runs N]
 #   tools/dev.sh bench-run [--layers N] [--runs N] [--pte FILE]
-#                            ExecuTorch's to_executorch against the studio's export, time and peak RSS
+#                            ExecuTorch's to_edge + to_executorch against the studio's export, time and peak RSS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
