@@ -668,6 +668,45 @@ void lstmCell(Rewrite& r) {
   r.into(0, "aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
 }
 
+/// gru_cell as ATen's GRUCell: input @ W_ih^T + b_ih and h @ W_hh^T + b_hh, each chunked in
+/// three along dim 1; r = sigmoid(h_0 + x_0), z = sigmoid(h_1 + x_1), n = tanh(x_2 + h_2 * r),
+/// h' = (h - n) * z + n. rnn_tanh_cell / rnn_relu_cell as its SimpleCell:
+/// act(h @ W_hh^T + b_hh + input @ W_ih^T + b_ih).
+void recurrentCell(Rewrite& r, const char* kind) {
+  const bool gru = std::string_view(kind) == "gru_cell";
+  const TensorSpec h = r.tensor("hx");
+  if (h.sizes.size() != 2 || !h.symbols.empty())
+    return r.fail(std::string("a ") + kind + " on an unbatched or dynamically sized state is not decomposed yet");
+  const int64_t hidden = h.sizes[1];
+  if (!gru) {
+    TensorRef recurrent = recurrentLinear(r, argRef(r, "hx"), argRef(r, "w_hh"), optionalTensor(r, "b_hh"));
+    TensorRef projected = recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih"));
+    TensorRef sum = r.op("aten.add.Tensor", {recurrent, projected});
+    return r.finish(std::string_view(kind) == "rnn_relu_cell" ? "aten.relu.default" : "aten.tanh.default", {sum});
+  }
+  auto chunk = [&](TensorRef t) {
+    TensorSpec part = r.spec(t.id);
+    if (part.sizes.size() != 2 || part.sizes[1] != 3 * hidden) return std::vector<TensorRef>{};
+    part.sizes[1] = hidden;
+    part.strides.clear();
+    part.dimOrder.clear();
+    const std::vector<TensorSpec> specs(3, part);
+    return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), int64_t(1)}, &specs);
+  };
+  std::vector<TensorRef> xi = chunk(recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih")));
+  std::vector<TensorRef> hi = chunk(recurrentLinear(r, argRef(r, "hx"), argRef(r, "w_hh"), optionalTensor(r, "b_hh")));
+  if (r.failure()) return;
+  if (xi.size() != 3 || hi.size() != 3) return r.fail("gru_cell weights whose shapes do not give three gates of the hidden size");
+  TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
+  TensorRef update = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[1], xi[1]})});
+  TensorRef fresh = r.op("aten.tanh.default", {r.op("aten.add.Tensor", {xi[2], r.op("aten.mul.Tensor", {hi[2], reset})})});
+  TensorRef kept = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {argRef(r, "hx"), fresh}), update});
+  r.finish("aten.add.Tensor", {kept, fresh});
+}
+void gruCell(Rewrite& r) { recurrentCell(r, "gru_cell"); }
+void rnnTanhCell(Rewrite& r) { recurrentCell(r, "rnn_tanh_cell"); }
+void rnnReluCell(Rewrite& r) { recurrentCell(r, "rnn_relu_cell"); }
+
 /// rnn_tanh.input, rnn_relu.input and gru.input as PyTorch's decompositions (_rnn_helper,
 /// one_layer_rnn with rnn_cell or gru_cell) unroll them: the state unbound per layer, per
 /// layer the input projection for every step at once, then per step
@@ -754,6 +793,9 @@ void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::einsum.default", einsum},
                      {"aten::lstm.input", lstm},
                      {"aten::lstm_cell.default", lstmCell},
+                     {"aten::gru_cell.default", gruCell},
+                     {"aten::rnn_tanh_cell.default", rnnTanhCell},
+                     {"aten::rnn_relu_cell.default", rnnReluCell},
                      {"aten::gru.input", gruRule},
                      {"aten::rnn_tanh.input", rnnTanh},
                      {"aten::rnn_relu.input", rnnRelu},
