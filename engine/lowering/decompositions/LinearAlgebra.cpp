@@ -552,78 +552,39 @@ std::vector<TensorRef> unbindFirst(Rewrite& r, TensorRef x) {
   return out;
 }
 
-/// lstm.input as PyTorch's decomposition (lstm_impl, one_layer_lstm, lstm_cell)
-/// unrolls it: per layer the input projection for every step at once, then per
-/// step hx @ W_hh^T + b_hh plus that step's projection, split into four gates,
-/// c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c'); the
-/// steps' h concatenated; final h and c stacked per layer.
-void lstm(Rewrite& r) {
-  const TensorSpec x = r.tensor("input");
-  const std::vector<ValueId> hx = r.tensors("hx"), params = r.tensors("params");
-  const bool hasBiases = r.integer("has_biases").value_or(1) != 0, batchFirst = r.integer("batch_first").value_or(0) != 0;
-  const int64_t layers = r.integer("num_layers").value_or(1);
-  if (r.integer("bidirectional").value_or(0) != 0) return r.fail("a bidirectional lstm is not decomposed yet");
-  if (r.integer("train").value_or(0) != 0 && r.number("dropout").value_or(0) != 0 && layers > 1)
-    return r.fail("lstm dropout in training mode has no core ATen form ExecuTorch runs; export the model in eval()");
-  const size_t perLayer = hasBiases ? 4 : 2;
-  if (hx.size() != 2 || layers < 1 || params.size() != perLayer * static_cast<size_t>(layers))
-    return r.fail("an lstm with projections (proj_size) is not decomposed yet");
-  if (x.sizes.size() != 3 || !x.symbols.empty()) return r.fail("an lstm on an unbatched or dynamically sized input is not decomposed yet");
-  const TensorSpec h0 = r.spec(hx[0]);
-  if (h0.sizes.size() != 3 || h0.sizes != r.spec(hx[1]).sizes || h0.sizes[0] != layers)
-    return r.fail("lstm hidden states that are not [layers, batch, hidden] alike");
-  const int64_t hidden = h0.sizes[2];
-  const std::vector<TensorRef> hs = unbindFirst(r, TensorRef{hx[0]}), cs = unbindFirst(r, TensorRef{hx[1]});
-  TensorRef input{r.arg("input")};
-  if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
-  std::vector<TensorRef> finalH, finalC;
-  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
-    auto param = [&](size_t k) { return TensorRef{params[static_cast<size_t>(l) * perLayer + k]}; };
-    const TensorRef noBias{};
-    TensorRef h = r.op("aten.unsqueeze.default", {hs[static_cast<size_t>(l)], int64_t(0)});
-    TensorRef c = r.op("aten.unsqueeze.default", {cs[static_cast<size_t>(l)], int64_t(0)});
-    // linear in preserve_ops stays whole inside the unrolled cell too.
-    auto linearCall = [&](TensorRef in, TensorRef w, TensorRef b) {
-      if (!r.preserved("aten::linear", "default")) return linearOn(r, in, w, b, false);
-      return b.id == kNoValue ? r.op("aten.linear.default", {in, w}) : r.op("aten.linear.default", {in, w, b});
-    };
-    TensorRef projected = linearCall(input, param(0), hasBiases ? param(2) : noBias);
-    std::vector<TensorRef> outputs;
-    for (TensorRef step : unbindFirst(r, projected)) {
-      TensorRef recurrent = linearCall(h, param(1), hasBiases ? param(3) : noBias);
-      TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
-      if (r.failure()) return;
-      TensorSpec gate = r.spec(gates.id);
-      if (gate.sizes.size() != 3 || gate.sizes[2] != 4 * hidden)
-        return r.fail("lstm weights whose shapes do not give four gates of the hidden size");
-      gate.sizes[2] = hidden;
-      gate.strides.clear();
-      gate.dimOrder.clear();
-      const std::vector<TensorSpec> specs(4, gate);
-      auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(2)}, &specs);
-      if (g.size() != 4) return;
-      TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
-      TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
-      TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
-      c = r.op("aten.add.Tensor", {kept, added});
-      h = r.op("aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
-      outputs.push_back(h);
-    }
-    if (l + 1 == layers && !batchFirst) {
-      r.into(0, "aten.cat.default", {outputs});
-      input = TensorRef{r.result(0)};
-    } else {
-      input = r.op("aten.cat.default", {outputs});
-    }
-    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
-    finalC.push_back(r.op("aten.squeeze.dims", {c, std::vector<int64_t>{0}}));
+/// The backward direction reads the input projection [steps, batch, ...] flipped in time.
+TensorRef flipInTime(Rewrite& r, TensorRef projected) {
+  const std::vector<TensorSpec> same{r.spec(projected.id)};
+  return r.op("aten.flip.default", {projected, std::vector<int64_t>{0}}, &same);
+}
+
+/// One direction of a recurrent layer: `step` per time step of the input projection
+/// (flipped already for the backward direction), the steps' outputs concatenated in
+/// time order (backward: reversed back), written into the node's result 0 when `final`.
+template <class Step>
+TensorRef runDirection(Rewrite& r, TensorRef projected, bool reverse, bool final, Step step) {
+  std::vector<TensorRef> outputs;
+  for (TensorRef x : unbindFirst(r, projected)) {
+    outputs.push_back(step(x));
+    if (r.failure()) return {};
   }
-  if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
-  const std::pair<size_t, const std::vector<TensorRef>*> stacked[] = {{1, &finalH}, {2, &finalC}};
-  for (const auto& [result, list] : stacked) {
-    TensorRef joined = r.op("aten.cat.default", {*list});
-    r.into(result, "aten.view.default", {joined, r.resultSpec(result).sizes});
+  if (reverse) std::reverse(outputs.begin(), outputs.end());
+  if (final) {
+    r.into(0, "aten.cat.default", {outputs});
+    return TensorRef{r.result(0)};
   }
+  return r.op("aten.cat.default", {outputs});
+}
+
+/// After each layer: both directions' outputs joined along features (bidirectional), into
+/// the node's result 0 at the last layer unless batch_first still has to permute it.
+TensorRef joinDirections(Rewrite& r, const std::vector<TensorRef>& outs, bool final) {
+  if (outs.size() == 1) return outs[0];
+  if (final) {
+    r.into(0, "aten.cat.default", {outs, int64_t(2)});
+    return TensorRef{r.result(0)};
+  }
+  return r.op("aten.cat.default", {outs, int64_t(2)});
 }
 
 /// x @ W^T (+ b) as the recurrent decompositions call F.linear, or linear itself when
@@ -632,6 +593,82 @@ TensorRef recurrentLinear(Rewrite& r, TensorRef in, TensorRef w, TensorRef b) {
   if (!r.preserved("aten::linear", "default")) return linearOn(r, in, w, b, false);
   return b.id == kNoValue ? r.op("aten.linear.default", {in, w}) : r.op("aten.linear.default", {in, w, b});
 }
+
+/// lstm.input as PyTorch's decomposition (lstm_impl, one_layer_lstm, lstm_cell)
+/// unrolls it: per layer and direction (forward, then backward over the flipped
+/// projection) the input projection for every step at once, then per step
+/// hx @ W_hh^T + b_hh plus that step's projection, split into four gates,
+/// c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c'); the
+/// steps' h concatenated (the directions' joined along features); final h and c
+/// stacked per layer and direction.
+void lstm(Rewrite& r) {
+  const TensorSpec x = r.tensor("input");
+  const std::vector<ValueId> hx = r.tensors("hx"), params = r.tensors("params");
+  const bool hasBiases = r.integer("has_biases").value_or(1) != 0, batchFirst = r.integer("batch_first").value_or(0) != 0;
+  const int64_t layers = r.integer("num_layers").value_or(1);
+  const int64_t dirs = r.integer("bidirectional").value_or(0) != 0 ? 2 : 1;
+  if (r.integer("train").value_or(0) != 0 && r.number("dropout").value_or(0) != 0 && layers > 1)
+    return r.fail("lstm dropout in training mode has no core ATen form ExecuTorch runs; export the model in eval()");
+  const size_t perLayer = hasBiases ? 4 : 2;
+  if (hx.size() != 2 || layers < 1 || params.size() != perLayer * static_cast<size_t>(layers * dirs))
+    return r.fail("an lstm with projections (proj_size) is not decomposed yet");
+  if (x.sizes.size() != 3 || !x.symbols.empty()) return r.fail("an lstm on an unbatched or dynamically sized input is not decomposed yet");
+  const TensorSpec h0 = r.spec(hx[0]);
+  if (h0.sizes.size() != 3 || h0.sizes != r.spec(hx[1]).sizes || h0.sizes[0] != layers * dirs)
+    return r.fail("lstm hidden states that are not [layers * directions, batch, hidden] alike");
+  const int64_t hidden = h0.sizes[2];
+  const std::vector<TensorRef> hs = unbindFirst(r, TensorRef{hx[0]}), cs = unbindFirst(r, TensorRef{hx[1]});
+  TensorRef input{r.arg("input")};
+  if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  std::vector<TensorRef> finalH, finalC;
+  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
+    const bool lastLayer = l + 1 == layers && !batchFirst;
+    std::vector<TensorRef> outs;
+    for (int64_t d = 0; d < dirs && !r.failure(); ++d) {
+      const size_t group = static_cast<size_t>(l * dirs + d);
+      auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
+      const TensorRef noBias{};
+      TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
+      TensorRef c = r.op("aten.unsqueeze.default", {cs[group], int64_t(0)});
+      TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
+      if (d == 1) projected = flipInTime(r, projected);
+      outs.push_back(runDirection(r, projected, d == 1, lastLayer && dirs == 1, [&](TensorRef step) {
+        TensorRef recurrent = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+        TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
+        if (r.failure()) return TensorRef{};
+        TensorSpec gate = r.spec(gates.id);
+        if (gate.sizes.size() != 3 || gate.sizes[2] != 4 * hidden) {
+          r.fail("lstm weights whose shapes do not give four gates of the hidden size");
+          return TensorRef{};
+        }
+        gate.sizes[2] = hidden;
+        gate.strides.clear();
+        gate.dimOrder.clear();
+        const std::vector<TensorSpec> specs(4, gate);
+        auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(2)}, &specs);
+        if (g.size() != 4) return TensorRef{};
+        TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
+        TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
+        TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
+        c = r.op("aten.add.Tensor", {kept, added});
+        h = r.op("aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
+        return h;
+      }));
+      if (r.failure()) return;
+      finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+      finalC.push_back(r.op("aten.squeeze.dims", {c, std::vector<int64_t>{0}}));
+    }
+    input = joinDirections(r, outs, lastLayer);
+  }
+  if (r.failure()) return;
+  if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  const std::pair<size_t, const std::vector<TensorRef>*> stacked[] = {{1, &finalH}, {2, &finalC}};
+  for (const auto& [result, list] : stacked) {
+    TensorRef joined = r.op("aten.cat.default", {*list});
+    r.into(result, "aten.view.default", {joined, r.resultSpec(result).sizes});
+  }
+}
+
 
 /// An optional tensor argument: the tensor, or none (kNoValue) when absent or None.
 TensorRef optionalTensor(Rewrite& r, std::string_view name) {
@@ -720,62 +757,69 @@ void recurrent(Rewrite& r, const char* kind) {
   const std::vector<ValueId> params = r.tensors("params");
   const bool hasBiases = r.integer("has_biases").value_or(1) != 0, batchFirst = r.integer("batch_first").value_or(0) != 0;
   const int64_t layers = r.integer("num_layers").value_or(1);
-  if (r.integer("bidirectional").value_or(0) != 0) return r.fail(std::string("a bidirectional ") + kind + " is not decomposed yet");
+  const int64_t dirs = r.integer("bidirectional").value_or(0) != 0 ? 2 : 1;
   const size_t perLayer = hasBiases ? 4 : 2;
-  if (layers < 1 || params.size() != perLayer * static_cast<size_t>(layers))
-    return r.fail(std::string(kind) + " parameters that are not (w_ih, w_hh[, b_ih, b_hh]) per layer");
+  if (layers < 1 || params.size() != perLayer * static_cast<size_t>(layers * dirs))
+    return r.fail(std::string(kind) + " parameters that are not (w_ih, w_hh[, b_ih, b_hh]) per layer and direction");
   if (x.sizes.size() != 3 || !x.symbols.empty())
     return r.fail(std::string("a ") + kind + " on an unbatched or dynamically sized input is not decomposed yet");
   const TensorSpec h0 = r.tensor("hx");
-  if (h0.sizes.size() != 3 || h0.sizes[0] != layers) return r.fail(std::string(kind) + " state that is not [layers, batch, hidden]");
+  if (h0.sizes.size() != 3 || h0.sizes[0] != layers * dirs)
+    return r.fail(std::string(kind) + " state that is not [layers * directions, batch, hidden]");
   const int64_t hidden = h0.sizes[2];
   const std::vector<TensorRef> hs = unbindFirst(r, argRef(r, "hx"));
   TensorRef input = argRef(r, "input");
   if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
+  // chunk(3, dim): three equal parts (split_with_sizes); x_t is [batch, 3h], h @ W_hh^T [1, batch, 3h].
+  auto chunk = [&](TensorRef t, int64_t dim) {
+    TensorSpec part = r.spec(t.id);
+    if (part.sizes.size() != static_cast<size_t>(dim) + 1 || part.sizes[dim] != 3 * hidden) return std::vector<TensorRef>{};
+    part.sizes[dim] = hidden;
+    part.strides.clear();
+    part.dimOrder.clear();
+    const std::vector<TensorSpec> specs(3, part);
+    return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), dim}, &specs);
+  };
   std::vector<TensorRef> finalH;
   for (int64_t l = 0; l < layers && !r.failure(); ++l) {
-    auto param = [&](size_t k) { return TensorRef{params[static_cast<size_t>(l) * perLayer + k]}; };
-    const TensorRef noBias{};
-    TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
-    TensorRef h = r.op("aten.unsqueeze.default", {hs[static_cast<size_t>(l)], int64_t(0)});
-    std::vector<TensorRef> outputs;
-    // chunk(3, dim): three equal parts (split_with_sizes); x_t is [batch, 3h], h @ W_hh^T [1, batch, 3h].
-    auto chunk = [&](TensorRef t, int64_t dim) {
-      TensorSpec part = r.spec(t.id);
-      if (part.sizes.size() != static_cast<size_t>(dim) + 1 || part.sizes[dim] != 3 * hidden) return std::vector<TensorRef>{};
-      part.sizes[dim] = hidden;
-      part.strides.clear();
-      part.dimOrder.clear();
-      const std::vector<TensorSpec> specs(3, part);
-      return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), dim}, &specs);
-    };
-    for (TensorRef step : unbindFirst(r, projected)) {
-      std::vector<TensorRef> xi;
-      if (gru) xi = chunk(step, 1);  // gru_cell chunks its input before the recurrent product
-      TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+    const bool lastLayer = l + 1 == layers && !batchFirst;
+    std::vector<TensorRef> outs;
+    for (int64_t d = 0; d < dirs && !r.failure(); ++d) {
+      const size_t group = static_cast<size_t>(l * dirs + d);
+      auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
+      const TensorRef noBias{};
+      TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
       if (r.failure()) return;
-      if (!gru) {
-        TensorRef sum = r.op("aten.add.Tensor", {hh, step});
-        h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
-      } else {
+      if (d == 1) projected = flipInTime(r, projected);  // one_layer_rnn: before the state's unsqueeze
+      TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
+      outs.push_back(runDirection(r, projected, d == 1, lastLayer && dirs == 1, [&](TensorRef step) {
+        std::vector<TensorRef> xi;
+        if (gru) xi = chunk(step, 1);  // gru_cell chunks its input before the recurrent product
+        TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+        if (r.failure()) return TensorRef{};
+        if (!gru) {
+          TensorRef sum = r.op("aten.add.Tensor", {hh, step});
+          h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
+          return h;
+        }
         std::vector<TensorRef> hi = chunk(hh, 2);
-        if (xi.size() != 3 || hi.size() != 3) return r.fail("gru weights whose shapes do not give three gates of the hidden size");
+        if (xi.size() != 3 || hi.size() != 3) {
+          r.fail("gru weights whose shapes do not give three gates of the hidden size");
+          return TensorRef{};
+        }
         TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
         TensorRef update = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[1], xi[1]})});
         TensorRef fresh = r.op("aten.tanh.default", {r.op("aten.add.Tensor", {xi[2], r.op("aten.mul.Tensor", {hi[2], reset})})});
         TensorRef kept = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {h, fresh}), update});
         h = r.op("aten.add.Tensor", {kept, fresh});
-      }
-      outputs.push_back(h);
+        return h;
+      }));
+      if (r.failure()) return;
+      finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
     }
-    if (l + 1 == layers && !batchFirst) {
-      r.into(0, "aten.cat.default", {outputs});
-      input = TensorRef{r.result(0)};
-    } else {
-      input = r.op("aten.cat.default", {outputs});
-    }
-    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+    input = joinDirections(r, outs, lastLayer);
   }
+  if (r.failure()) return;
   if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
   TensorRef joined = r.op("aten.cat.default", {finalH});
   r.into(1, "aten.view.default", {joined, r.resultSpec(1).sizes});
