@@ -552,6 +552,18 @@ std::vector<TensorRef> unbindFirst(Rewrite& r, TensorRef x) {
   return out;
 }
 
+/// `t` split into `count` gates of `hidden` along its last dimension `dim` (ATen's chunk /
+/// unsafe_chunk, as split_with_sizes); empty when that size is not count * hidden.
+std::vector<TensorRef> splitGates(Rewrite& r, TensorRef t, int64_t count, int64_t hidden, int64_t dim) {
+  TensorSpec part = r.spec(t.id);
+  if (part.sizes.size() != static_cast<size_t>(dim) + 1 || part.sizes[static_cast<size_t>(dim)] != count * hidden) return {};
+  part.sizes[static_cast<size_t>(dim)] = hidden;
+  part.strides.clear();
+  part.dimOrder.clear();
+  const std::vector<TensorSpec> specs(static_cast<size_t>(count), part);
+  return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(static_cast<size_t>(count), hidden), dim}, &specs);
+}
+
 /// The backward direction reads the input projection [steps, batch, ...] flipped in time.
 TensorRef flipInTime(Rewrite& r, TensorRef projected) {
   const std::vector<TensorSpec> same{r.spec(projected.id)};
@@ -636,17 +648,11 @@ void lstm(Rewrite& r) {
         TensorRef recurrent = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
         TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
         if (r.failure()) return TensorRef{};
-        TensorSpec gate = r.spec(gates.id);
-        if (gate.sizes.size() != 3 || gate.sizes[2] != 4 * hidden) {
+        auto g = splitGates(r, gates, 4, hidden, 2);
+        if (g.size() != 4) {
           r.fail("lstm weights whose shapes do not give four gates of the hidden size");
           return TensorRef{};
         }
-        gate.sizes[2] = hidden;
-        gate.strides.clear();
-        gate.dimOrder.clear();
-        const std::vector<TensorSpec> specs(4, gate);
-        auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(2)}, &specs);
-        if (g.size() != 4) return TensorRef{};
         TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
         TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
         TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
@@ -688,15 +694,8 @@ void lstmCell(Rewrite& r) {
   TensorRef projected = recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih"));
   TensorRef gates = r.op("aten.add.Tensor", {recurrent, projected});
   if (r.failure()) return;
-  TensorSpec gate = r.spec(gates.id);
-  if (gate.sizes.size() != 2 || gate.sizes[1] != 4 * hidden)
-    return r.fail("lstm_cell weights whose shapes do not give four gates of the hidden size");
-  gate.sizes[1] = hidden;
-  gate.strides.clear();
-  gate.dimOrder.clear();
-  const std::vector<TensorSpec> specs(4, gate);
-  auto g = r.call("aten.split_with_sizes.default", {gates, std::vector<int64_t>(4, hidden), int64_t(1)}, &specs);
-  if (g.size() != 4) return;
+  auto g = splitGates(r, gates, 4, hidden, 1);
+  if (g.size() != 4) return r.fail("lstm_cell weights whose shapes do not give four gates of the hidden size");
   TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
   TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
   TensorRef kept = r.op("aten.mul.Tensor", {forget, TensorRef{hx[1]}}), added = r.op("aten.mul.Tensor", {in, cell});
@@ -721,17 +720,10 @@ void recurrentCell(Rewrite& r, const char* kind) {
     TensorRef sum = r.op("aten.add.Tensor", {recurrent, projected});
     return r.finish(std::string_view(kind) == "rnn_relu_cell" ? "aten.relu.default" : "aten.tanh.default", {sum});
   }
-  auto chunk = [&](TensorRef t) {
-    TensorSpec part = r.spec(t.id);
-    if (part.sizes.size() != 2 || part.sizes[1] != 3 * hidden) return std::vector<TensorRef>{};
-    part.sizes[1] = hidden;
-    part.strides.clear();
-    part.dimOrder.clear();
-    const std::vector<TensorSpec> specs(3, part);
-    return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), int64_t(1)}, &specs);
-  };
-  std::vector<TensorRef> xi = chunk(recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih")));
-  std::vector<TensorRef> hi = chunk(recurrentLinear(r, argRef(r, "hx"), argRef(r, "w_hh"), optionalTensor(r, "b_hh")));
+  std::vector<TensorRef> xi =
+      splitGates(r, recurrentLinear(r, argRef(r, "input"), argRef(r, "w_ih"), optionalTensor(r, "b_ih")), 3, hidden, 1);
+  std::vector<TensorRef> hi =
+      splitGates(r, recurrentLinear(r, argRef(r, "hx"), argRef(r, "w_hh"), optionalTensor(r, "b_hh")), 3, hidden, 1);
   if (r.failure()) return;
   if (xi.size() != 3 || hi.size() != 3) return r.fail("gru_cell weights whose shapes do not give three gates of the hidden size");
   TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
@@ -770,16 +762,6 @@ void recurrent(Rewrite& r, const char* kind) {
   const std::vector<TensorRef> hs = unbindFirst(r, argRef(r, "hx"));
   TensorRef input = argRef(r, "input");
   if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
-  // chunk(3, dim): three equal parts (split_with_sizes); x_t is [batch, 3h], h @ W_hh^T [1, batch, 3h].
-  auto chunk = [&](TensorRef t, int64_t dim) {
-    TensorSpec part = r.spec(t.id);
-    if (part.sizes.size() != static_cast<size_t>(dim) + 1 || part.sizes[dim] != 3 * hidden) return std::vector<TensorRef>{};
-    part.sizes[dim] = hidden;
-    part.strides.clear();
-    part.dimOrder.clear();
-    const std::vector<TensorSpec> specs(3, part);
-    return r.call("aten.split_with_sizes.default", {t, std::vector<int64_t>(3, hidden), dim}, &specs);
-  };
   std::vector<TensorRef> finalH;
   for (int64_t l = 0; l < layers && !r.failure(); ++l) {
     const bool lastLayer = l + 1 == layers && !batchFirst;
@@ -794,7 +776,7 @@ void recurrent(Rewrite& r, const char* kind) {
       TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
       outs.push_back(runDirection(r, projected, d == 1, lastLayer && dirs == 1, [&](TensorRef step) {
         std::vector<TensorRef> xi;
-        if (gru) xi = chunk(step, 1);  // gru_cell chunks its input before the recurrent product
+        if (gru) xi = splitGates(r, step, 3, hidden, 1);  // gru_cell chunks x_t [batch, 3h] first
         TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
         if (r.failure()) return TensorRef{};
         if (!gru) {
@@ -802,7 +784,7 @@ void recurrent(Rewrite& r, const char* kind) {
           h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
           return h;
         }
-        std::vector<TensorRef> hi = chunk(hh, 2);
+        std::vector<TensorRef> hi = splitGates(r, hh, 3, hidden, 2);  // h @ W_hh^T: [1, batch, 3h]
         if (xi.size() != 3 || hi.size() != 3) {
           r.fail("gru weights whose shapes do not give three gates of the hidden size");
           return TensorRef{};
