@@ -83,11 +83,12 @@ def peak_rss_of(cmd: list[str]) -> tuple[float, int, str]:
     report = os.path.join(_OUT, "time.txt")
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report, *cmd], stdout=subprocess.PIPE,
-                       stderr=subprocess.DEVNULL, text=True)
+                       stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         who = "ExecuTorch" if cmd[0] == sys.executable else "the studio"
-        raise RuntimeError(f"{who} exited {r.returncode}")
+        last = (r.stderr.strip().splitlines() or [""])[-1][:160]
+        raise RuntimeError(f"{who} exited {r.returncode}: {last}")
     return wall, int(Path(report).read_text().split()[-1]), r.stdout
 
 
