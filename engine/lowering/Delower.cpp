@@ -518,6 +518,54 @@ Result<Program> delowerProgram(const Program& pte, DelowerReport* report) {
   return out;
 }
 
+/// enable_non_cpu_memory_planning and propagate_device_config as a .pte shows them.
+/// Tensors on a device planned in CPU memory mean the flag was off; so does a delegate
+/// with a target_device reading a tensor made elsewhere than by an _h2d_copy or a
+/// delegate, and not an input left on the device (the only sign for a "cpu" target).
+/// A method input or output left on a device means its copy was skipped.
+static void readDeviceConfig(const Program& pte, ExecutorchBackendConfig& c) {
+  for (const Method& m : pte.methods) {
+    auto onDevice = [&](ValueId v) {
+      const TensorSpec* t = v >= 0 && static_cast<size_t>(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
+      return t && !t->device.isCpu();
+    };
+    for (const Value& v : m.values)
+      if (const TensorSpec* t = v.tensorIf(); t && !t->device.isCpu() && t->slot &&
+                                               (t->slot->memId >= m.arenaDevices.size() || m.arenaDevices[t->slot->memId].isCpu()))
+        c.enableNonCpuMemoryPlanning = false;
+    std::vector<int> producer(m.values.size(), -1);
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      for (ValueId o : m.nodes[i].outputs)
+        if (o >= 0 && static_cast<size_t>(o) < producer.size()) producer[o] = static_cast<int>(i);
+    for (const Node& n : m.nodes) {
+      if (n.kind != NodeKind::Delegate || n.delegate < 0 || static_cast<size_t>(n.delegate) >= m.delegates.size()) continue;
+      const auto& specs = m.delegates[n.delegate].compileSpecs;
+      if (std::none_of(specs.begin(), specs.end(), [](const CompileSpec& s) { return s.key == "target_device"; })) continue;
+      for (size_t a = 0; a + n.outputs.size() < n.args.size(); ++a) {
+        ValueId v = n.args[a];
+        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor()) continue;
+        const int p = producer[v];
+        const Node* made = p >= 0 ? &m.nodes[p] : nullptr;
+        const bool copied = made && (made->kind == NodeKind::Delegate ||
+                                     (made->kind == NodeKind::Kernel && made->op >= 0 &&
+                                      m.operators[made->op].name == "et_copy::_h2d_copy"));
+        const bool inputOnDevice = !made && !m.values[v].tensor().device.isCpu();
+        if (!copied && !inputOnDevice) c.enableNonCpuMemoryPlanning = false;
+      }
+    }
+    if (!c.enableNonCpuMemoryPlanning) break;
+    if (std::any_of(m.inputs.begin(), m.inputs.end(), onDevice)) c.propagateDevice.skipH2dForMethodInputs.byMethod[m.name] = true;
+    if (std::any_of(m.outputs.begin(), m.outputs.end(), onDevice)) c.propagateDevice.skipD2hForMethodOutputs.byMethod[m.name] = true;
+  }
+  if (!c.enableNonCpuMemoryPlanning) c.propagateDevice = {};
+  // One flag for every method when they agree (the plain form).
+  for (PerMethodFlag* f : {&c.propagateDevice.skipH2dForMethodInputs, &c.propagateDevice.skipD2hForMethodOutputs}) {
+    size_t on = f->byMethod.size(), methods = 0;
+    for (const Method& m : pte.methods) methods += !m.isConstantGetter();
+    if (on > 0 && on == methods) f->byMethod.clear(), f->all = true;
+  }
+}
+
 ExecutorchBackendConfig configMatching(const Program& pte) {
   ExecutorchBackendConfig c;
   if (pte.facts.segmentAlignment > 0) c.segmentAlignment = pte.facts.segmentAlignment;
@@ -582,51 +630,7 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
   else if (alike) c.memoryPlanning = byMethod.begin()->second;
   else c.memoryPlanningPerMethod = std::move(byMethod);
   c.extractDelegateSegments = !inlineBlobs;
-  // Devices: tensors on a device planned in CPU memory mean enable_non_cpu_memory_planning
-  // was off; a method input or output left on a device, that its copy was skipped.
-  for (const Method& m : pte.methods) {
-    auto onDevice = [&](ValueId v) {
-      const TensorSpec* t = v >= 0 && static_cast<size_t>(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
-      return t && !t->device.isCpu();
-    };
-    for (const Value& v : m.values)
-      if (const TensorSpec* t = v.tensorIf(); t && !t->device.isCpu() && t->slot &&
-                                               (t->slot->memId >= m.arenaDevices.size() || m.arenaDevices[t->slot->memId].isCpu()))
-        c.enableNonCpuMemoryPlanning = false;
-    // Or a delegate with a target_device reading a tensor made elsewhere than by an
-    // _h2d_copy or a delegate, and not an input left on the device (skip_h2d): no copies
-    // were made (the only sign of it for a "cpu" target).
-    std::vector<int> producer(m.values.size(), -1);
-    for (size_t i = 0; i < m.nodes.size(); ++i)
-      for (ValueId o : m.nodes[i].outputs)
-        if (o >= 0 && static_cast<size_t>(o) < producer.size()) producer[o] = static_cast<int>(i);
-    for (const Node& n : m.nodes) {
-      if (n.kind != NodeKind::Delegate || n.delegate < 0 || static_cast<size_t>(n.delegate) >= m.delegates.size()) continue;
-      const auto& specs = m.delegates[n.delegate].compileSpecs;
-      if (std::none_of(specs.begin(), specs.end(), [](const CompileSpec& s) { return s.key == "target_device"; })) continue;
-      for (size_t a = 0; a + n.outputs.size() < n.args.size(); ++a) {
-        ValueId v = n.args[a];
-        if (v < 0 || static_cast<size_t>(v) >= m.values.size() || !m.values[v].isTensor()) continue;
-        const int p = producer[v];
-        const Node* made = p >= 0 ? &m.nodes[p] : nullptr;
-        const bool copied = made && (made->kind == NodeKind::Delegate ||
-                                     (made->kind == NodeKind::Kernel && made->op >= 0 &&
-                                      m.operators[made->op].name == "et_copy::_h2d_copy"));
-        const bool inputOnDevice = !made && !m.values[v].tensor().device.isCpu();
-        if (!copied && !inputOnDevice) c.enableNonCpuMemoryPlanning = false;
-      }
-    }
-    if (!c.enableNonCpuMemoryPlanning) break;
-    if (std::any_of(m.inputs.begin(), m.inputs.end(), onDevice)) c.propagateDevice.skipH2dForMethodInputs.byMethod[m.name] = true;
-    if (std::any_of(m.outputs.begin(), m.outputs.end(), onDevice)) c.propagateDevice.skipD2hForMethodOutputs.byMethod[m.name] = true;
-  }
-  if (!c.enableNonCpuMemoryPlanning) c.propagateDevice = {};
-  // One flag for every method when they agree (the plain form).
-  for (PerMethodFlag* f : {&c.propagateDevice.skipH2dForMethodInputs, &c.propagateDevice.skipD2hForMethodOutputs}) {
-    size_t on = f->byMethod.size(), methods = 0;
-    for (const Method& m : pte.methods) methods += !m.isConstantGetter();
-    if (on > 0 && on == methods) f->byMethod.clear(), f->all = true;
-  }
+  readDeviceConfig(pte, c);
   // A header padded past 16-byte alignment: the schema's force_align was raised, by
   // constant_tensor_alignment when every constant sits on it, else by delegate_alignment.
   const ContainerFacts& f = pte.facts;
