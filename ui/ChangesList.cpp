@@ -26,6 +26,8 @@ QString opOf(const Method& m, const Node& n) {
     case NodeKind::Free: return "free";
     case NodeKind::JumpFalse: return "jump_false";
     case NodeKind::Cond: return "cond";
+    case NodeKind::Map: return "map";
+    case NodeKind::Scan: return "scan";
   }
   return {};
 }

@@ -233,7 +233,9 @@ void BoxBuilder::describeNode(const Node& node, const std::vector<ValueId>& writ
     case NodeKind::Move: n.kind = VisualKind::Memory; n.title = "move"; break;
     case NodeKind::Free: n.kind = VisualKind::Memory; n.title = "free"; break;
     case NodeKind::JumpFalse: n.kind = VisualKind::Memory; n.title = "jump_false"; break;
-    case NodeKind::Cond: n.kind = VisualKind::Compute; n.title = "cond"; break;
+    case NodeKind::Cond:
+    case NodeKind::Map:
+    case NodeKind::Scan: n.kind = VisualKind::Compute; n.title = nodeKindName(node.kind); break;
   }
 }
 

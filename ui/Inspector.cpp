@@ -222,12 +222,16 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
       h += "</table>";
     }
   }
-  // torch.cond: each branch is a graph of its own, its inputs the operands above.
-  for (size_t b = 0; n.kind == NodeKind::Cond && b < n.subgraphs.size(); ++b) {
+  // Control flow: each graph it runs is a graph of its own, its inputs the operands above.
+  for (size_t b = 0; isControlFlow(n.kind) && b < n.subgraphs.size(); ++b) {
     const int32_t g = n.subgraphs[b];
     if (g < 0 || static_cast<size_t>(g) >= m.subgraphs.size()) continue;
     const Method& branch = m.subgraphs[static_cast<size_t>(g)];
-    h += QString("<b>%1 %2</b>").arg(b == 0 ? "When pred is true:" : "Otherwise:", q(branch.name).toHtmlEscaped());
+    const char* role = n.kind == NodeKind::Map    ? "For each slice of xs along dimension 0:"
+                       : n.kind == NodeKind::Scan ? "For each slice of xs, from the carries (init first):"
+                       : b == 0                   ? "When pred is true:"
+                                                  : "Otherwise:";
+    h += QString("<b>%1 %2</b>").arg(role, q(branch.name).toHtmlEscaped());
     h += "<pre>" + q(graphText(branch)).toHtmlEscaped() + "</pre>";
   }
   h += values;

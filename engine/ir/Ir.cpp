@@ -55,6 +55,8 @@ const char* nodeKindName(NodeKind k) {
     case NodeKind::JumpFalse: return "jump_false";
     case NodeKind::Free: return "free";
     case NodeKind::Cond: return "cond";
+    case NodeKind::Map: return "map";
+    case NodeKind::Scan: return "scan";
   }
   return "?";
 }

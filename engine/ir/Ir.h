@@ -186,7 +186,18 @@ enum class NodeKind : uint8_t {
   /// results; subgraphs = {true branch, false branch} (Method::subgraphs).
   /// The emitter inlines it as JumpFalse, branch, Move, JumpFalse, branch, Move.
   Cond,
+  /// torch's map_impl before emission: args = [xs, operands...] (argNames
+  /// "xs", "operands"), outputs = [the stacked result]; subgraphs = {body}.
+  /// The emitter makes it a loop over xs's first dimension (ControlFlow.h).
+  Map,
+  /// torch's scan: args = [init..., xs..., additional_inputs...] (argNames
+  /// say which), outputs = [final carries..., stacked ys...]; subgraphs =
+  /// {combine_fn}, which takes (carries, x slices, additional inputs) and
+  /// returns (next carries, y slices).
+  Scan,
 };
+/// A node whose work is done by graphs of its own (Method::subgraphs).
+inline bool isControlFlow(NodeKind k) { return k == NodeKind::Cond || k == NodeKind::Map || k == NodeKind::Scan; }
 const char* nodeKindName(NodeKind k);
 
 struct Node {
@@ -204,7 +215,7 @@ struct Node {
   /// from the repeated returns; empty when that cannot be told).
   std::vector<ValueId> outputs;
   int64_t jumpTarget = -1;  ///< JumpFalse: destination instruction
-  /// Cond: its branches, indices into Method::subgraphs.
+  /// Cond, Map, Scan: the graphs it runs, indices into Method::subgraphs.
   std::vector<int32_t> subgraphs;
   uint32_t chain = 0;
   NodeMeta meta;

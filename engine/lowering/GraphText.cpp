@@ -74,7 +74,7 @@ std::string nodeLine(const Method& m, size_t index) {
   else if (n.kind == NodeKind::Delegate && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
     o << nodeKindName(n.kind) << " " << m.delegates[n.delegate].backendId;
   else o << nodeKindName(n.kind);
-  if (n.kind == NodeKind::Cond) {
+  if (isControlFlow(n.kind)) {
     o << "[";
     for (size_t i = 0; i < n.subgraphs.size(); ++i) {
       int32_t g = n.subgraphs[i];

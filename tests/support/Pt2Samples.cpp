@@ -99,6 +99,74 @@ std::string condProgramJson() {
  "schema_version": {"major": 8, "minor": 12}, "verifiers": ["TRAINING"], "torch_version": "2.13.0"})";
 }
 
+namespace {
+std::string rows3x4() {
+  return R"({"dtype": 7, "sizes": [{"as_int": 3}, {"as_int": 4}], "requires_grad": false, "device": {"type": "cpu"}, "strides": [{"as_int": 4}, {"as_int": 1}], "storage_offset": {"as_int": 0}, "layout": 7})";
+}
+std::string node(const char* target, const std::string& inputs, const char* result) {
+  return std::string(R"({"target": ")") + target + R"(", "inputs": [)" + inputs + R"(], "outputs": [{"as_tensor": {"name": ")" +
+         result + R"("}}], "metadata": {}})";
+}
+std::string graphArg(const char* name, const std::string& inputs, const std::string& outputs, const std::string& nodes,
+                     const std::string& values) {
+  return std::string(R"({"as_graph": {"name": ")") + name + R"(", "graph": {"inputs": [)" + inputs + R"(], "outputs": [)" +
+         outputs + R"(], "nodes": [)" + nodes + R"(], "tensor_values": {)" + values +
+         R"(}, "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false}}})";
+}
+std::string programAround(const std::string& inputs, const std::string& outputs, const std::string& nodes,
+                          const std::string& values, const std::string& userInputs, const std::string& userOutputs) {
+  return R"({"graph_module": {"graph": {"inputs": [)" + inputs + R"(], "outputs": [)" + outputs + R"(], "nodes": [)" + nodes +
+         R"(], "tensor_values": {)" + values + R"(}, "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false},
+ "signature": {"input_specs": [{"parameter": {"arg": {"name": "p_w"}, "parameter_name": "w"}}, )" + userInputs +
+         R"(], "output_specs": [)" + userOutputs + R"(]},
+ "module_call_graph": [{"fqn": "", "signature": null}]},
+ "opset_version": {"aten": 10}, "range_constraints": {},
+ "schema_version": {"major": 8, "minor": 12}, "verifiers": ["TRAINING"], "torch_version": "2.13.0"})";
+}
+}  // namespace
+
+std::string mapProgramJson() {
+  const std::string body = graphArg(
+      "body_graph_0", R"({"as_tensor": {"name": "xs"}}, {"as_tensor": {"name": "y"}}, {"as_tensor": {"name": "p_w"}})",
+      R"({"as_tensor": {"name": "add"}})",
+      node("torch.ops.aten.sin.default", tensorArg("self", "xs"), "sin") + ", " +
+          node("torch.ops.aten.mul.Tensor", tensorArg("self", "sin") + ", " + tensorArg("other", "p_w"), "mul") + ", " +
+          node("torch.ops.aten.add.Tensor", tensorArg("self", "mul") + ", " + tensorArg("other", "y"), "add"),
+      R"("xs": )" + tensor4() + R"(, "y": )" + tensor4() + R"(, "p_w": )" + tensor4(true) + R"(, "sin": )" + tensor4() +
+          R"(, "mul": )" + tensor4() + R"(, "add": )" + tensor4());
+  return programAround(
+      R"({"as_tensor": {"name": "p_w"}}, {"as_tensor": {"name": "x"}}, {"as_tensor": {"name": "y"}})",
+      R"({"as_tensor": {"name": "getitem"}})",
+      R"({"target": "torch.ops.higher_order.map_impl", "inputs": [)" + arg("", body) + ", " +
+          arg("", R"({"as_tensors": [{"name": "x"}]})") + ", " + arg("", R"({"as_tensors": [{"name": "y"}, {"name": "p_w"}]})") +
+          R"J(], "outputs": [{"as_tensor": {"name": "getitem"}}], "metadata": {"stack_trace": "File \"m.py\", line 9, in forward\n    return map(body, x, y)"}})J",
+      R"("p_w": )" + tensor4(true) + R"(, "x": )" + rows3x4() + R"(, "y": )" + tensor4() + R"(, "getitem": )" + rows3x4(),
+      R"({"user_input": {"arg": {"as_tensor": {"name": "x"}}}}, {"user_input": {"arg": {"as_tensor": {"name": "y"}}}})",
+      R"({"user_output": {"arg": {"as_tensor": {"name": "getitem"}}}})");
+}
+
+std::string scanProgramJson() {
+  const std::string body = graphArg(
+      "scan_combine_graph_0", R"({"as_tensor": {"name": "h"}}, {"as_tensor": {"name": "x"}}, {"as_tensor": {"name": "p_w"}})",
+      R"({"as_tensor": {"name": "add"}}, {"as_tensor": {"name": "sin"}})",
+      node("torch.ops.aten.mul.Tensor", tensorArg("self", "x") + ", " + tensorArg("other", "p_w"), "mul") + ", " +
+          node("torch.ops.aten.add.Tensor", tensorArg("self", "mul") + ", " + tensorArg("other", "h"), "add") + ", " +
+          node("torch.ops.aten.sin.default", tensorArg("self", "add"), "sin"),
+      R"("h": )" + tensor4() + R"(, "x": )" + tensor4() + R"(, "p_w": )" + tensor4(true) + R"(, "mul": )" + tensor4() +
+          R"(, "add": )" + tensor4() + R"(, "sin": )" + tensor4());
+  return programAround(
+      R"({"as_tensor": {"name": "p_w"}}, {"as_tensor": {"name": "h"}}, {"as_tensor": {"name": "xs"}})",
+      R"({"as_tensor": {"name": "getitem"}}, {"as_tensor": {"name": "getitem_1"}})",
+      R"({"target": "torch.ops.higher_order.scan", "inputs": [)" + arg("", body) + ", " +
+          arg("", R"({"as_tensors": [{"name": "h"}]})") + ", " + arg("", R"({"as_tensors": [{"name": "xs"}]})") + ", " +
+          arg("", R"({"as_tensors": [{"name": "p_w"}]})") +
+          R"(], "outputs": [{"as_tensor": {"name": "getitem"}}, {"as_tensor": {"name": "getitem_1"}}], "metadata": {}})",
+      R"("p_w": )" + tensor4(true) + R"(, "h": )" + tensor4() + R"(, "xs": )" + rows3x4() + R"(, "getitem": )" + tensor4() +
+          R"(, "getitem_1": )" + rows3x4(),
+      R"({"user_input": {"arg": {"as_tensor": {"name": "h"}}}}, {"user_input": {"arg": {"as_tensor": {"name": "xs"}}}})",
+      R"({"user_output": {"arg": {"as_tensor": {"name": "getitem"}}}}, {"user_output": {"arg": {"as_tensor": {"name": "getitem_1"}}}})");
+}
+
 std::string floats(std::initializer_list<float> v) { return std::string(reinterpret_cast<const char*>(v.begin()), v.size() * 4); }
 
 std::string weightsConfig(int wBytesElems) {

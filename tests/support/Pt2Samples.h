@@ -21,6 +21,10 @@ std::string weightsConfig(int wElems = 4);
 /// parameter w (weights config: weightsConfig(), w only), as torch.export serializes it:
 /// the branches as graphs of their own inside the cond node's arguments.
 std::string condProgramJson();
+/// torch's map over the 3 rows of x [3, 4]: sin(row) * w + y, y [4] an operand.
+std::string mapProgramJson();
+/// torch's scan over the 3 rows of xs [3, 4] from h [4]: next h = x * w + h, y = sin(next h).
+std::string scanProgramJson();
 
 /// The records of a PT2 archive (root folder "m/") holding programJson-like JSON and weight w.
 std::vector<ZipRecord> archiveRecords(const std::string& json, const std::string& config, const std::string& w);

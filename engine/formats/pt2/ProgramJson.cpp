@@ -368,53 +368,71 @@ Status ProgramJson::readGraph(element graph) {
 /// torch.cond(pred, true_graph, false_graph, operands): the branches are
 /// graphs of their own (serde's as_graph, with their own tensor_values),
 /// read into subgraphs of the method; the node reads [pred, operands...].
-Status ProgramJson::condNode(element inputs, const Path& w, Node& n) {
-  n.kind = NodeKind::Cond;
+Status ProgramJson::controlFlowNode(element inputs, const Path& w, Node& n) {
   n.op = -1;
   auto ina = array(inputs, w + ".inputs");
   if (!ina) return ina.error();
   std::vector<element> in(ina->begin(), ina->end());
-  if (in.size() != 4) return fail(w + ".inputs", "4 arguments (pred, true_fn, false_fn, operands)", std::to_string(in.size()));
+  // Where the graphs are and what each list of tensors is, as torch's
+  // higher-order ops take them: cond(pred, true_fn, false_fn, operands),
+  // map_impl(body, xs, operands), scan(combine_fn, init, xs, additional_inputs).
+  std::vector<size_t> graphs;
+  std::vector<std::string> lists;
+  std::string expected;
+  switch (n.kind) {
+    case NodeKind::Cond: graphs = {1, 2}; lists = {"", "", "", "operands"}; expected = "4 arguments (pred, true_fn, false_fn, operands)"; break;
+    case NodeKind::Map: graphs = {0}; lists = {"", "xs", "operands"}; expected = "3 arguments (body, xs, operands)"; break;
+    default: graphs = {0}; lists = {"", "init", "xs", "additional_inputs"}; expected = "4 arguments (combine_fn, init, xs, additional_inputs)"; break;
+  }
+  if (in.size() != lists.size()) return fail(w + ".inputs", expected, std::to_string(in.size()));
   std::vector<element> args;
   for (size_t i = 0; i < in.size(); ++i) {
     auto a = field(in[i], "arg", w + (".inputs[" + std::to_string(i) + "]"));
     if (!a) return a.error();
     args.push_back(*a);
   }
-  auto pred = argument(args[0], w + ".inputs[0]");
-  if (!pred) return pred.error();
-  n.args.push_back(*pred);
-  n.argNames.push_back("pred");
-  for (size_t b = 1; b <= 2; ++b) {
+  if (n.kind == NodeKind::Cond) {
+    auto pred = argument(args[0], w + ".inputs[0]");
+    if (!pred) return pred.error();
+    n.args.push_back(*pred);
+    n.argNames.push_back("pred");
+  }
+  for (size_t b : graphs) {
     const Path bw = w + (".inputs[" + std::to_string(b) + "]");
     auto u = unionMember(args[b], bw);
     if (!u) return u.error();
-    if (u->first != "as_graph") return fail(bw, "a branch graph (as_graph)", u->first);
+    if (u->first != "as_graph") return fail(bw, "a graph (as_graph)", u->first);
     auto g = field(u->second, "graph", bw + ".as_graph");
     if (!g) return g.error();
-    Method branch;
+    Method sub;
     if (auto nm = optField(u->second, "name"))
-      if (auto s = string(*nm, bw + ".as_graph.name")) branch.name = *s;
-    branch.symbolRanges = m_.symbolRanges;
-    ProgramJson sub(file_, branch, etRecordNumbering_, lowered_);
-    if (auto s = sub.readGraph(*g); !s) return s;
-    resolveEdgeDialect(branch);
+      if (auto s = string(*nm, bw + ".as_graph.name")) sub.name = *s;
+    sub.symbolRanges = m_.symbolRanges;
+    ProgramJson reader(file_, sub, etRecordNumbering_, lowered_);
+    if (auto s = reader.readGraph(*g); !s) return s;
+    resolveEdgeDialect(sub);
     n.subgraphs.push_back(static_cast<int32_t>(m_.subgraphs.size()));
-    m_.subgraphs.push_back(std::move(branch));
+    m_.subgraphs.push_back(std::move(sub));
   }
-  auto ops = unionMember(args[3], w + ".inputs[3]");
-  if (!ops) return ops.error();
-  if (ops->first != "as_tensors") return fail(w + ".inputs[3]", "the operands as a list of tensors (as_tensors)", ops->first);
-  auto ids = tensorNames(ops->second, w + ".inputs[3].as_tensors");
-  if (!ids) return ids.error();
-  for (ValueId v : *ids) {
-    n.args.push_back(v);
-    n.argNames.push_back("operands");
+  size_t operands = 0;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    if (lists[i].empty()) continue;
+    const Path lw = w + (".inputs[" + std::to_string(i) + "]");
+    auto l = unionMember(args[i], lw);
+    if (!l) return l.error();
+    if (l->first != "as_tensors") return fail(lw, lists[i] + " as a list of tensors (as_tensors)", l->first);
+    auto ids = tensorNames(l->second, lw + ".as_tensors");
+    if (!ids) return ids.error();
+    for (ValueId v : *ids) {
+      n.args.push_back(v);
+      n.argNames.push_back(lists[i]);
+    }
+    operands += ids->size();
   }
   for (int32_t b : n.subgraphs)
-    if (m_.subgraphs[b].inputs.size() != ids->size())
-      return fail(w, "branches that take the " + std::to_string(ids->size()) + " operands",
-                  "branch '" + m_.subgraphs[b].name + "' with " + std::to_string(m_.subgraphs[b].inputs.size()) + " inputs");
+    if (m_.subgraphs[b].inputs.size() != operands)
+      return fail(w, "graphs that take the " + std::to_string(operands) + " operands",
+                  "graph '" + m_.subgraphs[b].name + "' with " + std::to_string(m_.subgraphs[b].inputs.size()) + " inputs");
   return Ok{};
 }
 
@@ -475,9 +493,12 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   auto ts = string(*target, w + ".target");
   if (!ts) return ts.error();
   n.target = ts.value();
-  const bool cond = n.target == "torch.ops.higher_order.cond";
+  if (n.target == "torch.ops.higher_order.cond") n.kind = NodeKind::Cond;
+  else if (n.target == "torch.ops.higher_order.map_impl") n.kind = NodeKind::Map;
+  else if (n.target == "torch.ops.higher_order.scan") n.kind = NodeKind::Scan;
+  const bool controlFlow = isControlFlow(n.kind);
   const bool delegateCall = lowered_ && n.target == "torch.ops.higher_order.executorch_call_delegate";
-  if (!delegateCall && !cond) {
+  if (!delegateCall && !controlFlow) {
     OperatorRef op = operatorFromTarget(n.target);
     std::string key = op.name + "." + op.overload;
     auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
@@ -490,10 +511,10 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   if (!ina) return ina.error();
   size_t ai = 0;
   const Path nodePath(w);
-  if (cond)
-    if (auto s = condNode(*inputs, nodePath, n); !s) return s;
+  if (controlFlow)
+    if (auto s = controlFlowNode(*inputs, nodePath, n); !s) return s;
   for (element na2 : *ina) {
-    if (cond) break;
+    if (controlFlow) break;
     const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
     auto an = field(na2, "name", aw);
     if (!an) return an.error();

@@ -187,8 +187,8 @@ class ProgramJson {
   Status parse(element root);
   /// One graph: its symbols, tensor values, inputs, nodes and outputs.
   Status readGraph(element graph);
-  /// A torch.cond node: its branches become subgraphs of the method.
-  Status condNode(element inputs, const Path& w, Node& n);
+  /// A cond, map or scan node (n.kind set): its graphs become subgraphs of the method.
+  Status controlFlowNode(element inputs, const Path& w, Node& n);
   void symbolRanges(element root);
   void symbolValues(element graph);
   Status tensorValues(element graph);

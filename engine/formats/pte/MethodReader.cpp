@@ -62,7 +62,9 @@ void nameNodes(Method& m) {
       case NodeKind::Move: base = "move"; break;
       case NodeKind::JumpFalse: base = "jump_false"; break;
       case NodeKind::Free: base = "free"; break;
-      case NodeKind::Cond: base = "cond"; break;
+      case NodeKind::Cond:
+      case NodeKind::Map:
+      case NodeKind::Scan: base = nodeKindName(n.kind); break;
     }
     if (base.empty()) base = "node";
     int k = used[base]++;

@@ -360,8 +360,11 @@ class ProgramEmitter {
         return instr(fbb, fb::InstructionArguments::FreeCall,
                      single<fb::FreeCallBuilder>(fbb, &fb::FreeCallBuilder::add_value_index, n.args[0]));
       }
-      case NodeKind::Cond:  // the emitter inlines its branches with jumps
-        return plan_.error(ErrorCode::Invalid, w + " kind", "instructions (a cond inlined by the emitter)", "a cond node");
+      case NodeKind::Cond:  // the emitter inlines control flow as jumps
+      case NodeKind::Map:
+      case NodeKind::Scan:
+        return plan_.error(ErrorCode::Invalid, w + " kind", "instructions (control flow inlined by the emitter)",
+                           std::string("a ") + nodeKindName(n.kind) + " node");
     }
     return plan_.error(ErrorCode::Invalid, w + " kind", "a known node kind", std::to_string(static_cast<int>(n.kind)));
   }

@@ -389,8 +389,8 @@ class MethodDecomposition {
         "aten::full", "aten::full_like", "aten::zeros", "aten::zeros_like", "aten::ones", "aten::ones_like",
         "aten::empty", "aten::empty_like", "aten::scalar_tensor", "aten::arange"};
     for (Node& n : m_.nodes) {
-      if (n.kind == NodeKind::Cond) {
-        condRequiresGrad(n);
+      if (isControlFlow(n.kind)) {
+        controlFlowRequiresGrad(n);
         continue;
       }
       const OperatorRef* op = operatorOf(m_, n);
@@ -410,16 +410,17 @@ class MethodDecomposition {
 
  private:
 
-  /// The re-trace gives a branch's inputs its operands' tensors; a result of
-  /// the cond requires grad when either branch's does.
-  void condRequiresGrad(const Node& n) {
+  /// The re-trace gives a subgraph's inputs its operands' tensors (a cond's
+  /// after its predicate); a result requires grad when any subgraph's does.
+  void controlFlowRequiresGrad(const Node& n) {
+    const size_t first = n.kind == NodeKind::Cond ? 1 : 0;
     std::vector<char> grad(n.outputs.size(), 0);
     for (int32_t g : n.subgraphs) {
       if (g < 0 || static_cast<size_t>(g) >= m_.subgraphs.size()) continue;
       Method& b = m_.subgraphs[static_cast<size_t>(g)];
-      for (size_t k = 0; k < b.inputs.size() && k + 1 < n.args.size(); ++k)
+      for (size_t k = 0; k < b.inputs.size() && k + first < n.args.size(); ++k)
         if (TensorSpec* t = std::get_if<TensorSpec>(&b.values[b.inputs[k]].payload))
-          if (const TensorSpec* operand = m_.values[n.args[k + 1]].tensorIf()) t->requiresGrad = operand->requiresGrad;
+          if (const TensorSpec* operand = m_.values[n.args[k + first]].tensorIf()) t->requiresGrad = operand->requiresGrad;
       MethodDecomposition(b, config_, out_).propagateRequiresGrad();
       for (size_t k = 0; k < b.outputs.size() && k < grad.size(); ++k)
         if (const TensorSpec* t = b.values[b.outputs[k]].tensorIf()) grad[k] |= t->requiresGrad;
