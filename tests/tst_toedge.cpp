@@ -144,6 +144,99 @@ class TestToEdge : public QObject {
     for (int i = 0; i < 4; ++i) QCOMPARE(negative[i], static_cast<float>(std::cos(-(i + 1.0f))) * 2.0f);
   }
 
+  // torch's map and scan as torch.export saves them: their graphs are lowered
+  // like the method, planned on their own with their inputs planned
+  // (ExecuTorch's alloc_graph_input=True for them) and emitted as the loops
+  // ExecuTorch's _emit_map and _emit_scan lay out; the interpreter runs them.
+  // The conformance harness compares real map and scan programs byte for byte.
+  void mapAndScanBecomeExecuTorchsLoops() {
+    auto lowerAndEmit = [](const std::string& json, const char* name) -> Program {
+      std::string zip = test::zipBytes(test::archiveRecords(json, test::weightsConfig(), test::floats({1, 2, 3, 4})));
+      auto read = readExport(MappedFile::fromBytes(name, zip.data(), zip.size()));
+      if (!read) qFatal("%s", read.error().message().c_str());
+      ExecutorchBackendConfig config;
+      config.memoryPlanning.algorithms = {"et-greedy"};
+      Pipeline p(std::make_shared<const Program>(std::move(read.value())), config);
+      p.runToEnd();
+      if (p.failed()) qFatal("%s failed", name);
+      auto pte = emitProgram(*p.current(), config);
+      if (!pte) qFatal("%s", pte.error().message().c_str());
+      return std::move(pte.value());
+    };
+    auto tensor = [](std::vector<int64_t> sizes, std::vector<float> x) {
+      run::HostValue v;
+      v.kind = ValueKind::Tensor;
+      v.sizes = std::move(sizes);
+      v.bytes.resize(x.size() * 4);
+      std::memcpy(v.bytes.data(), x.data(), v.bytes.size());
+      return v;
+    };
+    auto floatsOf = [](const run::HostValue& v) {
+      std::vector<float> f(v.bytes.size() / 4);
+      std::memcpy(f.data(), v.bytes.data(), v.bytes.size());
+      return f;
+    };
+    const std::vector<float> rows = {0.5f, -1, 2, 0.25f, 3, -0.5f, 1, 1.5f, -2, 0, 0.75f, 4};
+    const std::vector<float> w = {1, 2, 3, 4}, y = {10, 20, 30, 40};
+    {
+      std::string zip = test::zipBytes(test::archiveRecords(test::mapProgramJson(), test::weightsConfig(), test::floats({1, 2, 3, 4})));
+      auto read = readExport(MappedFile::fromBytes("map.pt2", zip.data(), zip.size()));
+      QVERIFY2(read, read ? "" : read.error().message().c_str());
+      const Node& map = read->methods[0].nodes.at(0);
+      QCOMPARE(map.kind, NodeKind::Map);
+      QCOMPARE(map.argNames, (std::vector<std::string>{"xs", "operands", "operands"}));
+      QCOMPARE(read->methods[0].subgraphs.at(0).inputs.size(), size_t(3));
+    }
+    Program map = lowerAndEmit(test::mapProgramJson(), "map.pt2");
+    const Method& m = map.methods[0];
+    // _emit_map: sym_size, then per row select_copy, the body, et_copy_index, the count, a jump back to the select.
+    QCOMPARE(ops(m), (std::vector<std::string>{"aten::sym_size.int", "aten::select_copy.int_out", "aten::sin.out",
+                                               "aten::mul.out", "aten::add.out", "executorch_prim::et_copy_index.tensor",
+                                               "executorch_prim::add.Scalar", "executorch_prim::eq.Scalar",
+                                               "executorch_prim::sub.Scalar"}));
+    QCOMPARE(m.nodes.at(8).kind, NodeKind::JumpFalse);
+    QCOMPARE(m.nodes.at(8).jumpTarget, int64_t(1));
+    // The stacked result grows one row per iteration: DYNAMIC_BOUND; the result is
+    // numbered first, then the index and the count (as ExecuTorch numbers them).
+    const ValueId stacked = m.outputs.at(0);
+    QCOMPARE(m.values[stacked].tensor().dynamism, ShapeDynamism::DynamicBound);
+    QCOMPARE(m.nodes[5].args, (std::vector<ValueId>{stacked, m.nodes[4].args.back(), stacked + 1}));
+    QCOMPARE(m.nodes[0].args.back(), stacked + 2);
+    // The body's arena holds its row, its operands' placeholders and its results;
+    // the method's tensors go after it.
+    for (ValueId in : m.inputs) QVERIFY(m.values[in].tensor().slot->offset >= 64);
+    run::RunOptions o;
+    o.inputs = {tensor({3, 4}, rows), tensor({4}, y)};
+    auto r = run::runProgram(map, o);
+    QVERIFY2(r, r ? "" : r.error().message().c_str());
+    QCOMPARE(r->outputs.at(0).sizes, (std::vector<int64_t>{3, 4}));
+    std::vector<float> got = floatsOf(r->outputs[0]);
+    for (size_t i = 0; i < rows.size(); ++i) QCOMPARE(got[i], std::sin(rows[i]) * w[i % 4] + y[i % 4]);
+
+    Program scan = lowerAndEmit(test::scanProgramJson(), "scan.pt2");
+    const Method& s = scan.methods[0];
+    // _emit_scan: copy_ of init into the carry before the loop; after the body the
+    // carry is copied back and y stacked.
+    QCOMPARE(ops(s), (std::vector<std::string>{"aten::sym_size.int", "aten::copy_", "aten::select_copy.int_out",
+                                               "aten::mul.out", "aten::add.out", "aten::sin.out", "aten::copy_",
+                                               "executorch_prim::et_copy_index.tensor", "executorch_prim::add.Scalar",
+                                               "executorch_prim::eq.Scalar", "executorch_prim::sub.Scalar"}));
+    QCOMPARE(s.nodes.at(10).jumpTarget, int64_t(2));
+    QCOMPARE(s.values[s.outputs[0]].tensor().dynamism, ShapeDynamism::Static);  // the carry
+    QCOMPARE(s.values[s.outputs[1]].tensor().dynamism, ShapeDynamism::DynamicBound);
+    o.inputs = {tensor({4}, {0, 1, 2, 3}), tensor({3, 4}, rows)};
+    auto rs = run::runProgram(scan, o);
+    QVERIFY2(rs, rs ? "" : rs.error().message().c_str());
+    std::vector<float> h = {0, 1, 2, 3}, ys;
+    for (int t = 0; t < 3; ++t)
+      for (int i = 0; i < 4; ++i) {
+        h[i] = rows[t * 4 + i] * w[i] + h[i];
+        ys.push_back(std::sin(h[i]));
+      }
+    QCOMPARE(floatsOf(rs->outputs.at(0)), h);
+    QCOMPARE(floatsOf(rs->outputs.at(1)), ys);
+  }
+
   // linear.pt2 is what torch.export.save writes for an nn.Linear on a 1-d
   // input: upstream's run_decompositions makes it view, permute, addmm, view.
   void linearFixtureDecomposesAsUpstream() {

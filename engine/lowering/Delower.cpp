@@ -52,12 +52,15 @@ class MethodDelowerer {
       nodes.push_back(std::move(n.value()));
     }
     m_.nodes = std::move(nodes);
-    // Jumps and moves are a cond the emitter inlined: a cond node again, its
-    // branches graphs of their own (their calls functional like the method's).
+    // Removed views get their view_copy back first, in instruction order, so
+    // that a view inside a branch or loop body goes there with its base.
+    Placeholders found = findPlaceholders();
+    // Jumps and moves are control flow the emitter inlined: cond, map and scan
+    // nodes again, their graphs of their own (their calls functional like the method's).
     if (std::any_of(m_.nodes.begin(), m_.nodes.end(), [](const Node& n) { return n.kind == NodeKind::JumpFalse; })) {
       if (auto s = liftConds(m_); !s) return s.error();
     }
-    rebuildSignature();
+    writeSignature(found);  // the .pte's pytree specs stay: the emitter writes them back unchanged
     passes::dropUnusedOperators(m_);
     for (OperatorRef& r : m_.operators)
       if (r.overload.empty()) r.overload = "default";  // the spelling of the passes' tables
@@ -253,7 +256,7 @@ class MethodDelowerer {
     return name;
   }
 
-  /// torch.export's signature: constants become parameters, state becomes
+  /// torch.export's signature (findPlaceholders, then writeSignature): constants become parameters, state becomes
   /// buffers (placed first, as torch.export orders placeholders), then the
   /// .pte's inputs. Tensors a .pte reads without any instruction defining
   /// them are told apart here:
@@ -263,12 +266,6 @@ class MethodDelowerer {
   ///     without schema): a result of that kernel, planned for its call only;
   ///   - a delegate's results (its arguments list inputs, then outputs);
   ///   - otherwise state the program had before it ran: a buffer.
-  void rebuildSignature() {
-    Placeholders found = findPlaceholders();
-    writeSignature(found);
-    // The .pte's pytree specs stay: the emitter writes them back unchanged.
-  }
-
   /// Tensors the method reads without an instruction defining them first.
   struct Placeholders {
     std::vector<ValueId> constants, state;  ///< to become parameters, buffers
@@ -282,6 +279,7 @@ class MethodDelowerer {
     std::vector<bool> defined, seen;
     std::map<std::pair<uint32_t, uint64_t>, ValueId> lastAtSlot;  // in the .pte's plan
     const OpSchema* viewCopy = nullptr;
+    std::set<ValueId> loopCarries;  ///< scans' carries (scanCarries)
     Placeholders found;
   };
 
@@ -298,14 +296,21 @@ class MethodDelowerer {
     w.seen.assign(w.nv, false);
     w.found.firstUse.resize(w.nv);
     w.viewCopy = OpRegistry::builtin().find("aten::view_copy", "");
+    w.loopCarries = scanCarries(m_);
     for (ValueId v : m_.inputs)
       if (v >= 0 && static_cast<size_t>(v) < w.nv) define(w, v);
     std::vector<Node> nodes;
     nodes.reserve(m_.nodes.size());
-    for (Node& n : m_.nodes) {
-      placeArguments(w, n, nodes);
-      nodes.push_back(std::move(n));
+    std::vector<int64_t> at(m_.nodes.size() + 1);  // instruction -> where it starts now
+    for (size_t i = 0; i < m_.nodes.size(); ++i) {
+      at[i] = static_cast<int64_t>(nodes.size());  // a jump there runs the view_copy put before it too
+      placeArguments(w, m_.nodes[i], nodes);
+      nodes.push_back(std::move(m_.nodes[i]));
     }
+    at.back() = static_cast<int64_t>(nodes.size());
+    for (Node& n : nodes)
+      if (n.kind == NodeKind::JumpFalse && n.jumpTarget >= 0 && static_cast<size_t>(n.jumpTarget) < at.size())
+        n.jumpTarget = at[static_cast<size_t>(n.jumpTarget)];
     m_.nodes = std::move(nodes);
     placeUntouchedOutputs(w);
     return std::move(w.found);
@@ -336,7 +341,18 @@ class MethodDelowerer {
     const OpSchema* schema = nullptr;
     if (n.kind == NodeKind::Kernel && n.op >= 0) schema = reg.find(m_.operators[n.op].name, m_.operators[n.op].overload);
     std::set<ValueId> writes(n.outputs.begin(), n.outputs.end());
+    if (n.kind == NodeKind::Move && n.args.size() == 2) {  // a cond branch handing over its result
+      if (n.args[1] >= 0 && static_cast<size_t>(n.args[1]) < w.nv) w.seen[n.args[1]] = true, define(w, n.args[1]);
+      writes.insert(n.args[1]);
+    }
     bool inPlace = schema && schema->isInplace();
+    // A scan's carry is first written by copy_(carry, init) before its loop:
+    // a result of the scan, not state the method had before it ran.
+    if (inPlace && !n.args.empty() && n.args[0] >= 0 && static_cast<size_t>(n.args[0]) < w.nv && !w.defined[n.args[0]] &&
+        w.loopCarries.count(n.args[0])) {
+      w.seen[n.args[0]] = true;
+      define(w, n.args[0]);
+    }
     if (inPlace && !n.args.empty()) w.found.writtenInPlace.insert(n.args[0]);
     std::vector<ValueId> extraOuts;
     for (ValueId a : tensorArguments(n, w.nv, w.found.firstUse)) {

@@ -47,10 +47,11 @@ bool runnable(const OperatorRef& op) {
 
 class MethodEmitter {
  public:
-  /// `inBranch`: per node of `in`, whether it came from a cond's branch (inlineConds).
-  MethodEmitter(const Method& in, std::vector<char> inBranch, const ExecutorchBackendConfig& c, EmitReport& r,
+  /// `layout`: how control flow was inlined into `in` (inlineControlFlow).
+  MethodEmitter(const Method& in, InlinedLayout layout, const ExecutorchBackendConfig& c, EmitReport& r,
                 std::vector<std::shared_ptr<const MappedFile>>& owned)
-      : in_(in), inBranch_(std::move(inBranch)), c_(c), r_(r), owned_(owned) {
+      : in_(in), inBranch_(std::move(layout.inBranch)), constantsAt_(std::move(layout.numberedFirst)), c_(c), r_(r),
+        owned_(owned) {
     inBranch_.resize(in_.nodes.size(), 0);
   }
 
@@ -94,12 +95,20 @@ class MethodEmitter {
       }
     for (size_t k = 0; k < in_.nodes.size(); ++k) {
       const Node& n = in_.nodes[k];
-      if (auto it = constantsAt_.find(k); it != constantsAt_.end())
-        for (ValueId v : it->second) visit(v);
+      // The views that stood before this node come first (memory.view nodes
+      // of ExecuTorch's graph), then what was made for it: a scalar lifted
+      // into a constant where a subgraph reads it, a loop's results and counters.
+      const auto first = constantsAt_.find(k);
+      if (!deferredJump.count(k)) {
+        std::vector<ValueId> made = n.outputs;
+        if (first != constantsAt_.end()) made.insert(made.end(), first->second.begin(), first->second.end());
+        for (ValueId o : made)
+          if (auto it = viewsBefore.find(o); it != viewsBefore.end())
+            for (ValueId v : it->second) visit(v);
+      }
+      if (first != constantsAt_.end())
+        for (ValueId v : first->second) visit(v);
       if (deferredJump.count(k)) continue;
-      for (ValueId o : n.outputs)
-        if (auto it = viewsBefore.find(o); it != viewsBefore.end())
-          for (ValueId v : it->second) visit(v);
       // Then the views the node reads, an out variant's results (ToOutVarPass
       // puts their memory.alloc just before the call), the other arguments.
       // (A view the node writes, et_view's, comes after its arguments.)
@@ -526,7 +535,8 @@ class MethodEmitter {
 
   Method in_;  ///< a working copy: lifting scalars adds values
   std::vector<char> inBranch_;
-  std::map<size_t, std::vector<ValueId>> constantsAt_;  ///< node -> constants lifted in a branch, numbered there
+  /// node -> values numbered before its own: a loop's (InlinedLayout), constants lifted in a branch
+  std::map<size_t, std::vector<ValueId>> constantsAt_;
   const ExecutorchBackendConfig& c_;
   EmitReport& r_;
   std::vector<std::shared_ptr<const MappedFile>>& owned_;
@@ -595,10 +605,10 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   out.externalFiles = lowered.externalFiles;
   out.carriedData = lowered.carriedData;  // .ptd entries no tensor names, written back as they were
   for (const Method& m : lowered.methods) {
-    std::vector<char> inBranch;
+    InlinedLayout layout;
     std::optional<Method> flat;
     if (!m.subgraphs.empty()) {
-      Result<Method> inlined = inlineConds(m, inBranch);
+      Result<Method> inlined = inlineControlFlow(m, layout);
       if (!inlined) {
         Error err = inlined.error();
         err.file = lowered.path;
@@ -607,7 +617,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
       }
       flat = std::move(inlined.value());
     }
-    MethodEmitter e(flat ? *flat : m, std::move(inBranch), config, r, out.externalFiles);
+    MethodEmitter e(flat ? *flat : m, std::move(layout), config, r, out.externalFiles);
     auto em = e.emit();
     if (!em) {
       Error err = em.error();

@@ -180,8 +180,10 @@ class MethodRun {
         case NodeKind::Free:
           ++pc;
           break;
-        case NodeKind::Cond:  // programs run as emitted, their conds inlined as jumps and moves
-          return fail(pc, "a cond node, which runs once emitted (jumps and moves)");
+        case NodeKind::Cond:  // programs run as emitted, control flow inlined as jumps
+        case NodeKind::Map:
+        case NodeKind::Scan:
+          return fail(pc, std::string("a ") + nodeKindName(n.kind) + " node, which runs once emitted (as jumps)");
       }
     }
     for (ValueId v : m_.outputs) {
@@ -410,6 +412,7 @@ class MethodRun {
       else out.i = loadAs<int64_t>(t, 0), out.kind = ValueKind::Int;
       return Ok{};
     }
+    if (name == "et_copy_index") return copyIndex(n, ctx);
     if (n.args.size() < 3) return bad(op.fullName() + " needs 3 arguments");
     RunValue &a = values_[n.args[0]], &b = values_[n.args[1]], &out = values_[n.args[2]];
     bool fl = a.kind == ValueKind::Double || b.kind == ValueKind::Double;
@@ -441,6 +444,30 @@ class MethodRun {
     else if (name == "sym_max") setNum(std::max(x, y), std::max(xi, yi));
     else if (name == "sym_min") setNum(std::min(x, y), std::min(xi, yi));
     else return bad("no kernel for " + op.fullName());
+    return Ok{};
+  }
+
+  /// et_copy_index(copy_to, copy_from, index): a map's or scan's result gets
+  /// slice `index` of dimension 0; copy_to grows to index + 1 rows when it is
+  /// shorter (ExecuTorch's kernels/prim_ops/et_copy_index.cpp).
+  Status copyIndex(const Node& n, KernelContext& ctx) {
+    auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
+    if (n.args.size() < 3) return bad("et_copy_index needs 3 arguments (copy_to, copy_from, index)");
+    RunValue &to = values_[n.args[0]], &from = values_[n.args[1]];
+    if (to.kind != ValueKind::Tensor || from.kind != ValueKind::Tensor) return bad("et_copy_index copies between tensors");
+    const int64_t index = ctx.integer(n.args[2]);
+    if (to.t.sizes.size() != from.t.sizes.size() + 1) return bad("et_copy_index: copy_to's rank must be copy_from's + 1");
+    if (index < 0) return bad("et_copy_index at a negative index");
+    std::vector<int64_t> sizes{index + 1};
+    for (size_t d = 0; d < from.t.sizes.size(); ++d) {
+      if (index > 0 && to.t.sizes[d + 1] != from.t.sizes[d]) return bad("et_copy_index: slice shape differs from copy_to's");
+      sizes.push_back(from.t.sizes[d]);
+    }
+    if (to.t.dtype != from.t.dtype) return bad("et_copy_index between different dtypes");
+    if (to.t.sizes[0] < sizes[0] && !ctx.resize(to.t, sizes)) return bad("et_copy_index past copy_to's capacity");
+    const uint64_t bytes = from.t.nbytes(), offset = static_cast<uint64_t>(index) * bytes;
+    if (offset + bytes > to.t.nbytes()) return bad("et_copy_index past the end of copy_to");
+    if (bytes) std::memmove(to.t.data + offset, from.t.data, bytes);
     return Ok{};
   }
 

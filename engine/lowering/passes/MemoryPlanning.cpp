@@ -43,9 +43,9 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
       else if (auto* ol = std::get_if<OptionalTensorList>(&m.values[v].payload))
         for (ValueId x : ol->items) touch(x, s);  // e.g. index_put's indices
     }
-  // A cond's results are written by its branches, not passed to it.
+  // Control flow's results are written by its graphs, not passed to it.
   for (int32_t s = 0; s < static_cast<int32_t>(m.nodes.size()); ++s)
-    if (m.nodes[s].kind == NodeKind::Cond)
+    if (isControlFlow(m.nodes[s].kind))
       for (ValueId v : m.nodes[s].outputs) touch(v, s);
   for (ValueId v : m.inputs) touch(v, 0);
   for (ValueId v : m.outputs) touch(v, lastStep);
@@ -149,17 +149,19 @@ void assignSlots(Method& m, const std::vector<ValueId>& planned, const std::vect
 /// cannot solve fails the pass with a diagnostic.
 void planMethod(Method& m, const ExecutorchBackendConfig& c, const MemoryPlanningConfig& mc, SharedBuffers& shared,
                 PassOutcome& out) {
-  // Control flow first: each branch is planned on its own — its inputs are
-  // the caller's operands (not planned), its results are — and the method's
-  // tensors go after the largest branch arena, which only one branch uses at
-  // a time (ExecuTorch's _apply_algo_to_submodules and input_mem_buffer_sizes).
+  // Control flow first: each graph is planned on its own — a cond branch's
+  // inputs are the caller's operands (not planned); a map's or scan's inputs
+  // are planned, the slices being its own and the operands' slots left unused,
+  // as ExecuTorch does; results are planned — and the method's tensors go
+  // after the largest arena, which only one graph uses at a time (ExecuTorch's
+  // _apply_algo_to_submodules and input_mem_buffer_sizes).
   uint64_t branchArena = 0;
   for (const Node& n : m.nodes)
     for (int32_t g : n.subgraphs) {
       if (g < 0 || static_cast<size_t>(g) >= m.subgraphs.size()) continue;
       Method& branch = m.subgraphs[static_cast<size_t>(g)];
       MemoryPlanningConfig bc = mc;
-      bc.allocGraphInput = false;
+      bc.allocGraphInput = n.kind != NodeKind::Cond;
       bc.allocGraphOutput = true;
       SharedBuffers none;
       planMethod(branch, c, bc, none, out);
