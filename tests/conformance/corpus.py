@@ -666,6 +666,41 @@ class CondNet(nn.Module):
         return torch.cond(x.sum() > 0, true_fn, false_fn, (x,))
 
 
+class MapNet(nn.Module):
+    """torch's map over the rows of x: a Linear + relu per row, plus an operand y
+    (the Linear's weights become operands of the body as well)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        from torch._higher_order_ops.map import map as map_rows
+
+        def body(row, y):
+            return self.lin(row).relu() + y
+
+        return map_rows(body, x, y)
+
+
+class ScanNet(nn.Module):
+    """torch's scan as a recurrent cell: carry h, one step per row of xs; returns the
+    last h and every step's h * 2 stacked (the Linear's weights are additional inputs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, h, xs):
+        from torch._higher_order_ops.scan import scan
+
+        def step(h, x):
+            h2 = torch.tanh(self.lin(x) + h * 0.5)
+            return h2, h2 * 2.0
+
+        return scan(step, h, xs)
+
+
 # --- Small op-coverage modules -----------------------------------------------------------------
 
 class EmbeddingMean(nn.Module):
@@ -935,6 +970,10 @@ def _build_corpus() -> List[Entry]:
 
     C.append(_single("cond", "torch.cond on x.sum() > 0 with linear+sin / cos branches",
                      CondNet, lambda: (_randn(4, 8),), tags=("control_flow",)))
+    C.append(_single("map", "torch map over the rows of x: Linear + relu + operand y",
+                     MapNet, lambda: (_randn(4, 8), _randn(8, seed=1)), tags=("control_flow",)))
+    C.append(_single("scan", "torch scan, a tanh recurrent cell: final carry and stacked outputs",
+                     ScanNet, lambda: (_randn(8), _randn(5, 8, seed=1)), tags=("control_flow",)))
     C.append(_single("embedding", "nn.Embedding + mean", EmbeddingMean,
                      lambda: (torch.tensor([[1, 4, 9, 49], [0, 0, 7, 3]], dtype=torch.int64),)))
     C.append(_single("index_put", "index_put_, tensor-index assignment, gather, index_select, "
