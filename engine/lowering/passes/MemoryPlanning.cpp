@@ -8,6 +8,7 @@
 // argument that dies at its node (beyond ExecuTorch).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <numeric>
 
 #include "engine/planning/EtGreedyPlanner.h"
@@ -94,7 +95,16 @@ PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const L
                         const TensorRoles& roles, int32_t lastStep, std::vector<ValueId>& planned) {
   PlanProblem problem;
   problem.alignment = mc.alignment;
-  for (auto& [v, span] : life) {
+  // In ExecuTorch's order: the placeholders as the graph takes them, then the
+  // rest as the graph makes them (value order); the greedy breaks ties by it.
+  // (A loop body's operands are the caller's values, numbered before its own.)
+  std::vector<std::pair<ValueId, std::pair<int32_t, int32_t>>> order;
+  std::set<ValueId> taken;
+  for (ValueId v : m.inputs)
+    if (auto it = life.find(v); it != life.end() && taken.insert(v).second) order.push_back(*it);
+  for (auto& [v, span] : life)
+    if (!taken.count(v)) order.push_back({v, span});
+  for (auto& [v, span] : order) {
     std::optional<PlannedStorage> ps = plannedStorage(m, mc, roles, v);
     if (!ps) continue;
     auto [first, last] = span;
