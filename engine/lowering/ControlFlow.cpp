@@ -430,6 +430,8 @@ class ControlFlowLifter {
       if (v < 0 || static_cast<size_t>(v) >= m_.values.size() || written.count(v)) return;
       const Value& x = m_.values[v];
       if (!x.isTensor() && !x.symbolic) return;
+      // A 0-dim constant is a scalar ExecuTorch lifted where the graph reads it: the graph's own.
+      if (const TensorSpec* t = x.tensorIf(); t && t->sizes.empty() && !t->slot && !t->data.empty()) return;
       if (std::find(operands.begin(), operands.end(), v) == operands.end()) operands.push_back(v);
     };
     auto readAll = [&](ValueId v) {
@@ -534,6 +536,12 @@ class ControlFlowLifter {
     readsFromOutside(body, {}, operands);
     for (const auto* own : {&carries, &slices})
       for (ValueId v : *own) operands.erase(std::remove(operands.begin(), operands.end(), v), operands.end());
+    // torch.export passes the user's operands first, then the weights it lifted
+    // out of the body; the body plans its inputs in that order.
+    std::stable_partition(operands.begin(), operands.end(), [&](ValueId v) {
+      const TensorSpec* t = m_.values[static_cast<size_t>(v)].tensorIf();
+      return !t || t->storage() != TensorStorage::Constant;
+    });
     auto arg = [&](ValueId v, const char* role) {
       loop.args.push_back(v);
       loop.argNames.push_back(role);

@@ -59,6 +59,7 @@ class MethodDelowerer {
     // nodes again, their graphs of their own (their calls functional like the method's).
     if (std::any_of(m_.nodes.begin(), m_.nodes.end(), [](const Node& n) { return n.kind == NodeKind::JumpFalse; })) {
       if (auto s = liftConds(m_); !s) return s.error();
+      keepConstantsTheMethodReads(found);
     }
     writeSignature(found);  // the .pte's pytree specs stay: the emitter writes them back unchanged
     passes::dropUnusedOperators(m_);
@@ -280,6 +281,9 @@ class MethodDelowerer {
     std::map<std::pair<uint32_t, uint64_t>, ValueId> lastAtSlot;  // in the .pte's plan
     const OpSchema* viewCopy = nullptr;
     std::set<ValueId> loopCarries;  ///< scans' carries (scanCarries)
+    std::vector<int64_t> at;        ///< instruction -> where it starts in the rebuilt list
+    std::set<size_t> targets;       ///< instructions a jump goes to
+    size_t placed = 0;              ///< the instruction being placed
     Placeholders found;
   };
 
@@ -301,16 +305,19 @@ class MethodDelowerer {
       if (v >= 0 && static_cast<size_t>(v) < w.nv) define(w, v);
     std::vector<Node> nodes;
     nodes.reserve(m_.nodes.size());
-    std::vector<int64_t> at(m_.nodes.size() + 1);  // instruction -> where it starts now
+    w.at.assign(m_.nodes.size() + 1, 0);
+    for (const Node& n : m_.nodes)
+      if (n.kind == NodeKind::JumpFalse && n.jumpTarget >= 0) w.targets.insert(static_cast<size_t>(n.jumpTarget));
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      at[i] = static_cast<int64_t>(nodes.size());  // a jump there runs the view_copy put before it too
+      w.at[i] = static_cast<int64_t>(nodes.size());  // a jump there runs the view_copy put before it too
+      w.placed = i;
       placeArguments(w, m_.nodes[i], nodes);
       nodes.push_back(std::move(m_.nodes[i]));
     }
-    at.back() = static_cast<int64_t>(nodes.size());
+    w.at.back() = static_cast<int64_t>(nodes.size());
     for (Node& n : nodes)
-      if (n.kind == NodeKind::JumpFalse && n.jumpTarget >= 0 && static_cast<size_t>(n.jumpTarget) < at.size())
-        n.jumpTarget = at[static_cast<size_t>(n.jumpTarget)];
+      if (n.kind == NodeKind::JumpFalse && n.jumpTarget >= 0 && static_cast<size_t>(n.jumpTarget) < w.at.size())
+        n.jumpTarget = w.at[static_cast<size_t>(n.jumpTarget)];
     m_.nodes = std::move(nodes);
     placeUntouchedOutputs(w);
     return std::move(w.found);
@@ -374,7 +381,7 @@ class MethodDelowerer {
       }
       if (!hasInitialValue && w.viewCopy)
         if (auto base = viewBase(a, w.lastAtSlot)) {
-          nodes.push_back(viewCopyNode(*base, a, *w.viewCopy, n.meta));
+          insertViewCopy(w, nodes, viewCopyNode(*base, a, *w.viewCopy, n.meta), *base, a);
           define(w, a);
           continue;
         }
@@ -391,6 +398,29 @@ class MethodDelowerer {
       if (o >= 0 && static_cast<size_t>(o) < w.nv && !w.defined[o]) define(w, o);
   }
 
+  /// ExecuTorch numbers a removed view where its memory.view node stood, so the
+  /// view_copy goes back there: before the calls whose results are numbered
+  /// after the view, but after its base's and inside the same straight run of
+  /// instructions (no jump, move or jump target crossed).
+  void insertViewCopy(SignatureWalk& w, std::vector<Node>& nodes, Node copy, ValueId base, ValueId view) const {
+    auto startsJumpTarget = [&](size_t p) {
+      for (size_t t : w.targets)
+        if (t < w.placed && w.at[t] == static_cast<int64_t>(p)) return true;
+      return false;
+    };
+    auto numberedAfter = [&](const Node& n) {
+      if (n.kind != NodeKind::Kernel || n.outputs.empty()) return false;
+      for (ValueId o : n.outputs)
+        if (o == base || o < view || static_cast<size_t>(o) >= w.nv) return false;
+      return true;
+    };
+    size_t p = nodes.size();
+    while (p > 0 && !startsJumpTarget(p) && numberedAfter(nodes[p - 1])) --p;
+    nodes.insert(nodes.begin() + static_cast<long>(p), std::move(copy));
+    for (size_t i = 0; i < w.placed; ++i)
+      if (w.at[i] > static_cast<int64_t>(p)) ++w.at[i];
+  }
+
   /// Tensors the method returns without any instruction touching them.
   void placeUntouchedOutputs(SignatureWalk& w) {
     for (ValueId o : m_.outputs) {
@@ -403,6 +433,20 @@ class MethodDelowerer {
       else w.found.state.push_back(o);
       define(w, o);
     }
+  }
+
+  /// A constant only a subgraph reads (a scalar ExecuTorch lifted into a
+  /// branch or loop body) stays that graph's own, not a parameter.
+  void keepConstantsTheMethodReads(Placeholders& found) const {
+    std::set<ValueId> read(m_.outputs.begin(), m_.outputs.end());
+    for (const Node& n : m_.nodes)
+      for (ValueId a : n.args) {
+        read.insert(a);
+        if (a < 0 || static_cast<size_t>(a) >= m_.values.size()) continue;
+        if (auto* tl = std::get_if<TensorList>(&m_.values[a].payload)) read.insert(tl->items.begin(), tl->items.end());
+        else if (auto* ol = std::get_if<OptionalTensorList>(&m_.values[a].payload)) read.insert(ol->items.begin(), ol->items.end());
+      }
+    std::erase_if(found.constants, [&](ValueId c) { return !read.count(c); });
   }
 
   /// Names the placeholders and writes the signature: parameters, buffers, then the

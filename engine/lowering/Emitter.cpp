@@ -59,6 +59,7 @@ class MethodEmitter {
     if (auto s = checkNodes(); !s) return s.error();
     if (auto s = classifyInputs(); !s) return s.error();
     liftScalarTensorArguments();
+    subgraphConstants();
     optionalTensorLists();
     // Values in ExecuTorch's emission order.
     // Parameters, buffers and constants; then the lifted scalars, which
@@ -531,6 +532,20 @@ class MethodEmitter {
     }
     r_.notes.push_back(in_.name + ": " + std::to_string(l.values.size()) +
                        " scalars passed where a Tensor is expected became 0-dim constant tensors (ScalarToTensorPass)");
+  }
+
+  /// A constant a branch or loop body holds itself (a scalar ExecuTorch lifted
+  /// there, read back from a .pte) is made where the subgraph first reads it.
+  void subgraphConstants() {
+    for (size_t k = 0; k < in_.nodes.size(); ++k) {
+      if (!inBranch_[k]) continue;
+      for (ValueId a : in_.nodes[k].args) {
+        const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
+        if (!t || t->slot || (t->data.empty() && !t->external) || constant_.count(a) || mutable_.count(a)) continue;
+        constant_.insert(a);
+        constantsAt_[k].push_back(a);
+      }
+    }
   }
 
   Method in_;  ///< a working copy: lifting scalars adds values
