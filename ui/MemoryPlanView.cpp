@@ -243,8 +243,8 @@ void MemoryPlanView::updateSummary() {
              .arg(bytesText(a.reorderedBound));
   s += tr(" · %1 tensors, %2 storages · %3 steps").arg(a.tensors).arg(a.storages).arg(layout_->report.steps);
   if (!layout_->report.overlapFree()) s += tr(" · <b style='color:#c00'>%1 overlaps</b>").arg(layout_->report.overlapCount);
-  // Control flow: each branch was planned on its own at the start of the
-  // arena (ExecuTorch's input_mem_buffer_sizes); the method's tensors follow.
+  // Control flow: each cond branch, map or scan body was planned on its own at
+  // the start of the arena (ExecuTorch's input_mem_buffer_sizes); the method's tensors follow.
   QStringList branches;
   uint64_t reserved = 0;
   for (const Method& b : layout_->method().subgraphs)
@@ -254,7 +254,8 @@ void MemoryPlanView::updateSummary() {
       branches << QString::fromStdString(b.name) + " " + bytesText(bytes);
     }
   if (reserved > 0)
-    s += tr("<br>bytes 0 to %1 hold the cond branches, one at a time (%2): the graph's tensors start after them")
+    s += tr("<br>bytes 0 to %1 hold the control-flow graphs (cond branches, map and scan bodies), one at a "
+            "time (%2): the graph's tensors start after them")
              .arg(bytesText(reserved), branches.join(", "));
   summary_->setText(s);
   uint64_t peakBytes = 0;
