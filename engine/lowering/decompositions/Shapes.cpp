@@ -542,6 +542,56 @@ void shufflePixels(Rewrite& r, bool up) {
 void pixelShuffle(Rewrite& r) { shufflePixels(r, true); }
 void pixelUnshuffle(Rewrite& r) { shufflePixels(r, false); }
 
+/// im2col(x, kernel_size, dilation, padding, stride) (nn.Unfold), as torch's
+/// reference: per spatial dimension the indices of every block (arange of the
+/// block starts plus arange of the dilated kernel offsets), the padded input
+/// indexed at [rows, cols] -> [N, C, kh, Lh, kw, Lw], permuted to put the kernel
+/// offsets together, reshaped to [N, C*kh*kw, Lh*Lw]. An unbatched input is
+/// unsqueezed first and squeezed after.
+void im2col(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  auto k = r.ints("kernel_size"), dil = r.ints("dilation"), pad = r.ints("padding"), st = r.ints("stride");
+  const size_t rank = x.sizes.size();
+  if (!k || !dil || !pad || !st || k->size() != 2 || dil->size() != 2 || pad->size() != 2 || st->size() != 2)
+    return r.fail("im2col needs two kernel sizes, dilations, paddings and strides");
+  if ((rank != 3 && rank != 4) || hasSymbols(x)) return r.fail("im2col of an input that is not 3-d or 4-d, or is dynamic, is not decomposed yet");
+  int64_t blocks[2], kernel[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t in = x.sizes[rank - 2 + i];
+    if ((*k)[i] <= 0 || (*dil)[i] <= 0 || (*st)[i] <= 0 || (*pad)[i] < 0) return r.fail("im2col with a kernel, dilation or stride not positive");
+    const int64_t span = in + 2 * (*pad)[i] - (*dil)[i] * ((*k)[i] - 1);
+    if (span <= 0) return r.fail("im2col whose kernel is larger than the padded input");
+    blocks[i] = (span - 1) / (*st)[i] + 1;
+    kernel[i] = (*k)[i];
+  }
+  TensorRef in = argRef(r, "self");
+  if (rank == 3) in = r.op("aten.unsqueeze.default", {in, int64_t(0)});
+  const int64_t n = rank == 4 ? x.sizes[0] : 1, c = x.sizes[rank - 3];
+  auto blockIndices = [&](int i) {
+    const int64_t span = x.sizes[rank - 2 + i] + 2 * (*pad)[i] - (*dil)[i] * ((*k)[i] - 1);
+    const std::vector<TensorSpec> starts{denseSpec(ScalarType::Long, {blocks[i]})};
+    TensorRef b = r.op("aten.arange.start_step", {int64_t(0), span, (*st)[i], ScalarType::Long, None{}, "cpu", false}, &starts);
+    b = r.op("aten.unsqueeze.default", {b, int64_t(0)});
+    const std::vector<TensorSpec> offsets{denseSpec(ScalarType::Long, {kernel[i]})};
+    TensorRef g = r.op("aten.arange.start_step", {int64_t(0), kernel[i] * (*dil)[i], (*dil)[i], ScalarType::Long, None{}, "cpu", false},
+                       &offsets);
+    g = r.op("aten.unsqueeze.default", {g, int64_t(-1)});
+    return r.op("aten.add.Tensor", {b, g});
+  };
+  TensorRef rows = blockIndices(0), cols = blockIndices(1);
+  const std::vector<TensorSpec> paddedSpec{
+      denseSpec(x.dtype, {n, c, x.sizes[rank - 2] + 2 * (*pad)[0], x.sizes[rank - 1] + 2 * (*pad)[1]})};
+  TensorRef padded = r.op("aten.constant_pad_nd.default",
+                          {in, std::vector<int64_t>{(*pad)[1], (*pad)[1], (*pad)[0], (*pad)[0]}, 0.0}, &paddedSpec);
+  rows = r.op("aten.unsqueeze.default", {r.op("aten.unsqueeze.default", {rows, int64_t(-1)}), int64_t(-1)});
+  const std::vector<TensorSpec> picked{denseSpec(x.dtype, {n, c, kernel[0], blocks[0], kernel[1], blocks[1]})};
+  TensorRef patches = r.op("aten.index.Tensor", {padded, std::vector<TensorRef>{TensorRef{kNoValue}, TensorRef{kNoValue}, rows, cols}}, &picked);
+  TensorRef permuted = r.op("aten.permute.default", {patches, std::vector<int64_t>{0, 1, 2, 4, 3, 5}});
+  TensorRef out = reshape(r, permuted.id, std::vector<int64_t>{n, c * kernel[0] * kernel[1], blocks[0] * blocks[1]});
+  if (rank == 3) return r.finish("aten.squeeze.dims", {out, std::vector<int64_t>{0}});
+  r.resultIs(out.id);
+}
+
 /// nan_to_num(x, nan, posinf, neginf): NaN, then -inf, then +inf replaced, each by a where
 /// on the original x (defaults 0 and the dtype's lowest and largest finite values).
 void nanToNum(Rewrite& r) {
@@ -720,6 +770,7 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::linalg_vector_norm.default", vectorNorm},
                      {"aten::pixel_shuffle.default", pixelShuffle},
                      {"aten::pixel_unshuffle.default", pixelUnshuffle},
+                     {"aten::im2col.default", im2col},
                      {"aten::grid_sampler.default", gridSampler},
                      {"aten::cdist.default", cdist},
                      {"aten::nan_to_num.default", nanToNum},
