@@ -57,7 +57,6 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
-    "batch_norm_1d_and_instance_norm_tracked": "instance_norm with running statistics is not decomposed yet",
     "interpolate_1d_and_bicubic": "upsample_nearest1d / upsample_linear1d / upsample_bicubic2d are not decomposed yet",
 }
 
@@ -400,6 +399,7 @@ def modules():
         ("batch_norm_1d_and_instance_norm_tracked", lambda: Fn(lambda x: (nn.BatchNorm1d(3).eval()(x),
                                                                           nn.InstanceNorm1d(3, track_running_stats=True).eval()(x))),
          [(2, 3, 8)]),
+        ("instance_norm_tracked_affine", lambda: nn.InstanceNorm2d(3, affine=True, track_running_stats=True), [(2, 3, 4, 5)]),
         ("im2col_unbatched_dilated", lambda: nn.Unfold((2, 3), dilation=(2, 1), padding=(0, 1), stride=(1, 2)), [(3, 7, 6)]),
         ("multihead_attention", lambda: nn.MultiheadAttention(8, 2, batch_first=True), [(1, 4, 8), (1, 4, 8), (1, 4, 8)]),
         ("preserved_portable_ops", lambda: Fn(lambda x, y: (torch.stack([x, y], 1), x.tril(1), x.tril(-1) * 2,

@@ -57,13 +57,19 @@ void groupNorm(Rewrite& r) {
            {stats, stats});
 }
 
-/// instance_norm with the input's own statistics: the input viewed as one sample of N*C
-/// channels, _native_batch_norm_legit.no_stats in training mode (weight and bias repeated
-/// per sample), viewed back (ATen's instance_norm).
+/// instance_norm: the input viewed as one sample of N*C channels (weight, bias
+/// and running statistics repeated per sample), batch-normalized, viewed back
+/// (ATen's instance_norm). With its own statistics: _native_batch_norm_legit.no_stats;
+/// with running statistics in evaluation (use_input_stats=False):
+/// _native_batch_norm_legit_no_training, whose statistics results are empty.
 void instanceNorm(Rewrite& r) {
   const TensorSpec x = r.tensor("input");
-  if (!r.isNone("running_mean") || !r.isNone("running_var") || r.integer("use_input_stats").value_or(1) == 0)
-    return r.fail("instance_norm with running statistics is not decomposed yet");
+  const bool ownStatistics = r.integer("use_input_stats").value_or(1) != 0;
+  const bool tracked = !r.isNone("running_mean") && !r.isNone("running_var");
+  if (ownStatistics && tracked)
+    return r.fail("instance_norm updating its running statistics (training mode) is not decomposed (export the model in eval())");
+  if (!ownStatistics && !tracked)
+    return r.fail("instance_norm without its input's statistics needs running_mean and running_var");
   if (x.sizes.size() < 2 || !x.symbols.empty() || !isContiguous(x))
     return r.fail("instance_norm on a non-contiguous, symbolic or less than 2-d input is not decomposed yet");
   const int64_t n = x.sizes[0], channels = n * x.sizes[1];
@@ -71,14 +77,21 @@ void instanceNorm(Rewrite& r) {
     return r.isNone(name) ? BuildArg(None{}) : BuildArg(r.op("aten.repeat.default", {TensorRef{r.arg(name)}, std::vector<int64_t>{n}}));
   };
   BuildArg weight = repeated("weight"), bias = repeated("bias");
+  BuildArg mean = tracked ? repeated("running_mean") : BuildArg(None{}), var = tracked ? repeated("running_var") : BuildArg(None{});
   std::vector<int64_t> folded = x.sizes;
   folded[0] = 1;
   folded[1] = channels;
   TensorRef v = r.op("aten.view.default", {TensorRef{r.arg("input")}, folded});
-  TensorSpec y = denseSpec(x.dtype, folded), stats = denseSpec(x.dtype, {channels});
-  const std::vector<TensorSpec> specs{y, stats, stats};
-  auto outs = r.call("aten._native_batch_norm_legit.no_stats",
-                     {v, weight, bias, true, r.number("momentum").value_or(0.1), r.number("eps").value_or(1e-5)}, &specs);
+  const double momentum = r.number("momentum").value_or(0.1), eps = r.number("eps").value_or(1e-5);
+  std::vector<TensorRef> outs;
+  if (ownStatistics) {
+    const TensorSpec stats = denseSpec(x.dtype, {channels});
+    const std::vector<TensorSpec> specs{denseSpec(x.dtype, folded), stats, stats};
+    outs = r.call("aten._native_batch_norm_legit.no_stats", {v, weight, bias, true, momentum, eps}, &specs);
+  } else {
+    const std::vector<TensorSpec> specs{denseSpec(x.dtype, folded), denseSpec(x.dtype, {0}), denseSpec(x.dtype, {0})};
+    outs = r.call("aten._native_batch_norm_legit_no_training.default", {v, weight, bias, mean, var, momentum, eps}, &specs);
+  }
   if (outs.empty()) return;
   r.finish("aten.view.default", {outs[0], x.sizes});
 }
