@@ -17,6 +17,7 @@ namespace lstudio::pt2 {
 namespace {
 
 constexpr int64_t kNewestMajor = 8;  // newest serde schema major version this reader knows
+constexpr const char* kWrapWithSetGradEnabled = "torch.ops.higher_order.wrap_with_set_grad_enabled";
 
 /// Older torch and ExecuTorch wrote bare NaN / Infinity / -Infinity tokens
 /// (range bounds), which strict JSON parsers refuse: they become null, which
@@ -350,7 +351,7 @@ Status ProgramJson::readGraph(element graph) {
   for (element nj : *na) {
     Node n;
     if (auto s = node(nj, "graph.nodes[" + std::to_string(idx++) + "]", opIndex, n); !s) return s;
-    m_.nodes.push_back(std::move(n));
+    if (n.target != kWrapWithSetGradEnabled) m_.nodes.push_back(std::move(n));  // else inlined already
   }
   auto outs = field(graph, "outputs", "graph");
   if (!outs) return outs.error();
@@ -361,6 +362,80 @@ Status ProgramJson::readGraph(element graph) {
     auto id = argument(o, "graph.outputs[" + std::to_string(idx++) + "]");
     if (!id) return id.error();
     m_.outputs.push_back(*id);
+  }
+  return Ok{};
+}
+
+Status ProgramJson::inlineWrappedGraph(element inputs, const Path& w, Node& n, std::map<std::string, int32_t>& opIndex) {
+  auto ina = array(inputs, w + ".inputs");
+  if (!ina) return ina.error();
+  std::vector<element> in(ina->begin(), ina->end());
+  if (in.size() < 2) return fail(w + ".inputs", "enabled, a graph and its operands", std::to_string(in.size()) + " arguments");
+  std::vector<element> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    auto a = field(in[i], "arg", w + (".inputs[" + std::to_string(i) + "]"));
+    if (!a) return a.error();
+    args.push_back(*a);
+  }
+  auto u = unionMember(args[1], w + ".inputs[1]");
+  if (!u) return u.error();
+  if (u->first != "as_graph") return fail(w + ".inputs[1]", "a graph (as_graph)", u->first);
+  auto g = field(u->second, "graph", w + ".inputs[1].as_graph");
+  if (!g) return g.error();
+  Method sub;
+  sub.symbolRanges = m_.symbolRanges;
+  ProgramJson reader(file_, sub, etRecordNumbering_, lowered_);
+  if (auto s = reader.readGraph(*g); !s) return s;
+  std::vector<ValueId> operands;
+  for (size_t i = 2; i < args.size(); ++i) {
+    auto id = argument(args[i], w + (".inputs[" + std::to_string(i) + "]"));
+    if (!id) return id.error();
+    operands.push_back(*id);
+  }
+  if (sub.inputs.size() != operands.size() || sub.outputs.size() != n.outputs.size())
+    return fail(w, "a graph taking the " + std::to_string(operands.size()) + " operands and making the " +
+                       std::to_string(n.outputs.size()) + " results",
+                "one with " + std::to_string(sub.inputs.size()) + " inputs and " + std::to_string(sub.outputs.size()) + " outputs");
+  // The graph's inputs are the operands, its outputs the node's results; its
+  // other values join this graph (renamed where a name is taken).
+  if (!sub.subgraphs.empty()) return fail(w, "a wrapped graph of operator calls", "control flow inside it");
+  std::vector<ValueId> map(sub.values.size(), kNoValue);
+  for (size_t k = 0; k < operands.size(); ++k) map.at(static_cast<size_t>(sub.inputs[k])) = operands[k];
+  for (size_t k = 0; k < n.outputs.size(); ++k) map.at(static_cast<size_t>(sub.outputs[k])) = n.outputs[k];
+  std::vector<char> fresh(sub.values.size(), 0);
+  for (size_t v = 0; v < sub.values.size(); ++v) {
+    if (map[v] != kNoValue) continue;
+    fresh[v] = 1;
+    Value x = sub.values[v];
+    if (!x.name.empty() && tensors_.count(x.name)) {
+      std::string base = x.name;
+      for (int k = 1; tensors_.count(x.name); ++k) x.name = base + "_" + std::to_string(k);
+    }
+    if (!x.name.empty() && x.isTensor()) tensors_[x.name] = static_cast<ValueId>(m_.values.size());
+    map[v] = addValue(std::move(x));
+  }
+  auto at = [&](ValueId v) { return v < 0 ? v : map.at(static_cast<size_t>(v)); };
+  for (size_t v = 0; v < sub.values.size(); ++v) {
+    if (!fresh[v]) continue;  // an operand or a result: this graph's value already
+    Value& x = m_.values[static_cast<size_t>(map[v])];
+    auto remap = [&](std::vector<ValueId>& items) {
+      for (ValueId& i : items) i = at(i);
+    };
+    if (auto* l = std::get_if<IntList>(&x.payload)) remap(l->items);
+    else if (auto* tl = std::get_if<TensorList>(&x.payload)) remap(tl->items);
+    else if (auto* ol = std::get_if<OptionalTensorList>(&x.payload)) remap(ol->items);
+  }
+  for (Node s : sub.nodes) {
+    for (ValueId& a : s.args) a = at(a);
+    for (ValueId& o : s.outputs) o = at(o);
+    if (s.op >= 0) {
+      const OperatorRef& op = sub.operators.at(static_cast<size_t>(s.op));
+      auto [it, inserted] = opIndex.emplace(op.name + "." + op.overload, static_cast<int32_t>(m_.operators.size()));
+      if (inserted) m_.operators.push_back(op);
+      s.op = it->second;
+    }
+    if (!s.outputs.empty()) s.name = m_.values[static_cast<size_t>(s.outputs.front())].name;
+    m_.nodes.push_back(std::move(s));
   }
   return Ok{};
 }
@@ -498,7 +573,8 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   else if (n.target == "torch.ops.higher_order.scan") n.kind = NodeKind::Scan;
   const bool controlFlow = isControlFlow(n.kind);
   const bool delegateCall = lowered_ && n.target == "torch.ops.higher_order.executorch_call_delegate";
-  if (!delegateCall && !controlFlow) {
+  const bool wrapped = n.target == kWrapWithSetGradEnabled;
+  if (!delegateCall && !controlFlow && !wrapped) {
     OperatorRef op = operatorFromTarget(n.target);
     std::string key = op.name + "." + op.overload;
     auto [it, inserted] = opIndex.emplace(key, static_cast<int32_t>(m_.operators.size()));
@@ -514,7 +590,7 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   if (controlFlow)
     if (auto s = controlFlowNode(*inputs, nodePath, n); !s) return s;
   for (element na2 : *ina) {
-    if (controlFlow) break;
+    if (controlFlow || wrapped) break;
     const Path aw = nodePath + (".inputs[" + std::to_string(ai++) + "]");
     auto an = field(na2, "name", aw);
     if (!an) return an.error();
@@ -564,6 +640,7 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   }
   if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
   if (delegateCall) return loweredModule(n, w);
+  if (wrapped) return inlineWrappedGraph(*inputs, nodePath, n, opIndex);
   return Ok{};
 }
 
