@@ -994,6 +994,9 @@ constexpr BuiltinSchema kTable[] = {
     {kPortable, "aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"},
     {kPortable, "aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)"},
+    {kNoSet, "aten::zero(Tensor self) -> Tensor"},
+    {kNoSet, "aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"},
+    {kNoSet, "aten::zero_(Tensor(a!) self) -> Tensor(a!)"},
     {kNoSet, "aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"},
     {kNoSet, "aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)"},
 

@@ -57,8 +57,18 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
-    "batch_norm_1d_and_instance_norm_tracked": "modules made inside forward write in place through detach views (zero_), which the studio does not functionalize yet",
     "interpolate_1d_and_bicubic": "upsample_nearest1d / upsample_linear1d / upsample_bicubic2d are not decomposed yet",
+}
+
+
+# Cases where the studio's file holds the same calls as upstream's but not in the same order, and
+# why (its numbers are checked like every other case's by interpreter.py). A case listed here that
+# becomes identical fails the run until it is taken off.
+LAID_OUT_DIFFERENTLY = {
+    "batch_norm_1d_and_instance_norm_tracked":
+        "norms built inside forward: a view that a graph wrapped by wrap_with_set_grad_enabled writes in place and "
+        "returns is made again where it is next read; upstream's retrace makes it at the end of the wrapped graph, "
+        "so two alias_copy calls come one call later",
 }
 
 
@@ -411,6 +421,7 @@ def modules():
                                                                           nn.InstanceNorm1d(3, track_running_stats=True).eval()(x))),
          [(2, 3, 8)]),
         ("no_grad_region", NoGradRegion, [(2, 4)]),
+        ("zero_in_place", lambda: Fn(lambda x: (x * 2).zero_() + x), [(3, 4)]),
         ("instance_norm_tracked_affine", lambda: nn.InstanceNorm2d(3, affine=True, track_running_stats=True), [(2, 3, 4, 5)]),
         ("im2col_unbatched_dilated", lambda: nn.Unfold((2, 3), dilation=(2, 1), padding=(0, 1), stride=(1, 2)), [(3, 7, 6)]),
         ("multihead_attention", lambda: nn.MultiheadAttention(8, 2, batch_first=True), [(1, 4, 8), (1, 4, 8), (1, 4, 8)]),
@@ -501,7 +512,13 @@ def main() -> int:
         total += 1
         result, detail = check(name, module, inputs, work, config, *dynamic)
         ok = result in ("identical", "same-shape", "refused") or detail.startswith("the same program laid out differently")
-        if name in OPEN:
+        if name in LAID_OUT_DIFFERENTLY:
+            if result == "differ" and "alias_copy" in detail:
+                result, detail, ok = "known", LAID_OUT_DIFFERENTLY[name], True
+            else:
+                detail = f"listed as laid out differently but {result}: take it off the list"
+                ok = False
+        elif name in OPEN:
             if ok:
                 detail = f"listed as open ({OPEN[name]}) but agrees: take it off the list"
                 ok = False

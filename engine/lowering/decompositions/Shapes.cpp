@@ -233,6 +233,10 @@ void filledLike(Rewrite& r, int64_t value) {
 }
 void onesLike(Rewrite& r) { filledLike(r, 1); }
 void zerosLike(Rewrite& r) { filledLike(r, 0); }
+/// zero(x) (zero_ made functional) = zeros_like(x), as torch's reference: full_like(x, 0), format preserved.
+void zero(Rewrite& r) {
+  r.finish("aten.full_like.default", {argRef(r, "self"), int64_t(0), None{}, None{}, None{}, false, int64_t(1)});
+}
 
 /// fill.Scalar -> full_like(self, value) (torch decomposes it although it is core ATen);
 /// fill.Tensor -> copy(self, value).
@@ -736,6 +740,7 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::zeros.default", zeros},
                      {"aten::ones_like.default", onesLike},
                      {"aten::zeros_like.default", zerosLike},
+                     {"aten::zero.default", zero},
                      {"aten::fill.Scalar", fillScalar},
                      {"aten::fill.Tensor", fillTensor},
                      {"aten::new_zeros.default", newZeros},

@@ -254,6 +254,9 @@ class MethodDecomposition {
     for (size_t k = a.steps.size(); k-- > 0 && !out_.failed;) {
       const Node& step = a.steps[k];
       const OperatorRef op = *operatorOf(m_, step);  // by value: new calls move the table
+      // detach and alias view the whole tensor: what was written is its new value.
+      if ((op.name == "aten::detach" || op.name == "aten::alias") && (op.overload == "default" || op.overload.empty()))
+        continue;
       ValueId parent = k == 0 ? renames_(a.root) : remake(a, k, origin);
       std::vector<Node> calls;
       decompositions::Rewrite b(m_, written, calls, [this](const std::string& x) { return fresh_(x); });
@@ -269,7 +272,7 @@ class MethodDecomposition {
                           std::holds_alternative<None>(by.v) ? BuildArg(1) : by});
       } else {
         return fail(origin, "an in-place write through a view made by " + op.fullName() +
-                                ": the studio writes back through select and slice views only");
+                                ": the studio writes back through select, slice, detach and alias views only");
       }
       if (b.failure()) return fail(origin, "writing back through " + op.fullName() + ": " + *b.failure());
       for (Node& c : calls) lower(std::move(c), origin);
