@@ -248,15 +248,20 @@ Result<EtdumpReport> linkEtdump(const Etdump& dump, const Program& program, cons
 }
 
 void compareWithInterpreter(EtdumpReport& report, const run::RunResult& traced) {
-  std::map<size_t, const run::TracedNode*> byInstruction;
-  for (const run::TracedNode& t : traced.trace) byInstruction.emplace(t.instruction, &t);  // the first visit
+  // An instruction in a loop (a map's or scan's body) runs once per iteration:
+  // its values over every visit, in order, as the ETDump logs them.
+  std::map<size_t, std::vector<run::HostValue>> byInstruction;
+  for (const run::TracedNode& t : traced.trace) {
+    auto& values = byInstruction[t.instruction];
+    values.insert(values.end(), t.values.begin(), t.values.end());
+  }
   for (LoggedInstruction& l : report.logged) {
     auto it = byInstruction.find(l.instruction);
     if (!report.valuesRead) l.notCompared = "no debug buffer";
     else if (it == byInstruction.end()) l.notCompared = "not run by the interpreter";
-    else if (it->second->values.empty()) l.notCompared = "the interpreter wrote no tensor there";
+    else if (it->second.empty()) l.notCompared = "the interpreter wrote no tensor there";
     else {
-      const auto& mine = it->second->values;
+      const auto& mine = it->second;
       double worst = 0;
       for (size_t k = 1; k <= std::min(mine.size(), l.tensors.size()); ++k)
         worst = std::max(worst, run::maxDifference(l.tensors[l.tensors.size() - k], mine[mine.size() - k]));
