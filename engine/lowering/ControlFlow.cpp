@@ -107,9 +107,11 @@ class ControlFlowInliner {
     markStacked(stacked);
     std::vector<ValueId> bound{kNoValue};
     for (size_t i = 1; i < n.args.size(); ++i) bound.push_back(at(n.args[i]));
+    loopName_ = n.name.empty() ? "map" : n.name;
     Loop loop = openLoop(n, xs, branch, {stacked});
     auto inner = appendGraph(body, bound);
     if (!inner) return inner.error();
+    loopName_ = n.name.empty() ? "map" : n.name;  // a loop nested in the body named its own
     loop.slices({(*inner)[static_cast<size_t>(body.inputs[0])]});
     if (body.outputs.size() != 1) return arity(n, body, 1);
     copyIndex(stacked, (*inner)[static_cast<size_t>(body.outputs[0])], loop.index, branch);
@@ -140,6 +142,7 @@ class ControlFlowInliner {
     for (ValueId y : ys) markStacked(y);
     std::vector<ValueId> results = carries;
     results.insert(results.end(), ys.begin(), ys.end());
+    loopName_ = n.name.empty() ? "scan" : n.name;
     Loop loop = openLoop(n, xs.front(), branch, results);
     for (size_t k = 0; k < init.size(); ++k) copyInto(carries[k], init[k], branch);
     std::vector<ValueId> bound = carries;
@@ -154,6 +157,7 @@ class ControlFlowInliner {
     }
     auto inner = appendGraph(body, bound);
     if (!inner) return inner.error();
+    loopName_ = n.name.empty() ? "scan" : n.name;
     std::vector<ValueId> slices;
     for (size_t k = 0; k < xs.size(); ++k) {
       const ValueId slice = (*inner)[static_cast<size_t>(body.inputs.at(carries.size() + k))];
@@ -189,7 +193,6 @@ class ControlFlowInliner {
     loop.count = addValue(runTimeInt());
     const ValueId dim = addValue(Value{int64_t{0}, {}});
     Node size = kernel({"aten::sym_size", "int"}, {xs, dim}, {loop.count});
-    size.name = n.name + "_size";
     size.meta = n.meta;
     const size_t at = push(std::move(size), branch);
     std::vector<ValueId>& first = numberedFirst_[at];
@@ -232,7 +235,7 @@ class ControlFlowInliner {
     push(kernel({"executorch_prim::eq", "Scalar"}, {loop.index, loop.count}, {done}), branch);
     Node back;
     back.kind = NodeKind::JumpFalse;
-    back.name = "loop";
+    back.name = loopName_ + "_jump_back";
     back.args = {done};
     back.jumpTarget = static_cast<int64_t>(loop.top);
     push(std::move(back), branch);
@@ -255,7 +258,8 @@ class ControlFlowInliner {
   Node kernel(OperatorRef op, std::vector<ValueId> args, std::vector<ValueId> outputs) {
     Node k;
     k.kind = NodeKind::Kernel;
-    k.name = op.name.substr(op.name.find("::") + 2);
+    // Named after its loop: a body's own calls keep their names, which these must not take.
+    k.name = loopName_ + "_" + op.name.substr(op.name.find("::") + 2);
     k.target = op.fullName();
     k.op = operatorIndex(op);
     k.args = std::move(args);
@@ -345,6 +349,7 @@ class ControlFlowInliner {
   std::vector<char> inBranch_;
   std::map<size_t, std::vector<ValueId>> numberedFirst_;
   std::map<std::pair<std::string, std::string>, int32_t> opIndex_;
+  std::string loopName_;  ///< the map or scan whose loop is being laid out
 };
 
 /// The inverse of the emitter's layouts (see ControlFlow.h): jumps and moves
