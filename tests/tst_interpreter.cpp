@@ -496,6 +496,29 @@ class TestInterpreter : public QObject {
 
   // What the Inspector shows of a tensor: statistics over the finite values, NaN and Inf
   // counted apart, a histogram over [min, max].
+  // A node in a loop runs once per iteration: its k-th visit is compared with its namesake's k-th.
+  void loopVisitsComparedInOrder() {
+    auto visit = [](const char* node, float x) {
+      run::TracedNode t{1, node, "aten::select_copy.int_out", {}};
+      run::HostValue v;
+      v.kind = ValueKind::Tensor;
+      v.sizes = {1};
+      v.bytes.resize(4);
+      std::memcpy(v.bytes.data(), &x, 4);
+      t.values.push_back(v);
+      return t;
+    };
+    run::RunResult a, b;
+    a.trace = {visit("row", 1), visit("row", 2), visit("row", 3)};
+    b.trace = a.trace;
+    QVERIFY(!run::firstDifferingNode(a, b, 0));  // before: visits 2 and 3 were compared with visit 1
+    b.trace[2] = visit("row", 3.5f);
+    auto first = run::firstDifferingNode(a, b, 0);
+    QVERIFY(first);
+    QCOMPARE(first->node, std::string("row"));
+    QCOMPARE(first->difference, 0.5);
+  }
+
   void valueStatistics() {
     run::HostValue v;
     v.kind = ValueKind::Tensor;

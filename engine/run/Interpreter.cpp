@@ -597,13 +597,18 @@ double maxDifference(const HostValue& a, const HostValue& b) {
 }
 
 std::optional<NodeDifference> firstDifferingNode(const RunResult& run, const RunResult& reference, double tolerance) {
-  std::map<std::string, const TracedNode*> byName;
+  // A node in a loop (a map's or scan's body) runs once per iteration: visit k
+  // of a node is compared with visit k of its namesake.
+  std::map<std::string, std::vector<const TracedNode*>> byName;
   for (const TracedNode& t : reference.trace)
-    if (!t.node.empty()) byName.emplace(t.node, &t);
+    if (!t.node.empty()) byName[t.node].push_back(&t);
+  std::map<std::string, size_t> visits;
   for (const TracedNode& t : run.trace) {
     auto it = byName.find(t.node);
     if (t.node.empty() || it == byName.end()) continue;
-    const TracedNode& ref = *it->second;
+    const size_t k = visits[t.node]++;
+    if (k >= it->second.size()) continue;
+    const TracedNode& ref = *it->second[k];
     double worst = t.values.size() == ref.values.size() ? 0 : std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < t.values.size() && i < ref.values.size(); ++i)
       worst = std::max(worst, maxDifference(t.values[i], ref.values[i]));
