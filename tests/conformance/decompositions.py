@@ -57,7 +57,7 @@ EINSUM = [
 # Operators the studio does not decompose yet. Such a case must fail a named pass (exit 4, never a
 # silent pass-through or a crash); it is reported as open and does not fail the run.
 OPEN = {
-    "interpolate_1d_and_bicubic": "upsample_nearest1d / upsample_linear1d / upsample_bicubic2d are not decomposed yet",
+    "interpolate_bicubic": "upsample_bicubic2d is not decomposed yet",
 }
 
 
@@ -388,10 +388,13 @@ def modules():
                                                                         align_corners=False)), [(1, 2, 4, 6), (1, 3, 5, 2)]),
         ("pool1d", lambda: Fn(lambda x: (F.avg_pool1d(x, 2), F.adaptive_avg_pool1d(x, 4), F.max_pool1d(x, 3, 2))),
          [(2, 3, 8)]),
-        ("interpolate_1d_and_bicubic", lambda: Fn(lambda x, y: (F.interpolate(x, scale_factor=2, mode="linear"),
-                                                                F.interpolate(x, scale_factor=2, mode="nearest"),
-                                                                F.interpolate(y, scale_factor=2, mode="bicubic"))),
-         [(2, 3, 8), (1, 2, 4, 4)]),
+        ("interpolate_1d", lambda: Fn(lambda x: (F.interpolate(x, scale_factor=2, mode="linear"),
+                                                  F.interpolate(x, scale_factor=2, mode="nearest"),
+                                                  F.interpolate(x, size=13, mode="linear", align_corners=True),
+                                                  F.interpolate(x, size=5, mode="nearest"),
+                                                  F.interpolate(x, scale_factor=1.5, mode="linear"))),
+         [(2, 3, 8)]),
+        ("interpolate_bicubic", lambda: Fn(lambda y: F.interpolate(y, scale_factor=2, mode="bicubic")), [(1, 2, 4, 4)]),
         ("pixel_unshuffle", lambda: nn.PixelUnshuffle(2), [(2, 3, 8, 8)]),
         ("im2col", lambda: nn.Unfold(2, padding=1, stride=2), [(2, 3, 6, 6)]),
         ("small_functions", lambda: Fn(lambda x: (x.log().nan_to_num(), F.normalize(x, dim=1), torch.diff(x, dim=1),

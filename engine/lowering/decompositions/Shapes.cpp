@@ -546,6 +546,88 @@ void shufflePixels(Rewrite& r, bool up) {
 void pixelShuffle(Rewrite& r) { shufflePixels(r, true); }
 void pixelUnshuffle(Rewrite& r) { shufflePixels(r, false); }
 
+/// The output length and the scale factor (if given) of a 1-d upsample's .vec
+/// form: output_size, or the input length times scale_factors[0] (torch's
+/// upsample_compute_output_size). Fails the rewrite unless the input is a
+/// static float32/float64 [N, C, L].
+struct Upsample1d {
+  int64_t in = 0, out = 0;
+  std::optional<double> scale;
+};
+std::optional<Upsample1d> upsample1d(Rewrite& r, const char* op) {
+  const TensorSpec x = r.tensor("input");
+  if (x.sizes.size() != 3 || hasSymbols(x) || (x.dtype != ScalarType::Float && x.dtype != ScalarType::Double)) {
+    r.fail(std::string(op) + " of an input that is not a static float [N, C, L] is not decomposed yet");
+    return std::nullopt;
+  }
+  Upsample1d u;
+  u.in = x.sizes[2];
+  const ValueId factors = r.arg("scale_factors");
+  const auto* f = factors >= 0 ? std::get_if<DoubleList>(&r.method().values[factors].payload) : nullptr;
+  if (auto size = r.ints("output_size"); size && size->size() == 1 && !f) {
+    u.out = (*size)[0];
+  } else if (f && f->items.size() == 1 && r.isNone("output_size")) {
+    u.scale = f->items[0];
+    u.out = static_cast<int64_t>(static_cast<double>(u.in) * *u.scale);  // torch: input length * factor, truncated
+  } else {
+    r.fail(std::string(op) + " needs exactly one of output_size and scale_factors, one value each");
+    return std::nullopt;
+  }
+  if (u.out <= 0) {
+    r.fail(std::string(op) + " to an empty output");
+    return std::nullopt;
+  }
+  return u;
+}
+
+/// upsample_nearest1d.vec, as torch's _upsample_nearest: input index =
+/// int64((arange(out, float32) + 0.0) * (in / out, or 1 / scale)), then
+/// index(input, [None, None, index]).
+void upsampleNearest1d(Rewrite& r) {
+  auto u = upsample1d(r, "upsample_nearest1d");
+  if (!u) return;
+  const double scale = u->scale && *u->scale > 0 ? static_cast<double>(u->in) / (static_cast<double>(u->in) * *u->scale)
+                                                 : static_cast<double>(u->in) / static_cast<double>(u->out);
+  const std::vector<TensorSpec> positions{denseSpec(ScalarType::Float, {u->out})};
+  TensorRef i = r.op("aten.arange.start_step", {int64_t(0), u->out, int64_t(1), ScalarType::Float, None{}, "cpu", false}, &positions);
+  TensorRef source = r.op("aten.mul.Tensor", {r.op("aten.add.Tensor", {i, 0.0}), scale});
+  TensorRef index = r.op("aten._to_copy.default", {source, ScalarType::Long});
+  r.finish("aten.index.Tensor", {argRef(r, "input"), std::vector<TensorRef>{TensorRef{kNoValue}, TensorRef{kNoValue}, index}});
+}
+
+/// upsample_linear1d.vec, as torch's _upsample_linear: source position
+/// x = clamp(scale * (i + 0.5) - 0.5, min 0) (align_corners: scale * i) for i =
+/// arange(out) as the input's dtype; the neighbours x0 = int64(x) and
+/// x1 = min(x0 + 1, in - 1); result = v0 + (v1 - v0) * clamp(x - x0, 0, 1).
+void upsampleLinear1d(Rewrite& r) {
+  auto u = upsample1d(r, "upsample_linear1d");
+  if (!u) return;
+  const TensorSpec x = r.tensor("input");
+  const bool corners = r.integer("align_corners").value_or(0) != 0;
+  const double in = static_cast<double>(u->in), out = static_cast<double>(u->out);
+  double scale = corners ? (u->out > 1 ? (in - 1.0) / (out - 1.0) : 0.0)
+                         : (u->scale && *u->scale > 0 ? 1.0 / *u->scale : in / out);
+  if (corners && u->out <= 1) return r.fail("upsample_linear1d with align_corners to a single output is not decomposed yet");
+  const std::vector<TensorSpec> positions{denseSpec(ScalarType::Long, {u->out})};
+  TensorRef i = r.op("aten.arange.start_step", {int64_t(0), u->out, int64_t(1), None{}, None{}, "cpu", false}, &positions);
+  i = r.op("aten._to_copy.default", {i, x.dtype});
+  TensorRef source = corners ? r.op("aten.mul.Tensor", {i, scale})
+                             : r.op("aten.sub.Tensor", {r.op("aten.mul.Tensor", {r.op("aten.add.Tensor", {i, 0.5}), scale}), 0.5});
+  source = r.op("aten.clamp.default", {source, 0.0});
+  source = r.op("aten.view.default", {source, std::vector<int64_t>{u->out}});
+  TensorRef x0 = r.op("aten._to_copy.default", {source, ScalarType::Long});
+  TensorRef x1 = r.op("aten.clamp.default", {r.op("aten.add.Tensor", {x0, int64_t(1)}), None{}, u->in - 1});
+  const std::vector<TensorSpec> picked{denseSpec(x.dtype, {x.sizes[0], x.sizes[1], u->out})};
+  auto at = [&](TensorRef index) {
+    return r.op("aten.index.Tensor", {argRef(r, "input"), std::vector<TensorRef>{TensorRef{kNoValue}, TensorRef{kNoValue}, index}},
+                &picked);
+  };
+  TensorRef v0 = at(x0), v1 = at(x1);
+  TensorRef weight = r.op("aten.clamp.default", {r.op("aten.sub.Tensor", {source, r.op("aten._to_copy.default", {x0, x.dtype})}), 0.0, 1.0});
+  TensorRef step = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {v1, v0}), weight});
+  r.finish("aten.add.Tensor", {v0, step});
+}
+
 /// im2col(x, kernel_size, dilation, padding, stride) (nn.Unfold), as torch's
 /// reference: per spatial dimension the indices of every block (arange of the
 /// block starts plus arange of the dilated kernel offsets), the padded input
@@ -776,6 +858,8 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::pixel_shuffle.default", pixelShuffle},
                      {"aten::pixel_unshuffle.default", pixelUnshuffle},
                      {"aten::im2col.default", im2col},
+                     {"aten::upsample_nearest1d.vec", upsampleNearest1d},
+                     {"aten::upsample_linear1d.vec", upsampleLinear1d},
                      {"aten::grid_sampler.default", gridSampler},
                      {"aten::cdist.default", cdist},
                      {"aten::nan_to_num.default", nanToNum},
