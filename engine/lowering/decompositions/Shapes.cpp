@@ -1,6 +1,7 @@
 // Shape and dtype operators, factory functions and small elementwise
 // spellings as PyTorch's core ATen decompositions write them.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -628,6 +629,129 @@ void upsampleLinear1d(Rewrite& r) {
   r.finish("aten.add.Tensor", {v0, step});
 }
 
+/// upsample_bicubic2d.vec, as torch's upsample_bicubic2d (float inputs): per
+/// output row and column the source position, its floor and fraction, the
+/// four neighbours (floor - 1 .. floor + 2, clamped to the input) and their
+/// cubic-convolution weights (A = -0.75, computed for t and 1 - t, t + 1 and
+/// 2 - t stacked, as torch's CPU path does); each of the 4 x 4 neighbours
+/// picked with index, summed along a row with the column weights, then the
+/// rows with the row weights.
+void upsampleBicubic2d(Rewrite& r) {
+  const TensorSpec x = r.tensor("input");
+  if (x.sizes.size() != 4 || hasSymbols(x) || (x.dtype != ScalarType::Float && x.dtype != ScalarType::Double))
+    return r.fail("upsample_bicubic2d of an input that is not a static float [N, C, H, W] is not decomposed yet");
+  const bool corners = r.integer("align_corners").value_or(0) != 0;
+  const ValueId factors = r.arg("scale_factors");
+  const auto* f = factors >= 0 ? std::get_if<DoubleList>(&r.method().values[factors].payload) : nullptr;
+  int64_t out[2];
+  std::optional<double> scales[2];
+  if (auto size = r.ints("output_size"); size && size->size() == 2 && !f) {
+    out[0] = (*size)[0], out[1] = (*size)[1];
+  } else if (f && f->items.size() == 2 && r.isNone("output_size")) {
+    for (int d = 0; d < 2; ++d) {
+      scales[d] = f->items[d];
+      out[d] = static_cast<int64_t>(static_cast<double>(x.sizes[2 + d]) * f->items[d]);
+    }
+  } else {
+    return r.fail("upsample_bicubic2d needs exactly one of output_size and scale_factors, two values each");
+  }
+  if (out[0] <= 0 || out[1] <= 0) return r.fail("upsample_bicubic2d to an empty output");
+  auto scaleOf = [&](int d) {
+    const double in = static_cast<double>(x.sizes[2 + d]), o = static_cast<double>(out[d]);
+    if (corners) return out[d] > 1 ? (in - 1.0) / (o - 1.0) : 0.0;
+    return scales[d] && *scales[d] > 0 ? 1.0 / *scales[d] : in / o;
+  };
+  if (corners && (out[0] <= 1 || out[1] <= 1)) return r.fail("upsample_bicubic2d with align_corners to a single row or column is not decomposed yet");
+  const ScalarType dt = x.dtype;
+  auto positions = [&](int d) {
+    const std::vector<TensorSpec> spec{denseSpec(ScalarType::Long, {out[d]})};
+    TensorRef a = r.op("aten.arange.start_step", {int64_t(0), out[d], int64_t(1), None{}, None{}, "cpu", false}, &spec);
+    return r.op("aten._to_copy.default", {a, dt});
+  };
+  auto source = [&](TensorRef i, double scale) {
+    if (corners) return r.op("aten.mul.Tensor", {i, scale});
+    return r.op("aten.sub.Tensor", {r.op("aten.mul.Tensor", {r.op("aten.add.Tensor", {i, 0.5}), scale}), 0.5});
+  };
+  TensorRef i = positions(0), j = positions(1);
+  TensorRef xf = source(j, scaleOf(1));
+  TensorRef yf = r.op("aten.unsqueeze.default", {source(i, scaleOf(0)), int64_t(-1)});
+  auto floorOf = [&](TensorRef v) {
+    const std::vector<TensorSpec> same{denseSpec(dt, r.spec(v.id).sizes)};
+    return r.op("aten.floor.default", {v}, &same);
+  };
+  TensorRef xfl = floorOf(xf), yfl = floorOf(yf);
+  TensorRef yscale = r.op("aten.clamp.default", {r.op("aten.sub.Tensor", {yf, yfl}), 0.0, 1.0});
+  TensorRef xscale = r.op("aten.clamp.default", {r.op("aten.sub.Tensor", {xf, xfl}), 0.0, 1.0});
+  TensorRef xi = r.op("aten._to_copy.default", {xfl, ScalarType::Long});
+  TensorRef yi = r.op("aten._to_copy.default", {yfl, ScalarType::Long});
+  auto offsets = [&](TensorRef v) {
+    return std::array<TensorRef, 4>{r.op("aten.sub.Tensor", {v, int64_t(1)}), v, r.op("aten.add.Tensor", {v, int64_t(1)}),
+                                    r.op("aten.add.Tensor", {v, int64_t(2)})};
+  };
+  const auto ys = offsets(yi), xs = offsets(xi);
+  // The four weights of fraction t (its shape: [W] or [H, 1]).
+  auto coefficients = [&](TensorRef t) {
+    const TensorSpec ts = r.spec(t.id);
+    const std::vector<TensorSpec> same{denseSpec(dt, ts.sizes)};
+    auto stacked = [&](TensorRef a, TensorRef b) {
+      std::vector<int64_t> sizes = ts.sizes;
+      sizes.insert(sizes.begin(), 2);
+      TensorRef c = r.op("aten.cat.default", {std::vector<TensorRef>{a, b}, int64_t(0)});
+      return r.op("aten.view.default", {c, sizes});
+    };
+    TensorRef tt1 = stacked(t, r.op("aten.sub.Tensor", {1.0, t}, &same));
+    TensorRef plus = r.op("aten.add.Tensor", {t, 1.0});
+    TensorRef tt2 = stacked(plus, r.op("aten.sub.Tensor", {2.0, t}, &same));
+    const double a = -0.75;
+    TensorRef w03 = r.op("aten.mul.Tensor", {tt2, a});
+    w03 = r.op("aten.sub.Tensor", {w03, 5 * a});
+    w03 = r.op("aten.mul.Tensor", {w03, tt2});
+    w03 = r.op("aten.add.Tensor", {w03, 8 * a});
+    w03 = r.op("aten.mul.Tensor", {w03, tt2});
+    w03 = r.op("aten.sub.Tensor", {w03, 4 * a});
+    TensorRef w12 = r.op("aten.mul.Tensor", {tt1, a + 2});
+    w12 = r.op("aten.sub.Tensor", {w12, a + 3});
+    w12 = r.op("aten.mul.Tensor", {w12, tt1});
+    w12 = r.op("aten.mul.Tensor", {w12, tt1});
+    w12 = r.op("aten.add.Tensor", {w12, int64_t(1)});
+    auto unbind = [&](TensorRef w) {  // split into its two rows, then squeezed
+      TensorRef first = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(0), int64_t(1)});
+      TensorRef second = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(1), int64_t(2)});
+      return std::pair{r.op("aten.squeeze.dims", {first, std::vector<int64_t>{0}}),
+                       r.op("aten.squeeze.dims", {second, std::vector<int64_t>{0}})};
+    };
+    auto [w0, w3] = unbind(w03);
+    auto [w1, w2] = unbind(w12);
+    return std::array<TensorRef, 4>{w0, w1, w2, w3};
+  };
+  const auto wx = coefficients(xscale), wy = coefficients(yscale);
+  const std::vector<TensorSpec> picked{denseSpec(dt, {x.sizes[0], x.sizes[1], out[0], out[1]})};
+  auto weightedSum = [&](const std::array<TensorRef, 4>& values, const std::array<TensorRef, 4>& weights, bool last) {
+    TensorRef sum = r.op("aten.mul.Tensor", {values[0], weights[0]});
+    for (int k = 1; k < 4; ++k) {
+      TensorRef term = r.op("aten.mul.Tensor", {values[k], weights[k]});
+      if (last && k == 3) {
+        r.finish("aten.add.Tensor", {sum, term});
+        return sum;
+      }
+      sum = r.op("aten.add.Tensor", {sum, term});
+    }
+    return sum;
+  };
+  std::array<TensorRef, 4> rows;
+  for (int k = 0; k < 4; ++k) {
+    std::array<TensorRef, 4> taps;
+    for (int c = 0; c < 4; ++c) {
+      TensorRef yc = r.op("aten.clamp.default", {ys[k], int64_t(0), x.sizes[2] - 1});
+      TensorRef xc = r.op("aten.clamp.default", {xs[c], int64_t(0), x.sizes[3] - 1});
+      taps[c] = r.op("aten.index.Tensor", {argRef(r, "input"), std::vector<TensorRef>{TensorRef{kNoValue}, TensorRef{kNoValue}, yc, xc}},
+                     &picked);
+    }
+    rows[k] = weightedSum(taps, wx, false);
+  }
+  weightedSum(rows, wy, true);
+}
+
 /// im2col(x, kernel_size, dilation, padding, stride) (nn.Unfold), as torch's
 /// reference: per spatial dimension the indices of every block (arange of the
 /// block starts plus arange of the dilated kernel offsets), the padded input
@@ -860,6 +984,7 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::im2col.default", im2col},
                      {"aten::upsample_nearest1d.vec", upsampleNearest1d},
                      {"aten::upsample_linear1d.vec", upsampleLinear1d},
+                     {"aten::upsample_bicubic2d.vec", upsampleBicubic2d},
                      {"aten::grid_sampler.default", gridSampler},
                      {"aten::cdist.default", cdist},
                      {"aten::nan_to_num.default", nanToNum},
