@@ -132,6 +132,38 @@ std::string compareProgram(const Program& was, const Program& is) {
   return {};
 }
 
+/// Opens `pt2`, lowers it under `c`, emits it and writes `pte`: the emitted program.
+Result<Program> lowerToPte(const std::string& pt2, const std::string& pte, const ExecutorchBackendConfig& c) {
+  auto opened = openProgramFile(pt2);
+  if (!opened) return opened.error();
+  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
+  p.runToEnd();
+  if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", p.records()[p.position() - 1].name};
+  auto emitted = emitProgram(*p.current(), c);
+  if (!emitted) return emitted.error();
+  if (auto w = writePte(emitted.value(), pte, writeOptionsFor(c)); !w) return w.error();
+  return emitted;
+}
+
+/// A sample torch.export program (tests/support/Pt2Samples) saved as DIR/NAME.pt2,
+/// lowered under `c`, emitted and written as DIR/NAME.pte.
+struct EmittedSample {
+  Program program;
+  std::string pte;
+};
+Result<EmittedSample> emitSample(const std::string& json, const QString& dir, const std::string& name,
+                                 const ExecutorchBackendConfig& c) {
+  std::string zip = test::zipBytes(test::archiveRecords(json, test::weightsConfig(), test::floats({1, 2, 3, 4})));
+  const std::string base = (dir + "/").toStdString() + name;
+  {
+    std::ofstream f(base + ".pt2", std::ios::binary);
+    f << zip;
+  }
+  auto emitted = lowerToPte(base + ".pt2", base + ".pte", c);
+  if (!emitted) return emitted.error();
+  return EmittedSample{std::move(emitted.value()), base + ".pte"};
+}
+
 /// De-lowers and lowers `pte` under `config`, emits and writes it to `out`, reads it back.
 Result<Program> relower(const Program& pte, const ExecutorchBackendConfig& config, const std::string& out) {
   Pipeline p(std::make_shared<const Program>(pte), config);
@@ -183,16 +215,9 @@ Result<Program> exportedSample(const QString& dir, const std::string& name, cons
   if (!built) return built.error();
   std::string pt2 = (dir + "/" + QString::fromStdString(name) + ".pt2").toStdString();
   if (auto s = writePt2(built.value(), pt2); !s) return s.error();
-  auto opened = openProgramFile(pt2);
-  if (!opened) return opened.error();
   c.emitMutableBufferNames = c.emitMutableBufferNames || name == "llama";
-  Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
-  p.runToEnd();
-  if (p.failed()) return Error{ErrorCode::Invalid, pt2, std::nullopt, "lowering", "success", p.records()[p.position() - 1].name};
-  auto emitted = emitProgram(*p.current(), c);
-  if (!emitted) return emitted.error();
   std::string pte = (dir + "/" + QString::fromStdString(name) + ".pte").toStdString();
-  if (auto w = writePte(emitted.value(), pte, writeOptionsFor(c)); !w) return w.error();
+  if (auto emitted = lowerToPte(pt2, pte, c); !emitted) return emitted.error();
   return readProgramFile(pte);
 }
 
@@ -206,23 +231,11 @@ class TestDelower : public QObject {
   // again the file has the same layout and runs both branches alike.
   void condJumpsBecomeACondAgain() {
     QTemporaryDir dir;
-    std::string zip = test::zipBytes(test::archiveRecords(test::condProgramJson(), test::weightsConfig(), test::floats({1, 2, 3, 4})));
-    std::string pt2 = (dir.path() + "/cond.pt2").toStdString();
-    {
-      std::ofstream f(pt2, std::ios::binary);
-      f << zip;
-    }
-    auto opened = openProgramFile(pt2);
-    QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
     ExecutorchBackendConfig c;
-    Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
-    p.runToEnd();
-    QVERIFY(!p.failed());
-    auto emitted = emitProgram(*p.current(), c);
-    QVERIFY(emitted);
-    std::string pte = (dir.path() + "/cond.pte").toStdString();
-    QVERIFY(writePte(emitted.value(), pte, writeOptionsFor(c)));
-    auto read = readProgramFile(pte);
+    auto sample = emitSample(test::condProgramJson(), dir.path(), "cond", c);
+    QVERIFY2(sample, sample ? "" : sample.error().message().c_str());
+    const Program& emitted = sample->program;
+    auto read = readProgramFile(sample->pte);
     QVERIFY(read);
     auto kinds = [](const Method& m) {
       std::vector<NodeKind> k;
@@ -254,10 +267,10 @@ class TestDelower : public QObject {
     QVERIFY(!again.failed());
     auto reemitted = emitProgram(*again.current(), c);
     QVERIFY2(reemitted, reemitted ? "" : reemitted.error().message().c_str());
-    QCOMPARE(kinds(reemitted->methods[0]), kinds(emitted->methods[0]));
-    QCOMPARE(reemitted->methods[0].nonConstBufferSizes, emitted->methods[0].nonConstBufferSizes);
+    QCOMPARE(kinds(reemitted->methods[0]), kinds(emitted.methods[0]));
+    QCOMPARE(reemitted->methods[0].nonConstBufferSizes, emitted.methods[0].nonConstBufferSizes);
     // A jump that is not a cond's is refused, naming the instruction.
-    Program odd = emitted.value();
+    Program odd = emitted;
     odd.methods[0].nodes[2].jumpTarget = 4;
     auto refused = delowerProgram(odd);
     QVERIFY(!refused);
@@ -276,24 +289,12 @@ class TestDelower : public QObject {
     QFETCH(QString, which);
     const bool isMap = which == "map";
     QTemporaryDir dir;
-    std::string zip = test::zipBytes(test::archiveRecords(isMap ? test::mapProgramJson() : test::scanProgramJson(),
-                                                          test::weightsConfig(), test::floats({1, 2, 3, 4})));
-    std::string pt2 = (dir.path() + "/loop.pt2").toStdString();
-    {
-      std::ofstream f(pt2, std::ios::binary);
-      f << zip;
-    }
-    auto opened = openProgramFile(pt2);
-    QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
     ExecutorchBackendConfig c;
     c.memoryPlanning.algorithms = {"et-greedy"};
-    Pipeline p(std::make_shared<const Program>(std::move(opened.value())), c);
-    p.runToEnd();
-    QVERIFY(!p.failed());
-    auto emitted = emitProgram(*p.current(), c);
-    QVERIFY(emitted);
-    std::string pte = (dir.path() + "/loop.pte").toStdString();
-    QVERIFY(writePte(emitted.value(), pte, writeOptionsFor(c)));
+    auto sample = emitSample(isMap ? test::mapProgramJson() : test::scanProgramJson(), dir.path(), "loop", c);
+    QVERIFY2(sample, sample ? "" : sample.error().message().c_str());
+    const Program& emitted = sample->program;
+    const std::string& pte = sample->pte;
     auto read = readProgramFile(pte);
     QVERIFY(read);
     auto back = delowerProgram(read.value());
@@ -322,7 +323,7 @@ class TestDelower : public QObject {
     QVERIFY(!bytes(pte).empty());
     QVERIFY(bytes(again) == bytes(pte));
     // A jump back that is not a loop's is refused, naming the instruction.
-    Program odd = emitted.value();
+    Program odd = emitted;
     const size_t jump = isMap ? 8 : 10;
     odd.methods[0].nodes[jump - 1] = odd.methods[0].nodes[jump - 2];  // no eq.Scalar before the jump
     auto refused = delowerProgram(odd);
