@@ -134,7 +134,7 @@ const char* kUsageText =
     "      prints, after each pass that changed the program, only the lines it\n"
     "      added (+), removed (-) or changed (- then +).\n"
     "\n"
-    "  run FILE [--ptd DATA.ptd]... [--config CFG.json] [--method NAME]\n"
+    "  run FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--config CFG.json] [--method NAME]\n"
     "      [--inputs iota|sample|IN.npy...] [--after PASS] [--compare-to PASS]\n"
     "      [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime).\n"
@@ -150,9 +150,11 @@ const char* kUsageText =
     "      planned tensors in their arenas at their offsets; a .pt2 is lowered\n"
     "      under CFG.json (default: the default config) and emitted first.\n"
     "      Prints each output's dtype, sizes, first values and the FNV-1a-64\n"
-    "      checksum of its bytes (C order). An\n"
-    "      operator without a kernel, a delegate call or a plan that puts a\n"
-    "      tensor outside its arena fails naming the instruction.\n"
+    "      checksum of its bytes (C order). A delegate call runs the program\n"
+    "      its backend was given, which an ETRecord keeps: open the ETRecord, or\n"
+    "      the .pte with --etrecord. An operator without a kernel, a delegate\n"
+    "      call without that program or a plan that puts a tensor outside its\n"
+    "      arena fails naming the instruction.\n"
     "      --save-outputs writes each output to DIR/output_N.npy (bfloat16 as\n"
     "      float32, exactly).\n"
     "      --after PASS runs the program as it is after PASS (input: before any\n"
@@ -224,18 +226,6 @@ bool isDataFile(const std::string& path) {
   return f && f.value()->size() >= 8 && std::memcmp(f.value()->data() + 4, "FT01", 4) == 0;
 }
 
-/// Links a .pte's instructions to the ETRecord written with it (modules, source lines); kOk or an exit code.
-int linkEtRecordArg(Program& program, const std::string& etrecord, std::ostream& err, EtRecordLink* link = nullptr) {
-  if (etrecord.empty()) return kOk;
-  if (program.format != SourceFormat::Pte) return err << "lowering-cli: --etrecord applies to .pte inputs only\n", kUsage;
-  auto linked = linkEtRecord(program, etrecord);
-  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
-  for (const auto& n : linked->notes) err << "note: " << etrecord << ": " << n << "\n";
-  if (link) *link = linked.value();
-  return kOk;
-}
-
-
 int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, bool allowFull, FileArgs& r,
                   std::ostream& err) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -285,6 +275,16 @@ int parseFileArgs(const std::string& cmd, const std::vector<std::string>& args, 
 }
 
 }  // namespace
+
+int linkEtRecordArg(Program& program, const std::string& etrecord, std::ostream& err, EtRecordLink* link) {
+  if (etrecord.empty()) return kOk;
+  if (program.format != SourceFormat::Pte) return err << "lowering-cli: --etrecord applies to .pte inputs only\n", kUsage;
+  auto linked = linkEtRecord(program, etrecord);
+  if (!linked) return err << "error: " << linked.error().message() << "\n", kBadFile;
+  for (const auto& n : linked->notes) err << "note: " << etrecord << ": " << n << "\n";
+  if (link) *link = linked.value();
+  return kOk;
+}
 
 /// Opens FILE and its data files, external tensors resolved; kOk or an exit code.
 int openWithData(const FileArgs& a, std::optional<Program>& program, std::vector<DataFile>& data, std::ostream& err) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/EtRecordLink.h"
 #include "engine/formats/PtdReader.h"
 #include "engine/ir/Ir.h"
 #include "engine/lowering/BackendConfig.h"
@@ -36,6 +37,10 @@ int openWithData(const FileArgs& a, std::optional<Program>& program, std::vector
 /// `settings` ("KEY=VALUE", --set) then change single fields of it.
 Result<ExecutorchBackendConfig> configFor(const Program* program, const std::string& configPath,
                                           const std::vector<std::string>& settings = {});
+
+/// Links a .pte's instructions to the ETRecord written with it (modules, source lines, the
+/// delegates' programs before delegation); kOk or an exit code.
+int linkEtRecordArg(Program& program, const std::string& etrecord, std::ostream& err, EtRecordLink* link = nullptr);
 
 /// lowering-cli run and etdump (CliRun.cpp).
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -146,7 +146,7 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
 
 /// What `run` was asked for.
 struct RunRequest {
-  std::string file, configPath, method, saveDir, afterPass, comparePass;
+  std::string file, configPath, method, saveDir, afterPass, comparePass, etrecord;
   std::vector<std::string> ptds, npys;
   std::string namedInputs;  ///< "iota" or "sample" when --inputs named them
   double tolerance = 0;
@@ -176,6 +176,7 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
     else if (a == "--every-pass") r.everyPass = true;
     else if (a == "--config") ok = next(r.configPath);
     else if (a == "--method") ok = next(r.method);
+    else if (a == "--etrecord") ok = next(r.etrecord);
     else if (a == "--after") ok = next(r.afterPass);
     else if (a == "--compare-to") ok = next(r.comparePass);
     else if (a == "--tolerance") ok = next(toleranceText);
@@ -301,6 +302,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(fa, program, data, err); rc != kOk) return rc;
+  if (int rc = linkEtRecordArg(*program, req.etrecord, err); rc != kOk) return rc;
   std::shared_ptr<const Program> input = std::make_shared<const Program>(std::move(*program));
   bool pte = input->format == SourceFormat::Pte;
   if (pte && !req.configPath.empty() && req.afterPass.empty() && req.comparePass.empty()) {
@@ -328,7 +330,7 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     }
   }
   auto runAt = [&](long passesRun, bool trace) -> Result<run::RunResult> {
-    run::RunOptions o;
+    run::RunOptions o = throughDelegates({});
     o.method = req.method;
     o.inputs = given;
     o.trace = trace;

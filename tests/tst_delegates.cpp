@@ -110,57 +110,89 @@ std::string base64(const std::vector<uint8_t>& b) {
   return out;
 }
 
-/// An ETRecord whose edge program is one XNNPACK delegate call, serialized
-/// as ExecuTorch's serde does: the lowered module as a JSON string argument.
-std::string delegatedEtRecord(const std::vector<uint8_t>& payload, const std::string& processed = {}) {
+/// torch.export's serde TensorMeta of a contiguous float32 tensor.
+nlohmann::json floatTensor(const std::vector<int>& sizes) {
+  nlohmann::json s = nlohmann::json::array(), st = nlohmann::json::array();
+  for (int x : sizes) s.push_back({{"as_int", x}});
+  for (size_t i = 0; i < sizes.size(); ++i) st.push_back({{"as_int", i + 1 < sizes.size() ? sizes.back() : 1}});
+  return nlohmann::json{{"dtype", 7}, {"sizes", s}, {"requires_grad", true}, {"device", {{"type", "cpu"}}},
+                        {"strides", st}, {"storage_offset", {{"as_int", 0}}}, {"layout", 7}};
+}
+
+/// One serde graph module: `nodes` from input x to `output`, the tensors' sizes in `tensors`.
+nlohmann::json graphModule(nlohmann::json nodes, const std::string& output,
+                           const std::vector<std::pair<std::string, std::vector<int>>>& tensors) {
+  nlohmann::json values = nlohmann::json::object();
+  for (const auto& [name, sizes] : tensors) values[name] = floatTensor(sizes);
+  return {{"graph",
+           {{"inputs", {{{"as_tensor", {{"name", "x"}}}}}},
+            {"outputs", {{{"as_tensor", {{"name", output}}}}}},
+            {"nodes", std::move(nodes)},
+            {"tensor_values", values},
+            {"sym_int_values", nlohmann::json::object()},
+            {"sym_bool_values", nlohmann::json::object()},
+            {"is_single_tensor_return", false}}},
+          {"signature",
+           {{"input_specs", {{{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}}},
+            {"output_specs", {{{"user_output", {{"arg", {{"as_tensor", {{"name", output}}}}}}}}}}}},
+          {"module_call_graph", nlohmann::json::array()}};
+}
+
+/// An edge program as ExecuTorch's serde writes it.
+nlohmann::json edgeProgram(nlohmann::json graphModule) {
+  return {{"graph_module", std::move(graphModule)},
+          {"opset_version", {{"aten", 10}}},
+          {"range_constraints", nlohmann::json::object()},
+          {"schema_version", {{"major", 5}, {"minor", 4}}},
+          {"dialect", "EDGE"},
+          {"verifiers", nlohmann::json::array()}};
+}
+
+/// What ExecuTorch's partitioner hands XNNPACK for y = x * x + x on a 2x3 x: the program a
+/// lowered module keeps as its original_module.
+nlohmann::json squarePlusOriginal() {
+  auto call = [](const char* op, const char* a, const char* b, const char* out) {
+    return nlohmann::json{{"target", std::string("executorch.exir.dialects.edge.ops.aten.") + op},
+                          {"inputs", {{{"name", "self"}, {"arg", {{"as_tensor", {{"name", a}}}}}},
+                                      {{"name", "other"}, {"arg", {{"as_tensor", {{"name", b}}}}}}}},
+                          {"outputs", {{{"as_tensor", {{"name", out}}}}}},
+                          {"metadata", {{"debug_handle", "7"}}}};
+  };
+  return edgeProgram(graphModule({call("mul.Tensor", "x", "x", "aten_mul_tensor"),
+                                  call("add.Tensor", "aten_mul_tensor", "x", "aten_add_tensor")},
+                                 "aten_add_tensor", {{"x", {2, 3}}, {"aten_mul_tensor", {2, 3}}, {"aten_add_tensor", {2, 3}}}));
+}
+
+/// An ETRecord whose edge program is one XNNPACK delegate call from x (`inSizes`) to a 2x3
+/// result, serialized as ExecuTorch's serde does: the lowered module as a JSON string
+/// argument. Its original_module is `original`, or when null a graph of one add that only
+/// names its debug handle and module.
+std::string delegatedEtRecord(const std::vector<uint8_t>& payload, const std::string& processed = {},
+                              nlohmann::json original = nullptr, std::vector<int> inSizes = {2, 4}) {
   nlohmann::json store = {{"buffers", {base64(std::vector<uint8_t>(12, 7))}},
                           {"pte_data", {{"fc.weight", {{"buffer_index", 0}, {"alignment", 16}, {"tensor_layout", nullptr}}}}},
                           {"external_data", nlohmann::json::object()}};
+  if (original.is_null())
+    original = {{"graph_module",
+                 {{"graph",
+                   {{"nodes",
+                     {{{"target", "executorch.exir.dialects.edge.ops.aten.add.Tensor"},
+                       {"outputs", {{{"as_tensor", {{"name", "aten_add_tensor"}}}}}},
+                       {"metadata",
+                        {{"debug_handle", "7"}, {"nn_module_stack", "L__self__,,M;L__self___blk,blk,m.Block"}}}}}}}}}}};
   nlohmann::json lowered = {{"backend_id", "XnnpackBackend"},
                             {"processed_bytes", processed.empty() ? base64(payload) : processed},
                             {"compile_specs", {{{"key", "target"}, {"value", base64({'c', 'p', 'u'})}}}},
-                            {"original_module",
-                             {{"graph_module",
-                               {{"graph",
-                                 {{"nodes",
-                                   {{{"target", "executorch.exir.dialects.edge.ops.aten.add.Tensor"},
-                                     {"outputs", {{{"as_tensor", {{"name", "aten_add_tensor"}}}}}},
-                                     {"metadata",
-                                      {{"debug_handle", "7"},
-                                       {"nn_module_stack", "L__self__,,M;L__self___blk,blk,m.Block"}}}}}}}}}}}},
+                            {"original_module", std::move(original)},
+                            {"original_state_dict", ""},
                             {"named_data_store", store.dump()}};
-  auto tensor = [](std::vector<int> sizes) {
-    nlohmann::json s = nlohmann::json::array(), st = nlohmann::json::array();
-    for (int x : sizes) s.push_back({{"as_int", x}});
-    for (size_t i = 0; i < sizes.size(); ++i) st.push_back({{"as_int", i + 1 < sizes.size() ? sizes.back() : 1}});
-    return nlohmann::json{{"dtype", 7}, {"sizes", s}, {"requires_grad", true}, {"device", {{"type", "cpu"}}},
-                          {"strides", st}, {"storage_offset", {{"as_int", 0}}}, {"layout", 7}};
-  };
   nlohmann::json node = {
       {"target", "torch.ops.higher_order.executorch_call_delegate"},
       {"inputs", {{{"name", "lowered_module_0"}, {"arg", {{"as_string", lowered.dump()}}}},
                   {{"name", "delegate_arg_0"}, {"arg", {{"as_tensor", {{"name", "x"}}}}}}}},
       {"outputs", {{{"as_tensors", {{{"name", "getitem"}}}}}}},
       {"metadata", nlohmann::json::object()}};
-  nlohmann::json program = {
-      {"graph_module",
-       {{"graph",
-         {{"inputs", {{{"as_tensor", {{"name", "x"}}}}}},
-          {"outputs", {{{"as_tensor", {{"name", "getitem"}}}}}},
-          {"nodes", {node}},
-          {"tensor_values", {{"x", tensor({2, 4})}, {"getitem", tensor({2, 3})}}},
-          {"sym_int_values", nlohmann::json::object()},
-          {"sym_bool_values", nlohmann::json::object()},
-          {"is_single_tensor_return", false}}},
-        {"signature",
-         {{"input_specs", {{{"user_input", {{"arg", {{"as_tensor", {{"name", "x"}}}}}}}}}},
-          {"output_specs", {{{"user_output", {{"arg", {{"as_tensor", {{"name", "getitem"}}}}}}}}}}}},
-        {"module_call_graph", nlohmann::json::array()}}},
-      {"opset_version", {{"aten", 10}}},
-      {"range_constraints", nlohmann::json::object()},
-      {"schema_version", {{"major", 5}, {"minor", 4}}},
-      {"dialect", "EDGE"},
-      {"verifiers", nlohmann::json::array()}};
+  nlohmann::json program = edgeProgram(graphModule({node}, "getitem", {{"x", inSizes}, {"getitem", {2, 3}}}));
   return zipBytes({{"ETRECORD_V0", ""}, {"edge_dialect_exported_program/forward", program.dump()}});
 }
 
@@ -525,6 +557,36 @@ class TestDelegates : public QObject {
     QVERIFY(d.blob.size == payload.size() && std::equal(payload.begin(), payload.end(), d.blob.data));
     QCOMPARE(back->namedData.at(0).key, std::string("fc.weight"));
     QCOMPARE(back->namedData.at(0).data.size, uint64_t(12));
+  }
+
+  // A delegate call runs in the studio through the program its backend was given (the
+  // lowered module's original_module): the run goes on past it with that program's values.
+  void delegateCallRunsItsOriginalProgram() {
+    QTemporaryDir dir;
+    auto write = [&](const QString& name, const std::string& bytes) {
+      QFile f(dir.filePath(name));
+      if (!f.open(QIODevice::WriteOnly)) return std::string();
+      f.write(bytes.data(), qint64(bytes.size()));
+      return dir.filePath(name).toStdString();
+    };
+    const std::string etr = write("etrecord.bin", delegatedEtRecord(buildPayload(true), {}, squarePlusOriginal(), {2, 3}));
+    auto p = openProgramFile(etr);
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    const Delegate& d = p->methods.at(0).delegates.at(0);
+    QVERIFY2(d.original, d.originalError.c_str());
+    QCOMPARE(d.original->methods.at(0).nodes.size(), size_t(2));
+    // iota x = -0.5, -0.25, 0, 0.25, 0.5, 0.75: x * x + x
+    std::ostringstream out, err;
+    QCOMPARE(cli::run({"run", etr, "--json"}, out, err), 0);
+    auto j = nlohmann::json::parse(out.str());
+    std::vector<double> want = {-0.25, -0.1875, 0, 0.3125, 0.75, 1.3125};
+    QCOMPARE(j["outputs"][0]["first"].get<std::vector<double>>(), want);
+    // Without it the call is where the run stops, and the message says what would run it.
+    const std::string bare = write("bare.bin", delegatedEtRecord(buildPayload(true), {}, nullptr, {2, 3}));
+    std::ostringstream out2, err2;
+    QCOMPARE(cli::run({"run", bare}, out2, err2), 5);
+    QVERIFY2(err2.str().find("XnnpackBackend delegate") != std::string::npos, err2.str().c_str());
+    QVERIFY2(err2.str().find("program before delegation could not be read") != std::string::npos, err2.str().c_str());
   }
 
   void etRecordLoweredModuleErrorsNameTheNode() {

@@ -121,10 +121,10 @@ void ProgramRunController::start(const PipelineState& state, int snapshot, const
     r->input = state.input;
     r->snapshot = snapshot;
     r->tolerance = tolerance;
-    run::RunOptions o;
+    run::RunOptions o = throughDelegates({});  // a delegate call runs its original program where kept
     o.method = method;
     o.trace = true;
-    o.stopAtDelegate = true;  // the values up to a delegate call are worth showing
+    o.stopAtDelegate = true;  // else the values up to it are worth showing
     r->inputs = npys.isEmpty() ? defaultInputs(*state.input, o) : QStringLiteral("%1 .npy input(s)").arg(npys.size());
     for (const QString& f : npys) {
       auto v = run::readNpy(f.toStdString());

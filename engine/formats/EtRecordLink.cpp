@@ -113,8 +113,13 @@ Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath)
       if (origin) links.push_back({chain[id], origin, handle});
     }
   }
-  // The operators inside a delegate: which edge node each came from (the ETRecord's lowered modules keep it).
-  for (auto [to, from] : delegates) to->origins = from->origins;
+  // The operators inside a delegate: which edge node each came from (the ETRecord's lowered
+  // modules keep it), and the program the backend was given, which runs the call in the studio.
+  for (auto [to, from] : delegates) {
+    to->origins = from->origins;
+    to->original = from->original;
+    to->originalError = from->originalError;
+  }
   for (const Link& l : links) {
     l.node->meta.debugHandle = l.handle;
     l.node->meta.moduleStack = l.origin->meta.moduleStack;

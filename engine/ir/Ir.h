@@ -235,6 +235,8 @@ struct DelegateOrigin {
   std::string module;  ///< innermost module path, "fc1"
 };
 
+struct Program;
+
 struct Delegate {
   enum class Location : uint8_t { Inline, Segment };
   std::string backendId;  ///< "XnnpackBackend", "QnnBackend", ...
@@ -244,6 +246,12 @@ struct Delegate {
   std::vector<CompileSpec> compileSpecs;
   std::vector<DelegateOrigin> origins;  ///< empty unless read from an ETRecord
   const DelegateOrigin* origin(uint32_t debugHandle) const;
+  /// The program the backend was given (the lowered module's original_module, which an
+  /// ETRecord keeps): what the call computes, so the studio can run it without the backend.
+  /// Null when the source does not keep it; `originalError` says why one that was there
+  /// could not be read.
+  std::shared_ptr<const Program> original;
+  std::string originalError;
 };
 
 /// How the graph's inputs and outputs relate to the model (torch.export's signature).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <map>
+#include <optional>
 #include <string_view>
 
 #include "engine/formats/Pt2Reader.h"
@@ -71,6 +73,43 @@ Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun) {
   return executableSnapshot(*snap, passesRun ? passes[passesRun - 1]->name() : "", toCome, pipeline.config());
 }
 
+Result<Program> executableOriginal(const Program& original) {
+  auto input = std::make_shared<Program>(original);
+  // Read as torch.export wrote it, so that the to_edge stage runs: the graph is edge
+  // dialect already, but with the operators the partitioner kept from decomposition.
+  input->format = SourceFormat::Pt2;
+  input->exportFacts.dialect = "ATEN";
+  Pipeline pipeline(std::move(input), ExecutorchBackendConfig{});
+  while (pipeline.step()) {
+  }
+  if (pipeline.failed()) {
+    const PassRecord& r = pipeline.records()[pipeline.position() - 1];
+    return Error{ErrorCode::Unsupported, original.path, std::nullopt, "lowering the program before delegation (" + r.name + ")",
+                 "", r.diagnostics.empty() ? "the pass failed" : r.diagnostics.front().message};
+  }
+  return executableSnapshot(pipeline, pipeline.position());
+}
+
+run::RunOptions throughDelegates(run::RunOptions options) {
+  // Shared by copies of the options (a run copies them): each original is lowered once.
+  auto lowered = std::make_shared<std::map<const Program*, std::optional<Result<Program>>>>();
+  const uint64_t memoryLimit = options.memoryLimit, workLimit = options.workLimit;
+  options.delegateRunner = [lowered, memoryLimit, workLimit](const Delegate& d, const std::vector<run::HostValue>& in)
+      -> Result<std::vector<run::HostValue>> {
+    auto& program = (*lowered)[d.original.get()];
+    if (!program) program = executableOriginal(*d.original);
+    if (!*program) return program->error();
+    run::RunOptions o;
+    o.inputs = in;
+    o.memoryLimit = memoryLimit;
+    o.workLimit = workLimit;
+    auto r = run::runProgram(program->value(), o);
+    if (!r) return r.error();
+    return std::move(r->outputs);
+  };
+  return options;
+}
+
 Result<std::vector<run::HostValue>> pt2SampleInputs(const std::string& path) {
   auto stored = readPt2SampleInputs(path);
   if (!stored) return stored.error();
@@ -98,7 +137,7 @@ std::vector<SnapshotValues> runEverySnapshot(const std::vector<std::shared_ptr<c
   auto runRow = [&](size_t k, bool trace) -> Result<run::RunResult> {
     auto e = executable(k);
     if (!e) return e.error();
-    run::RunOptions o = options;
+    run::RunOptions o = throughDelegates(options);
     o.trace = trace;
     return run::runProgram(e.value(), o);
   };

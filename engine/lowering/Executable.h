@@ -34,6 +34,18 @@ Result<Program> executableSnapshot(const Program& snapshot, const std::string& a
 /// far), made executable as above.
 Result<Program> executableSnapshot(const Pipeline& pipeline, size_t passesRun);
 
+/// The program a delegate was made from (Delegate::original, an edge program a backend was
+/// given) lowered by the studio for its interpreter: to_edge's decompositions first (a backend
+/// keeps operators, linear and convolution among them, that portable kernels do not run),
+/// then to_executorch's passes under the default config, emitted. An error names the pass
+/// that could not lower it.
+Result<Program> executableOriginal(const Program& original);
+
+/// `options` with RunOptions::delegateRunner set: a delegate call that keeps its original
+/// program runs that program (made executable once per delegate and kept for the run) on the
+/// call's inputs, under the same memory and work limits.
+run::RunOptions throughDelegates(run::RunOptions options);
+
 /// The example inputs torch.export.save kept in the .pt2 at `path`, as run inputs in order
 /// (the default inputs of a run: a program runs on what it was exported with); empty when
 /// it has none.

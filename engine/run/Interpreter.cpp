@@ -153,11 +153,20 @@ class MethodRun {
           break;
         }
         case NodeKind::Delegate: {
-          std::string backend = n.delegate >= 0 && static_cast<size_t>(n.delegate) < m_.delegates.size()
-                                    ? m_.delegates[n.delegate].backendId
-                                    : std::string("unknown");
-          std::string why = "a call into the " + backend +
-                            " delegate: its compiled blob is not runnable here (run the program before delegation)";
+          const Delegate* d = n.delegate >= 0 && static_cast<size_t>(n.delegate) < m_.delegates.size()
+                                  ? &m_.delegates[static_cast<size_t>(n.delegate)]
+                                  : nullptr;
+          if (d && d->original && o_.delegateRunner) {
+            auto written = runDelegate(n, *d);
+            if (!written) return fail(pc, written.error().found);
+            if (o_.trace) traceValues(r, pc, n, d->backendId, written.value());
+            ++pc;
+            break;
+          }
+          std::string why = "a call into the " + (d ? d->backendId : std::string("unknown")) +
+                            " delegate: its compiled blob is not runnable here";
+          if (d && !d->originalError.empty()) why += ", and its program before delegation could not be read: " + d->originalError;
+          else if (!d || !d->original) why += " (open the ETRecord written with it, which keeps the program before delegation)";
           if (!o_.stopAtDelegate) return fail(pc, why);
           r.stoppedAt = "instruction " + std::to_string(pc) + ": " + why;
           r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -471,10 +480,54 @@ class MethodRun {
     return Ok{};
   }
 
+  /// A delegate call run through its original program: the values it reads (the user inputs
+  /// of that program, in order), then those it writes, which take the original's outputs.
+  /// Returns the values written.
+  Result<std::vector<ValueId>> runDelegate(const Node& n, const Delegate& d) {
+    auto bad = [&](const std::string& why) { return Error{ErrorCode::Invalid, "", std::nullopt, "", "", why}; };
+    if (d.original->methods.empty()) return bad("the " + d.backendId + " delegate's original program has no method");
+    const Method& om = d.original->methods.front();
+    size_t reads = 0;
+    for (const InputSpec& in : om.signature.inputs) reads += in.kind == InputSpec::Kind::User;
+    if (om.signature.inputs.empty()) reads = om.inputs.size();
+    if (n.args.size() < reads)
+      return bad("the " + d.backendId + " delegate call passes " + std::to_string(n.args.size()) +
+                 " values where its original program takes " + std::to_string(reads) + " inputs");
+    std::vector<HostValue> in;
+    for (size_t i = 0; i < reads; ++i) in.push_back(output(values_[static_cast<size_t>(n.args[i])]));
+    auto out = o_.delegateRunner(d, in);
+    if (!out) return bad("running the " + d.backendId + " delegate's original program: " + out.error().message());
+    if (out->size() != n.args.size() - reads)
+      return bad("the " + d.backendId + " delegate call writes " + std::to_string(n.args.size() - reads) +
+                 " values where its original program returns " + std::to_string(out->size()));
+    KernelContext ctx(values_);
+    for (size_t k = 0; k < out->size(); ++k) {
+      RunValue& dst = values_[static_cast<size_t>(n.args[reads + k])];
+      const HostValue& g = (*out)[k];
+      std::string which = "the " + d.backendId + " delegate's output " + std::to_string(k);
+      if (dst.kind != ValueKind::Tensor || g.kind != ValueKind::Tensor)
+        return bad(which + " is not a tensor where the call writes one");
+      if (g.dtype != dst.t.dtype || g.sizes.size() != dst.t.sizes.size())
+        return bad(which + " is " + std::string(scalarTypeName(g.dtype)) + " of rank " + std::to_string(g.sizes.size()) +
+                   " where the call writes " + std::string(scalarTypeName(dst.t.dtype)) + " of rank " + std::to_string(dst.t.sizes.size()));
+      if (!ctx.resize(dst.t, g.sizes)) return bad(which + ": " + ctx.message());
+      RunTensor src;
+      src.dtype = g.dtype;
+      src.sizes = g.sizes;
+      src.data = const_cast<uint8_t*>(g.bytes.data());
+      kernels::copyLogical(src, dst.t);
+    }
+    return std::vector<ValueId>(n.args.begin() + static_cast<long>(reads), n.args.end());
+  }
+
   void traceNode(RunResult& r, size_t pc, const Node& n, const OperatorRef& op) const {
-    TracedNode t{pc, n.name, op.fullName(), {}};
     std::vector<ValueId> written = n.outputs;
     if (written.empty() && !n.args.empty()) written.push_back(n.args.back());  // the return
+    traceValues(r, pc, n, op.fullName(), written);
+  }
+  void traceValues(RunResult& r, size_t pc, const Node& n, const std::string& opName,
+                   const std::vector<ValueId>& written) const {
+    TracedNode t{pc, n.name, opName, {}};
     for (ValueId v : written) {
       const RunValue& x = values_[static_cast<size_t>(v)];
       if (x.kind == ValueKind::Tensor) t.values.push_back(output(x));

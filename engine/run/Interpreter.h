@@ -43,16 +43,22 @@ struct RunOptions {
   std::vector<HostValue> inputs;
   /// Keep every kernel instruction's results (RunResult::trace), for comparing runs.
   bool trace = false;
-  /// At a delegate call (whose compiled blob the interpreter cannot run), stop and return what
-  /// ran up to it (RunResult::stoppedAt says where; no outputs) instead of failing.
+  /// Runs a delegate call without its backend: given the delegate (its `original` set) and
+  /// the values the call reads, the values it returns, in order. Set by runThroughDelegates
+  /// (engine/lowering/Executable.h), which lowers the original program for the interpreter.
+  std::function<Result<std::vector<HostValue>>(const Delegate&, const std::vector<HostValue>&)> delegateRunner;
+  /// At a delegate call the interpreter cannot run (its compiled blob, with no original
+  /// program or no delegateRunner), stop and return what ran up to it (RunResult::stoppedAt
+  /// says where; no outputs) instead of failing.
   bool stopAtDelegate = false;
 };
 
-/// What one kernel instruction wrote, kept when RunOptions::trace is on.
+/// What one kernel instruction (or delegate call run through its original program) wrote,
+/// kept when RunOptions::trace is on.
 struct TracedNode {
   size_t instruction = 0;
   std::string node;  ///< the graph node's name ("aten_add_tensor"), as passes keep it
-  std::string op;    ///< "aten::add.out"
+  std::string op;    ///< "aten::add.out", or for a delegate call its backend ("XnnpackBackend")
   std::vector<HostValue> values;
 };
 

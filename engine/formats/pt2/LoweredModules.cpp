@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/formats/ZipArchive.h"
 #include "engine/formats/pt2/ProgramJson.h"
+#include "engine/formats/pt2/Weights.h"
 #include "engine/support/FormatUtil.h"
 
 namespace lstudio::pt2 {
@@ -119,6 +121,46 @@ std::vector<DelegateOrigin> origins(const nlohmann::json& lowered) {
   return out;
 }
 
+/// The lowered module's original program (ExecuTorch's original_module, a serialized
+/// ExportedProgram, with its weights in original_state_dict and original_constants: base64
+/// torch.save archives) as a program of one method, which the studio can run in the call's
+/// place.
+Result<std::shared_ptr<const Program>> originalProgram(const nlohmann::json& lowered, const std::string& where,
+                                                       const std::string& file) {
+  const auto* original = member(lowered, "original_module", nlohmann::json::value_t::object);
+  if (!original)
+    return Error{ErrorCode::MissingKey, file, std::nullopt, where + ".original_module", "the program before delegation",
+                 "none"};
+  auto p = std::make_shared<Program>();
+  p->path = file;
+  p->format = SourceFormat::EtRecord;
+  p->exportFacts.container = "lowered module";
+  Method m;
+  m.name = "forward";
+  std::string text = original->dump();
+  simdjson::dom::parser parser;  // the file's own parser is still reading the enclosing graph
+  if (auto s = readProgramJson(text, file + ":" + where + ".original_module", true, parser, m, p->exportFacts); !s)
+    return s.error();
+  std::unordered_map<std::string, WeightData> weights;
+  for (const char* key : {"original_state_dict", "original_constants"}) {
+    const auto* encoded = member(lowered, key, nlohmann::json::value_t::string);
+    if (!encoded || encoded->get<std::string>().empty()) continue;
+    std::string bytes;
+    if (!decodeBase64(encoded->get<std::string>(), bytes))
+      return Error{ErrorCode::Invalid, file, std::nullopt, where + "." + key, "base64 text", "other characters"};
+    auto archiveBytes = MappedFile::fromBytes(file + ":" + where + "." + key, bytes.data(), bytes.size());
+    auto zip = ZipArchive::open(archiveBytes);
+    if (!zip) return zip.error();
+    auto tensors = torchSaveInOrder(zip.value());
+    if (!tensors) return tensors.error();
+    for (auto& [fqn, w] : tensors.value()) weights[fqn] = std::move(w);
+    p->derivedData.push_back(std::move(archiveBytes));  // the weights' bytes stay in it
+  }
+  if (auto s = attachWeights(m, weights, file + ":" + where + ".original_module"); !s) return s.error();
+  p->methods.push_back(std::move(m));
+  return std::shared_ptr<const Program>(std::move(p));
+}
+
 }  // namespace
 
 Status ProgramJson::loweredModule(Node& n, const std::string& w) {
@@ -151,6 +193,9 @@ Status ProgramJson::loweredModule(Node& n, const std::string& w) {
   if (const auto* store = member(j, "named_data_store", nlohmann::json::value_t::string))
     if (auto s = namedDataStore(store->get<std::string>(), where, file_, *lowered_); !s) return s;
   d.origins = origins(j);
+  // Without it the call is still a call; only running it needs the original.
+  if (auto original = originalProgram(j, where, file_)) d.original = std::move(original.value());
+  else d.originalError = original.error().message();
   n.kind = NodeKind::Delegate;
   n.op = -1;
   n.delegate = static_cast<int32_t>(m_.delegates.size());

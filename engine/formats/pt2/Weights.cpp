@@ -116,33 +116,37 @@ Status torchSave(const ZipArchive& zip, const ZipEntry& rec, std::unordered_map<
 }
 
 Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& zip, const ZipEntry& rec) {
-  std::vector<std::pair<std::string, WeightData>> out;
   if (!rec.stored)
     return Error{ErrorCode::Unsupported, zip.file()->path(), rec.dataOffset, "record '" + rec.name + "'",
                  "a stored torch.save archive", "a compressed one"};
   auto inner = ZipArchive::open(zip.file(), rec.dataOffset, rec.size, zip.file()->path() + ":" + rec.name);
   if (!inner) return inner.error();
-  auto pkls = inner->findSuffix("data.pkl");
+  return torchSaveInOrder(inner.value());
+}
+
+Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& archive) {
+  std::vector<std::pair<std::string, WeightData>> out;
+  auto pkls = archive.findSuffix("data.pkl");
   if (pkls.empty())
-    return Error{ErrorCode::Invalid, inner->name(), std::nullopt, "torch.save archive", "a data.pkl record", "none"};
+    return Error{ErrorCode::Invalid, archive.name(), std::nullopt, "torch.save archive", "a data.pkl record", "none"};
   const ZipEntry& pkl = *pkls.front();
   std::string prefix = pkl.name.substr(0, pkl.name.size() - std::string("data.pkl").size());
-  auto text = inner->read(pkl, kMaxText);
+  auto text = archive.read(pkl, kMaxText);
   if (!text) return text.error();
-  auto objs = decodeTorchPickle(reinterpret_cast<const uint8_t*>(text->data()), text->size(), inner->name() + ":" + pkl.name);
+  auto objs = decodeTorchPickle(reinterpret_cast<const uint8_t*>(text->data()), text->size(), archive.name() + ":" + pkl.name);
   if (!objs) return objs.error();
   for (const auto& [key, t] : objs->tensors) {
-    const ZipEntry* storage = inner->find(prefix + "data/" + t.storageKey);
+    const ZipEntry* storage = archive.find(prefix + "data/" + t.storageKey);
     if (!storage)
-      return Error{ErrorCode::MissingKey, inner->name(), std::nullopt, "storage of tensor '" + key + "'",
+      return Error{ErrorCode::MissingKey, archive.name(), std::nullopt, "storage of tensor '" + key + "'",
                    prefix + "data/" + t.storageKey, "no such record"};
-    auto b = inner->bytes(*storage);
+    auto b = archive.bytes(*storage);
     if (!b) return b.error();
     uint32_t es = elementSize(t.dtype);
     uint64_t start = static_cast<uint64_t>(std::max<int64_t>(t.storageOffset, 0)) * es;
     uint64_t extent = storageExtent(t.sizes, t.strides, t.storageOffset, es);
     if (extent > b->size || start > b->size)
-      return Error{ErrorCode::Truncated, inner->name(), b->fileOffset, "storage of tensor '" + key + "'",
+      return Error{ErrorCode::Truncated, archive.name(), b->fileOffset, "storage of tensor '" + key + "'",
                    std::to_string(extent) + " bytes", std::to_string(b->size) + " bytes"};
     Bytes view{b->data + start, extent - std::min(extent, start), b->fileOffset + start};
     out.emplace_back(key, WeightData{view, true, t.dtype, t.sizes, t.strides});

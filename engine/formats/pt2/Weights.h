@@ -30,6 +30,9 @@ Status readWeightConfig(const ZipArchive& zip, const std::string& prefix, const 
 Status torchSave(const ZipArchive& zip, const ZipEntry& rec, std::unordered_map<std::string, WeightData>& out);
 /// The same, in the pickle's order (sample inputs are positional).
 Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& zip, const ZipEntry& rec);
+/// The same for a torch.save archive that is a zip of its own (the bytes of a lowered
+/// module's original_state_dict, say).
+Result<std::vector<std::pair<std::string, WeightData>>> torchSaveInOrder(const ZipArchive& archive);
 
 /// Attaches weights (fqn -> bytes) to the placeholders the signature names.
 Status attachWeights(Method& m, const std::unordered_map<std::string, WeightData>& weights, const std::string& where);
