@@ -80,11 +80,10 @@ bool whereOut(KernelContext& c, const Args& a) {  // (condition, self, other, ou
   return true;
 }
 
-/// quantized_decomposed::quantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, out).
-bool quantizePerTensor(KernelContext& c, const Args& a) {
-  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
-  double scale = c.scalar(a[1]);
-  int64_t zp = c.integer(a[2]), qmin = c.integer(a[3]), qmax = c.integer(a[4]);
+/// quantized_decomposed::quantize_per_tensor: round(x / scale) + zero_point, clamped, with
+/// the reciprocal in float as ExecuTorch's quantized kernels take it.
+bool quantizeInto(KernelContext& c, const RunTensor& in, RunTensor& out, double scale, int64_t zp, int64_t qmin,
+                  int64_t qmax) {
   if (!c.resize(out, in.sizes)) return false;
   float inv = 1.0f / static_cast<float>(scale);
   for (uint64_t e = 0; e < in.numel(); ++e) {
@@ -95,15 +94,109 @@ bool quantizePerTensor(KernelContext& c, const Args& a) {
   return true;
 }
 
-/// quantized_decomposed::dequantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, [out_dtype], out).
-bool dequantizePerTensor(KernelContext& c, const Args& a) {
-  RunTensor &in = c.tensor(a[0]), &out = c.tensor(singleOut(a));
-  double scale = c.scalar(a[1]);
-  int64_t zp = c.integer(a[2]);
+/// quantized_decomposed::dequantize_per_tensor: (q - zero_point) * scale, in float.
+bool dequantizeInto(KernelContext& c, const RunTensor& in, RunTensor& out, double scale, int64_t zp) {
   if (!c.resize(out, in.sizes)) return false;
   for (uint64_t e = 0; e < in.numel(); ++e)
     storeAs<float>(out, e, static_cast<float>(loadAs<int64_t>(in, e) - zp) * static_cast<float>(scale));
   return true;
+}
+
+/// The Tensor overloads' scale (a one-element double tensor) and zero point (int64).
+bool tensorQParams(KernelContext& c, ValueId scaleId, ValueId zpId, double& scale, int64_t& zp) {
+  const RunTensor &s = c.tensor(scaleId), &z = c.tensor(zpId);
+  if (s.dtype != ScalarType::Double || z.dtype != ScalarType::Long || s.numel() != 1 || z.numel() != 1)
+    return c.fail("the scale must be one double and the zero point one int64");
+  scale = loadAs<double>(s, 0);
+  zp = loadAs<int64_t>(z, 0);
+  return true;
+}
+
+/// quantized_decomposed::choose_qparams.Tensor_out (input, quant_min, quant_max, eps, dtype,
+/// scale_out, zero_point_out): ExecuTorch's quantized kernel, which takes the range over
+/// [min(x, 0), max(x, 0)] (eps unused), computes the scale in double, raises one below
+/// 6.1e-5 to it (stretching the range), and nudges the zero point to an integer.
+bool chooseQParams(KernelContext& c, const Args& a) {
+  const RunTensor& in = c.tensor(a[0]);
+  RunTensor &scaleOut = c.tensor(a[5]), &zpOut = c.tensor(a[6]);
+  const int64_t qmin = c.integer(a[1]), qmax = c.integer(a[2]);
+  if (in.dtype != ScalarType::Float) return c.fail("choose_qparams takes a float32 input");
+  if (qmin >= qmax) return c.fail("choose_qparams needs quant_min < quant_max");
+  if (scaleOut.dtype != ScalarType::Double || zpOut.dtype != ScalarType::Long || scaleOut.numel() != 1 ||
+      zpOut.numel() != 1)
+    return c.fail("choose_qparams writes one double scale and one int64 zero point");
+  float lo = 0, hi = 0;  // the range always holds 0, which must quantize exactly
+  for (uint64_t e = 0; e < in.numel(); ++e) {
+    float x = loadAs<float>(in, e);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  const auto q0 = static_cast<int32_t>(qmin), q1 = static_cast<int32_t>(qmax);
+  double scale = (static_cast<double>(hi) - lo) / (q1 - q0);
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) scale = 0.1;
+  constexpr float kSmallScale = 6.1e-5f;
+  if (scale < kSmallScale) {
+    const auto original = static_cast<float>(scale);
+    scale = kSmallScale;
+    if (lo == 0.0f) hi = kSmallScale * static_cast<float>(q1 - q0);
+    else if (hi == 0.0f) lo = -kSmallScale * static_cast<float>(q1 - q0);
+    else {
+      const float amplifier = kSmallScale / original;
+      lo *= amplifier;
+      hi *= amplifier;
+    }
+  }
+  // From the end whose terms are smaller: its rounding error is.
+  const double fromMin = q0 - lo / scale, fromMax = q1 - hi / scale;
+  const double errMin = std::abs(q0) - std::abs(lo / scale), errMax = std::abs(q1) - std::abs(hi / scale);
+  const double initial = errMin < errMax ? fromMin : fromMax;
+  const int32_t zp = initial < q0 ? q0 : initial > q1 ? q1 : static_cast<int32_t>(std::nearbyint(static_cast<float>(initial)));
+  storeAs<double>(scaleOut, 0, scale);
+  storeAs<int64_t>(zpOut, 0, zp);
+  return true;
+}
+
+/// quantized_decomposed::dequantize_per_channel.out (input, scales, zero_points?, axis,
+/// quant_min, quant_max, dtype, out_dtype?, out): channel k along `axis` takes scales[k] (double
+/// or float, used as a float) and zero_points[k] (0 without them). ExecuTorch's fast path
+/// multiplies in double, but the product of a small integer and a float is exact there, so
+/// both of its paths give the float product rounded once.
+bool dequantizePerChannel(KernelContext& c, const Args& a) {
+  const RunTensor &in = c.tensor(a[0]), &scales = c.tensor(a[1]);
+  RunTensor& out = c.tensor(singleOut(a));
+  const bool zeroPoints = !c.isNone(a[2]);
+  int64_t axis = c.integer(a[3]);
+  const auto rank = static_cast<int64_t>(in.sizes.size());
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) return c.fail("dequantize_per_channel: axis outside the input's dims");
+  const int64_t channels = in.sizes[static_cast<size_t>(axis)];
+  if ((scales.dtype != ScalarType::Double && scales.dtype != ScalarType::Float) ||
+      static_cast<int64_t>(scales.numel()) != channels)
+    return c.fail("dequantize_per_channel needs one double or float scale per channel");
+  if (zeroPoints && (c.tensor(a[2]).dtype != ScalarType::Long || static_cast<int64_t>(c.tensor(a[2]).numel()) != channels))
+    return c.fail("dequantize_per_channel needs one int64 zero point per channel");
+  if (!in.contiguous()) return c.fail("dequantize_per_channel of an input not in contiguous dim order");
+  if (!c.resize(out, in.sizes)) return false;
+  uint64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= static_cast<uint64_t>(in.sizes[static_cast<size_t>(d)]);
+  for (uint64_t e = 0; e < in.numel(); ++e) {
+    const uint64_t k = (e / inner) % static_cast<uint64_t>(channels);
+    const auto scale = static_cast<float>(loadAs<double>(scales, k));
+    const int64_t zp = zeroPoints ? loadAs<int64_t>(c.tensor(a[2]), k) : 0;
+    storeAs<float>(out, e, static_cast<float>(loadAs<int64_t>(in, e) - zp) * scale);
+  }
+  return true;
+}
+
+/// quantized_decomposed::quantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, out).
+bool quantizePerTensor(KernelContext& c, const Args& a) {
+  return quantizeInto(c, c.tensor(a[0]), c.tensor(singleOut(a)), c.scalar(a[1]), c.integer(a[2]), c.integer(a[3]),
+                      c.integer(a[4]));
+}
+
+/// quantized_decomposed::dequantize_per_tensor (input, scale, zero_point, quant_min, quant_max, dtype, [out_dtype], out).
+bool dequantizePerTensor(KernelContext& c, const Args& a) {
+  return dequantizeInto(c, c.tensor(a[0]), c.tensor(singleOut(a)), c.scalar(a[1]), c.integer(a[2]));
 }
 
 double gelu(double x, bool tanhApprox) {
@@ -408,6 +501,19 @@ void addFunctionAndFillKernels(KernelTable& k) {
   k["aten::where.self_out"] = whereOut;
   k["quantized_decomposed::quantize_per_tensor.out"] = quantizePerTensor;
   k["quantized_decomposed::dequantize_per_tensor.out"] = dequantizePerTensor;
+  k["quantized_decomposed::quantize_per_tensor.Tensor_out"] = [](KernelContext& c, const Args& a) {
+    double scale = 0;
+    int64_t zp = 0;
+    return tensorQParams(c, a[1], a[2], scale, zp) &&
+           quantizeInto(c, c.tensor(a[0]), c.tensor(singleOut(a)), scale, zp, c.integer(a[3]), c.integer(a[4]));
+  };
+  k["quantized_decomposed::dequantize_per_tensor.Tensor_out"] = [](KernelContext& c, const Args& a) {
+    double scale = 0;
+    int64_t zp = 0;
+    return tensorQParams(c, a[1], a[2], scale, zp) && dequantizeInto(c, c.tensor(a[0]), c.tensor(singleOut(a)), scale, zp);
+  };
+  k["quantized_decomposed::dequantize_per_channel.out"] = dequantizePerChannel;
+  k["quantized_decomposed::choose_qparams.Tensor_out"] = chooseQParams;
   k["aten::full.out"] = [](KernelContext& c, const Args& a) {  // (size, fill_value, out)
     return fillOut(c, c.tensor(a[2]), c.ints(a[0]), c.scalar(a[1]));
   };

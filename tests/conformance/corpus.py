@@ -938,6 +938,10 @@ def _build_corpus() -> List[Entry]:
     C.append(_quant_entry("quantized_linear_pt2e",
                           "PT2E XNNPACKQuantizer symmetric int8 linear, q/dq ops kept (portable)",
                           QLinearNet, qlin_in, "edge", ("quantized",)))
+    C.append(_quant_entry("dynamic_quant_pt2e",
+                          "PT2E dynamic int8 linear (per-channel weights, activations quantized at run time "
+                          "by choose_qparams), q/dq ops kept (portable)",
+                          QLinearNet, qlin_in, "edge", ("quantized",), dynamic=True))
     C.append(_quant_entry("quantized_linear_xnnpack",
                           "PT2E XNNPACKQuantizer int8 linear delegated to XNNPACK",
                           QLinearNet, qlin_in, "xnnpack", ("quantized", "delegate")))
