@@ -8,8 +8,10 @@ outputs as .npy, and in executorch.runtime. Integer and bool outputs must be equ
 outputs may differ by at most MAX_ULP units in the last place of the output's largest magnitude
 (the runtime's optimized kernels sum in another order; measured against the largest magnitude so
 that a value near zero is not held to its own, much finer, spacing). A program the interpreter
-cannot run (an operator without a kernel, a delegate call, a non-tensor input) is listed with
-the reason; the programs in MUST_RUN must run and agree. One line per program, then
+cannot run (an operator without a kernel, a delegate call it has no program for, a non-tensor
+input) is listed with the reason; the programs in MUST_RUN must run and agree. A corpus program
+that calls a delegate runs through the program its backend was given, which the harness's
+ETRecord keeps (see compare_delegated). One line per program, then
   interpreter: A agree (B bit-identical), N not runnable of T; worst ULP W (PROGRAM)
 and the exit status is non-zero when a program that runs disagrees or a MUST_RUN one cannot run.
 
@@ -53,6 +55,8 @@ from zoo import TORCH_DTYPES  # noqa: E402
 MAX_ULP = 64
 # What the interpreter runs today; each must keep running and agreeing.
 MUST_RUN = {"batch_matmul", "cat_stack_split", "cond", "constant_buffers", "conv1d_pool", "dynamic_batch",
+            "mlp_xnnpack", "conv_xnnpack", "quantized_linear_xnnpack", "quantized_conv_xnnpack", "dynamic_quant_xnnpack",
+            "dynamic_quant_pt2e",
             "dynamic_derived", "elementwise_mixed", "embedding", "index_put", "llama_kv", "llama_static", "lstm", "mlp",
             "mobilenet_v2", "prefill_decode", "quantized_linear_pt2e", "resnet18", "resnet_block",
             "softmax_logsoftmax", "training", "transformer_encoder", "views", "vit_tiny"} | {"fixture:" + f for f in (
@@ -108,12 +112,49 @@ def ulp_distance(studio, upstream) -> float:
     return d / ulp
 
 
-def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, str, int]:
-    """(result, detail, worst ulp): result 'bit-identical', 'agree', 'differ' or 'not runnable'."""
+DELEGATED = {"runs": 0, "pte": [], "etrecord": [], "dynamic": 0.0}  # delegate calls run through their original programs
+DYNAMIC_QUANT_TOLERANCE = 0.01
+
+
+def delegate_output_steps(etrecord: Path) -> list:
+    """Per output of the ETRecord's forward edge program, when a delegate's original program
+    ends it with a dequantize: that quantization step (the output's scale); when it quantizes
+    its activations at run time (choose_qparams): "dynamic"; else None."""
+    import zipfile
+
+    z = zipfile.ZipFile(etrecord)
+    name = "edge_dialect_exported_program/forward"
+    program = json.loads(z.read(name if name in z.namelist() else "edge_dialect_exported_program"))
+    graph = program["graph_module"]["graph"]
+    steps_of = {}  # getitem name -> step
+    for n in graph["nodes"]:
+        if not n["target"].endswith("executorch_call_delegate"):
+            continue
+        original = json.loads(n["inputs"][0]["arg"]["as_string"])["original_module"]["graph_module"]["graph"]
+        producer = {o["as_tensor"]["name"]: m for m in original["nodes"] for o in m["outputs"] if "as_tensor" in o}
+        dynamic = any("choose_qparams" in m["target"] for m in original["nodes"])
+        results = [o for out in n["outputs"] for o in (out.get("as_tensors") or [out.get("as_tensor")]) if o]
+        for r, out in zip(results, original["outputs"]):
+            m = producer.get(out.get("as_tensor", {}).get("name"))
+            scale = None
+            if m is not None and "dequantize_per_tensor" in m["target"]:
+                scale = next((a["arg"].get("as_float") for a in m["inputs"] if a["name"] == "scale"), None)
+            steps_of[r["name"]] = scale or ("dynamic" if dynamic else None)
+    return [steps_of.get(o.get("as_tensor", {}).get("name")) for o in graph["outputs"]]
+
+
+def compare(pte: Path, ptds: list[Path], work: Path, cli: Path, etrecord: Path | None = None) -> tuple[str, str, int]:
+    """(result, detail, worst ulp): result 'bit-identical', 'agree', 'differ' or 'not runnable'.
+    A program that calls a delegate, with the ETRecord written with it, runs once more linked to
+    it (`--etrecord`: each call through the program its backend was given) and once from the
+    ETRecord itself (the studio lowers its edge program): both against the runtime's outputs,
+    which XNNPACK computed."""
     out_dir = work / "outputs"
     cmd = [str(cli), "run", str(pte), "--save-outputs", str(out_dir), "--json"] + \
         [a for p in ptds for a in ("--ptd", str(p))]
     p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode == 5 and "delegate" in p.stderr and etrecord and etrecord.exists():
+        return compare_delegated(pte, ptds, work, cli, etrecord, cmd)
     if "open its .ptd" in p.stderr and not ptds:  # the fixtures keep data files in ../ptd
         for cand in sorted((pte.parent.parent / "ptd").glob("*.ptd")):
             q = subprocess.run(cmd + ["--ptd", str(cand)], capture_output=True, text=True)
@@ -153,6 +194,82 @@ def compare(pte: Path, ptds: list[Path], work: Path, cli: Path) -> tuple[str, st
         if snap:
             return "differ", snap, result[2]
     return result
+
+
+def compare_delegated(pte: Path, ptds: list[Path], work: Path, cli: Path, etrecord: Path, cmd: list) -> tuple:
+    """A delegate-calling program run by the studio through its delegates' original programs:
+    the .pte linked to its ETRecord, and the ETRecord's edge program lowered by the studio.
+    Floating outputs within MAX_ULP of the runtime's; an output a delegate dequantizes within
+    one quantization step (XNNPACK requantizes in its own arithmetic, the original program in
+    float: a value on a rounding boundary lands one step apart); an output of a delegate that
+    quantizes its activations at run time within DYNAMIC_QUANT_TOLERANCE of the output's
+    largest magnitude (XNNPACK's dynamic kernels choose parameters per row, the original
+    program one per tensor: the two quantize the same activations differently)."""
+    import numpy as np
+    import torch
+
+    try:
+        inputs = iota_inputs(pte, ptds)
+        # Seeded normal inputs rather than iota: a delegate's inputs then differ from the
+        # method's own iota inputs, so a call fed the wrong values cannot pass.
+        g = torch.Generator().manual_seed(7)
+        inputs["forward"] = tuple(torch.randn(x.shape, generator=g).to(x.dtype) if x.dtype.is_floating_point else x
+                                  for x in inputs["forward"])
+        up = harness.run_pte(pte, ptds, inputs)["forward"]
+    except Exception as e:  # noqa: BLE001
+        return "not runnable", f"ExecuTorch's runtime refuses it: {harness.runtime_error(e)[:200]}", 0
+    npys = []
+    for k, x in enumerate(inputs["forward"]):
+        npys.append(str(work / f"input_{k}.npy"))
+        np.save(npys[-1], x.numpy())
+    cmd = cmd + ["--inputs", *npys]
+    steps = delegate_output_steps(etrecord)
+    worst, identical, stepped = 0.0, True, 0
+    for how, run in (("pte", cmd + ["--etrecord", str(etrecord)]),
+                     ("etrecord", [str(cli), "run", str(etrecord), "--save-outputs", str(work / "from_etrecord"),
+                                   "--inputs", *npys])):
+        out_dir = Path(run[run.index("--save-outputs") + 1])
+        p = subprocess.run(run, capture_output=True, text=True)
+        if p.returncode != 0:
+            return "differ", f"through its delegates' original programs ({how}): exit {p.returncode}: " \
+                             f"{p.stderr.strip()[-300:]}", 0
+        for i, u in enumerate(up):
+            f = out_dir / f"output_{i}.npy"
+            if not f.exists():
+                return "differ", f"{how}: the studio wrote {i} outputs, ExecuTorch {len(up)}", 0
+            s = torch.from_numpy(np.load(f))
+            if tuple(s.shape) != tuple(u.shape) or s.dtype != u.dtype:
+                return "differ", f"{how} output {i}: {s.dtype}{list(s.shape)} studio, {u.dtype}{list(u.shape)}", 0
+            if harness.bit_equal(s, u.contiguous()):
+                continue
+            identical = False
+            step = steps[i] if i < len(steps) else None
+            err = (s.double() - u.double()).abs().max().item()
+            if step == "dynamic":
+                bound = DYNAMIC_QUANT_TOLERANCE * u.double().abs().max().item()
+                if err > bound:
+                    return "differ", f"{how} output {i}: {err:.3g} apart, more than {bound:.3g}", 0
+                DELEGATED["dynamic"] = max(DELEGATED["dynamic"], err / (u.double().abs().max().item() or 1))
+                stepped += 1
+                continue
+            if step:
+                if err > step * (1 + 1e-6):
+                    return "differ", f"{how} output {i}: {err:.3g} apart, more than its quantization step {step:.3g}", 0
+                stepped += 1
+                continue
+            d = ulp_distance(s, u.contiguous())
+            worst = max(worst, d)
+            if d > MAX_ULP:
+                return "differ", f"{how} output {i}: {d:.1f} ULP apart (max abs {err:.3g})", d
+        DELEGATED[how].append(work.name)
+    DELEGATED["runs"] += 1
+    # The runtime's timings link to the instructions as for any program that calls a delegate.
+    bad = check_etdump(work.name, pte, ptds, "forward", inputs["forward"], work / "etdump", cli, False)
+    if bad:
+        return "differ", "ETDump: " + bad, worst
+    detail = (f"worst {worst:.1f} ULP, " if worst else "") + "through its delegates' original programs" + \
+        (f"; {stepped} quantized outputs (of both runs) within their bound" if stepped else "")
+    return ("bit-identical" if identical else "agree"), detail, worst
 
 
 ETDUMPS = {"programs": 0, "instructions": 0, "logged": 0, "worst": (0.0, ""), "refused": [], "runtime failed": [],
@@ -490,14 +607,19 @@ def main() -> int:
     for name, pte, ptds in cases:
         d = work / name.replace(":", "_")
         d.mkdir(parents=True, exist_ok=True)
-        result, detail, ulp = compare(pte, ptds, d, cli)
+        etrecord = pte.parents[2] / "etrecord.bin" if ":" not in name else None  # the harness's, default config
+        result, detail, ulp = compare(pte, ptds, d, cli, etrecord)
         counts[result] += 1
         if ulp > worst[0]:
             worst = (ulp, name)
         if result == "differ" or (result == "not runnable" and (name in MUST_RUN or name.startswith("decomposition:"))):
             bad.append(name)
-        print(f"{name:48} {result:14} {f'worst {ulp:.1f} ULP' if result == 'agree' else detail}", flush=True)
+        print(f"{name:48} {result:14} {f'worst {ulp:.1f} ULP' if result == 'agree' and not detail else detail}", flush=True)
     bad += run_edge_cases(work, cli)
+    print(f"delegates: {DELEGATED['runs']} programs that call a delegate run through the programs their backends"
+          f" were given and agree with the runtime's XNNPACK outputs (linked to their ETRecord:"
+          f" {', '.join(DELEGATED['pte']) or 'none'}; lowered from it: {', '.join(DELEGATED['etrecord']) or 'none'});"
+          f" dynamically quantized outputs at most {100 * DELEGATED['dynamic']:.2f}% of their largest magnitude apart")
     agree = counts["bit-identical"] + counts["agree"]
     print(f"interpreter: {agree} agree ({counts['bit-identical']} bit-identical), {counts['not runnable']} not runnable"
           f" of {len(cases)}; worst {worst[0]:.1f} ULP ({worst[1] or '-'}); {counts['differ']} differ")
