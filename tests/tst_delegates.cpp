@@ -575,6 +575,8 @@ class TestDelegates : public QObject {
     const Delegate& d = p->methods.at(0).delegates.at(0);
     QVERIFY2(d.original, d.originalError.c_str());
     QCOMPARE(d.original->methods.at(0).nodes.size(), size_t(2));
+    // The Inspector says what a run does at the call.
+    QVERIFY(ui::nodeDetails(p->methods[0], 0, nullptr, &p.value()).contains("its program before delegation (2 nodes"));
     // iota x = -0.5, -0.25, 0, 0.25, 0.5, 0.75: x * x + x
     std::ostringstream out, err;
     QCOMPARE(cli::run({"run", etr, "--json"}, out, err), 0);
@@ -587,6 +589,10 @@ class TestDelegates : public QObject {
     QCOMPARE(cli::run({"run", bare}, out2, err2), 5);
     QVERIFY2(err2.str().find("XnnpackBackend delegate") != std::string::npos, err2.str().c_str());
     QVERIFY2(err2.str().find("program before delegation could not be read") != std::string::npos, err2.str().c_str());
+    auto bareProgram = openProgramFile(bare);
+    QVERIFY(bareProgram.ok());
+    QVERIFY(ui::nodeDetails(bareProgram->methods[0], 0, nullptr, &bareProgram.value())
+                .contains("its program before delegation cannot be read"));
   }
 
   void etRecordLoweredModuleErrorsNameTheNode() {

@@ -133,6 +133,16 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
   row("payload", q(formatBytes(r.blobBytes)) + ", " + q(r.location) + " — " + q(r.format));
   for (const auto& s : r.compileSpecs) row("spec " + q(s.key), q(s.value));
   if (r.compileSpecs.empty()) row("compile specs", "none");
+  // What a run does at this call: the program the backend was given, where the ETRecord kept it.
+  const Delegate& d = m.delegates[static_cast<size_t>(index)];
+  size_t originalOps = d.original && !d.original->methods.empty() ? d.original->methods.front().nodes.size() : 0;
+  row("when run", d.original ? QString("its program before delegation (%1 nodes, from the ETRecord) runs in its place")
+                                   .arg(originalOps)
+                  : d.originalError.empty() ? QString("stops the run: the ETRecord written with it keeps the program "
+                                                      "before delegation (open it, or put it beside the .pte as "
+                                                      "NAME.etrecord)")
+                                            : "stops the run: its program before delegation cannot be read (" +
+                                                  q(d.originalError) + ")");
   h += "</table><b>Inputs</b><table>";
   for (size_t i = 0; i < r.inputs.size(); ++i) h += argumentRow(m, r.inputs[i], QString("#%1").arg(i));
   h += "</table><b>Outputs</b><table>";
@@ -183,7 +193,7 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
   }
   h += QString("<p class=sub>step %1 of %2 in method <b>%3</b></p>").arg(index).arg(m.nodes.size()).arg(q(m.name));
   if (n.kind == NodeKind::Delegate && program && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
-    return h + delegateDetails(*program, m, n.delegate);
+    return h + delegateDetails(*program, m, n.delegate) + values;
   h += "<b>Arguments</b><table>";
   const OpSchema* schema = n.kind == NodeKind::Kernel && n.op >= 0
                                ? OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload)

@@ -166,7 +166,8 @@ class MethodRun {
           std::string why = "a call into the " + (d ? d->backendId : std::string("unknown")) +
                             " delegate: its compiled blob is not runnable here";
           if (d && !d->originalError.empty()) why += ", and its program before delegation could not be read: " + d->originalError;
-          else if (!d || !d->original) why += " (open the ETRecord written with it, which keeps the program before delegation)";
+          else if (!d || !d->original)
+            why += " (the ETRecord written with it keeps the program before delegation: run that, or link it to the .pte)";
           if (!o_.stopAtDelegate) return fail(pc, why);
           r.stoppedAt = "instruction " + std::to_string(pc) + ": " + why;
           r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
