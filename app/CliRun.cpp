@@ -387,6 +387,7 @@ int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std:
     bool ok = true;
     if (a == "--json") r.json = true;
     else if (a == "--program") ok = next(r.program.file);
+    else if (a == "--etrecord") ok = next(r.program.etrecord);
     else if (a == "--ptd") ok = next(v), r.program.ptds.push_back(v);
     else if (a == "--debug-buffer") ok = next(r.debugBuffer);
     else if (a == "--method") ok = next(r.method);
@@ -478,6 +479,7 @@ int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::
   std::optional<Program> program;
   std::vector<DataFile> data;
   if (int rc = openWithData(req.program, program, data, err); rc != kOk) return rc;
+  if (int rc = linkEtRecordArg(*program, req.program.etrecord, err); rc != kOk) return rc;
   std::shared_ptr<const MappedFile> buffer;
   if (!req.debugBuffer.empty()) {
     auto b = MappedFile::open(req.debugBuffer);
@@ -489,7 +491,7 @@ int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::
   EtdumpReport& r = linked.value();
   std::string runNote;  // why the logged values were not compared, when they were not
   if ((!r.logged.empty() || !r.outputs.empty()) && buffer) {
-    run::RunOptions o;
+    run::RunOptions o = throughDelegates({});  // a delegate call through its original program, where linked
     o.method = r.method;
     o.trace = true;
     for (const std::string& f : req.npys) {

@@ -208,7 +208,7 @@ void ProgramRunController::startEtdump(std::shared_ptr<const Program> program, c
     if (!linked) return r->error = QString::fromStdString(linked.error().message()), r;
     r->report = std::move(linked.value());
     if (buffer && (!r->report.logged.empty() || !r->report.outputs.empty())) {
-      run::RunOptions o;
+      run::RunOptions o = throughDelegates({});  // a delegate call through its original program, where linked
       o.method = r->report.method;
       o.trace = true;
       o.progress = [&cancelled, report](uint64_t done, uint64_t total) {

@@ -210,6 +210,7 @@ def compare_delegated(pte: Path, ptds: list[Path], work: Path, cli: Path, etreco
 
     try:
         inputs = iota_inputs(pte, ptds)
+        iota = inputs["forward"]
         # Seeded normal inputs rather than iota: a delegate's inputs then differ from the
         # method's own iota inputs, so a call fed the wrong values cannot pass.
         g = torch.Generator().manual_seed(7)
@@ -263,8 +264,10 @@ def compare_delegated(pte: Path, ptds: list[Path], work: Path, cli: Path, etreco
                 return "differ", f"{how} output {i}: {d:.1f} ULP apart (max abs {err:.3g})", d
         DELEGATED[how].append(work.name)
     DELEGATED["runs"] += 1
-    # The runtime's timings link to the instructions as for any program that calls a delegate.
-    bad = check_etdump(work.name, pte, ptds, "forward", inputs["forward"], work / "etdump", cli, False)
+    # The runtime's ETDump links as for any program; the values it logged for a float delegate's
+    # call are compared with its original program's (a quantized one's are a step apart at times).
+    bad = check_etdump(work.name, pte, ptds, "forward", iota, work / "etdump", cli,
+                       all(s is None for s in steps), etrecord)
     if bad:
         return "differ", "ETDump: " + bad, worst
     detail = (f"worst {worst:.1f} ULP, " if worst else "") + "through its delegates' original programs" + \
@@ -300,9 +303,10 @@ def upstream_timings(etdp: Path) -> tuple[dict, dict]:
 
 
 def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tuple, work: Path, cli: Path,
-                 values: bool) -> str:
+                 values: bool, etrecord: Path | None = None) -> str:
     """The runtime's ETDump of two executions read by `lowering-cli etdump` as ExecuTorch reads it,
-    and (with `values`) each logged value against the interpreter's; '' when all agree."""
+    and (with `values`) each logged value against the interpreter's; '' when all agree. With
+    `etrecord`, the .pte is linked to it (a delegate call runs its original program)."""
     import numpy as np
 
     work.mkdir(parents=True, exist_ok=True)
@@ -315,8 +319,9 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
             return ""
         ETDUMPS["runtime failed"].append(f"{name} ({reason[:60]})")
         return ""
+    linked = ["--etrecord", str(etrecord)] if etrecord else []
     cmd = [str(cli), "etdump", str(etdp), "--program", str(pte), "--method", method, "--json", "--debug-buffer",
-           str(debug)] + [a for p in ptds for a in ("--ptd", str(p))]
+           str(debug)] + [a for p in ptds for a in ("--ptd", str(p))] + linked
     p = subprocess.run(cmd, capture_output=True, text=True)
     debug.unlink(missing_ok=True)
     try:
@@ -340,7 +345,7 @@ def check_etdump(name: str, pte: Path, ptds: list[Path], method: str, inputs: tu
         return f"{ours['executions']} executions read; the runtime ran 2"
     # The ETDump of a run without intermediate outputs: the same link, nothing logged.
     q = subprocess.run([str(cli), "etdump", str(plain), "--program", str(pte), "--method", method, "--json"] +
-                       [a for p in ptds for a in ("--ptd", str(p))], capture_output=True, text=True)
+                       [a for p in ptds for a in ("--ptd", str(p))] + linked, capture_output=True, text=True)
     if q.returncode != 0:
         return f"lowering-cli etdump failed on the plain ETDump (exit {q.returncode}): {q.stderr.strip()[:300]}"
     plain_calls, _ = upstream_timings(plain)
