@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "engine/lowering/BackendConfig.h"
-#include "ui/ConfigEditor.h"
-#include "ui/MainWindow.h"
+#include "ui/config/ConfigEditor.h"
+#include "ui/window/MainWindow.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"

@@ -17,7 +17,7 @@
 
 #include "engine/samples/GraphBuilder.h"
 #include "engine/samples/SampleZoo.h"
-#include "ui/ConstantTable.h"
+#include "ui/config/ConstantTable.h"
 
 using namespace lstudio;
 using Clock = std::chrono::steady_clock;

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "engine/samples/SampleZoo.h"
-#include "ui/GraphView.h"
+#include "ui/graph/GraphView.h"
 
 using namespace lstudio;
 using lstudio::ui::GraphView;

@@ -17,8 +17,8 @@
 
 #include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
-#include "ui/MemoryPlanView.h"
-#include "ui/PlanCanvas.h"
+#include "ui/plan/MemoryPlanView.h"
+#include "ui/plan/PlanCanvas.h"
 
 using namespace lstudio;
 

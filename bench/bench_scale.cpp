@@ -53,11 +53,11 @@
 #include "engine/lowering/Export.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/samples/SampleZoo.h"
-#include "ui/ConstantTable.h"
-#include "ui/GraphView.h"
-#include "ui/MainWindow.h"
-#include "ui/MemoryPlanView.h"
-#include "ui/PipelineRunner.h"
+#include "ui/config/ConstantTable.h"
+#include "ui/graph/GraphView.h"
+#include "ui/window/MainWindow.h"
+#include "ui/plan/MemoryPlanView.h"
+#include "ui/run/PipelineRunner.h"
 
 using namespace lstudio;
 using bench::Clock;

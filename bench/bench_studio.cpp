@@ -36,9 +36,9 @@
 #include "engine/lowering/Export.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/samples/SampleZoo.h"
-#include "ui/GraphView.h"
-#include "ui/MainWindow.h"
-#include "ui/MemoryPlanView.h"
+#include "ui/graph/GraphView.h"
+#include "ui/window/MainWindow.h"
+#include "ui/plan/MemoryPlanView.h"
 
 using namespace lstudio;
 using lstudio::ui::MainWindow;

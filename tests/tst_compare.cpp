@@ -10,10 +10,10 @@
 
 #include "engine/samples/SampleZoo.h"
 #include "tests/TestSupport.h"
-#include "ui/ChangesList.h"
-#include "ui/GraphModel.h"
-#include "ui/GraphView.h"
-#include "ui/MainWindow.h"
+#include "ui/graph/ChangesList.h"
+#include "ui/graph/GraphModel.h"
+#include "ui/graph/GraphView.h"
+#include "ui/window/MainWindow.h"
 
 using namespace lstudio;
 

@@ -17,8 +17,8 @@
 #include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/ConstantTagging.h"
 #include "tests/TestSupport.h"
-#include "ui/ConfigEditor.h"
-#include "ui/ConstantTable.h"
+#include "ui/config/ConfigEditor.h"
+#include "ui/config/ConstantTable.h"
 
 using namespace lstudio;
 using lstudio::ui::ConfigEditor;

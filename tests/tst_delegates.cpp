@@ -19,7 +19,7 @@
 #include "engine/support/FormatUtil.h"
 #include "tests/TestSupport.h"
 #include "tests/support/ZipWriter.h"
-#include "ui/Inspector.h"
+#include "ui/graph/Inspector.h"
 
 using namespace lstudio;
 using namespace lstudio::test;

@@ -23,9 +23,9 @@
 #include "tests/TestSupport.h"
 #include "tests/support/Pt2Samples.h"
 #include "tests/support/ZipWriter.h"
-#include "ui/GraphView.h"
-#include "ui/Inspector.h"
-#include "ui/MainWindow.h"
+#include "ui/graph/GraphView.h"
+#include "ui/graph/Inspector.h"
+#include "ui/window/MainWindow.h"
 
 using namespace lstudio;
 using namespace lstudio::test;

@@ -5,7 +5,7 @@
 #include <QtTest>
 
 #include "engine/samples/SampleZoo.h"
-#include "ui/PipelineRunner.h"
+#include "ui/run/PipelineRunner.h"
 
 using namespace lstudio;
 

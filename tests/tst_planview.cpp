@@ -21,9 +21,9 @@
 #include "engine/samples/SampleZoo.h"
 #include "engine/lowering/Pipeline.h"
 #include "tests/TestSupport.h"
-#include "ui/MemoryPlanView.h"
-#include "ui/PeakTensorModel.h"
-#include "ui/PlanCanvas.h"
+#include "ui/plan/MemoryPlanView.h"
+#include "ui/plan/PeakTensorModel.h"
+#include "ui/plan/PlanCanvas.h"
 
 using namespace lstudio;
 using namespace lstudio::test;

@@ -13,7 +13,7 @@
 #include "tests/TestSupport.h"
 #include "tests/support/SyntheticPte.h"
 #include "tests/support/ZipWriter.h"
-#include "ui/ProgramLoader.h"
+#include "ui/run/ProgramLoader.h"
 
 using namespace lstudio;
 using namespace lstudio::test;

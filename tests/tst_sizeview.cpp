@@ -22,12 +22,12 @@
 #include "engine/formats/PtdReader.h"
 #include "engine/inspect/SizeBreakdown.h"
 #include "tests/TestSupport.h"
-#include "ui/ConstantTable.h"
-#include "ui/Inspector.h"
-#include "ui/MemoryPlanView.h"
-#include "ui/MainWindow.h"
-#include "ui/SizeTreemap.h"
-#include "ui/SizeView.h"
+#include "ui/config/ConstantTable.h"
+#include "ui/graph/Inspector.h"
+#include "ui/plan/MemoryPlanView.h"
+#include "ui/window/MainWindow.h"
+#include "ui/size/SizeTreemap.h"
+#include "ui/size/SizeView.h"
 
 using namespace lstudio;
 using namespace lstudio::test;

@@ -1,0 +1,974 @@
+#include "ui/graph/GraphView.h"
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QGraphicsView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QScrollBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "ui/support/Background.h"
+#include "ui/graph/GraphItems.h"
+#include "ui/graph/GraphLayout.h"
+
+namespace lstudio::ui {
+
+namespace {
+constexpr size_t kGroupChangeList = 12;  // changed nodes a collapsed group's tooltip names
+}
+
+GraphView::GraphView(QWidget* parent) : QWidget(parent) {
+  scene_ = new QGraphicsScene(this);
+  scene_->setItemIndexMethod(QGraphicsScene::NoIndex);
+  view_ = new GraphCanvas(this, scene_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  title_ = new QLabel(this);
+  title_->setObjectName("paneTitle");
+  // One line (elided in the middle, whole in the tooltip): both panes' canvases start at one height.
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  title_->setStyleSheet("QLabel { background: #eef2f6; color: #1f2d3a; font-weight: bold; padding: 4px 8px; border-bottom: 1px solid #cbd2d9; }");
+  title_->hide();
+  layout->addWidget(title_);
+  layout->addWidget(view_);
+  minimap_ = new GraphMinimap(this);
+  minimap_->hide();
+  busy_ = new QLabel(tr("Laying out…"), this);
+  busy_->setStyleSheet("QLabel { background: rgba(255,255,255,220); color: #445; padding: 4px 8px; border: 1px solid #cbd2d9; border-radius: 4px; }");
+  busy_->hide();
+  busy_->move(8, 8);
+  setFocusProxy(view_);
+}
+
+GraphView::~GraphView() {
+  *latest_ = UINT64_MAX;
+  // The canvas goes before the scene: a scene deleted by ~QWidget would detach
+  // itself from the canvas, whose scroll callback reaches this half-destroyed view.
+  delete view_;
+  view_ = nullptr;
+}
+
+void GraphView::clear() {
+  quietView_ = true;  // the scene empties before items_ does: no pane may follow this one meanwhile
+  forgetGraph();
+  stale_ = false;
+  scene_->clear();
+  scene_->setSceneRect(QRectF());
+  minimap_->hide();
+  quietView_ = false;
+}
+
+void GraphView::forgetGraph() {
+  ++serial_;
+  *latest_ = serial_;
+  pending_ = false;
+  busy_->hide();
+  items_.clear();
+  clusters_.clear();
+  edges_.clear();
+  shown_.reset();
+  model_.reset();
+  program_.reset();
+  methodIndex_ = -1;
+  marks_.clear();
+  collapsed_.clear();
+  openedByReveal_.clear();
+  revealedBefore_.clear();
+  expandOnModel_.clear();
+  groupChanged_.clear();
+  groupChangedCount_.clear();
+  selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
+}
+
+void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
+  if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return clear();
+  // The previous picture stays up, dimmed and inert, until the new layout replaces it:
+  // a blank canvas between two passes loses the reader's place.
+  // What the last selection opened stays the next selection's to close if the new graph
+  // opens it again (setExpandedGroups, compare mode keeping its groups from pass to pass).
+  QStringList revealed = revealedGroups();
+  forgetGraph();
+  revealedBefore_ = std::move(revealed);
+  stale_ = !scene_->items().isEmpty();
+  view_->viewport()->update();
+  clock_.start();
+  program_ = std::move(program);
+  methodIndex_ = methodIndex;
+  marks_ = std::move(marks);
+  if (marks_.size() != program_->methods[methodIndex].nodes.size()) marks_.clear();
+  tints_.clear();
+  firstLayout_ = true;
+  // Folding 10,000 nodes into a model takes tens of milliseconds: not on the GUI thread.
+  struct Prepared {
+    std::shared_ptr<const GraphModel> model;
+    std::vector<char> collapsed;
+  };
+  const uint64_t serial = ++serial_;
+  *latest_ = serial;
+  pending_ = true;
+  showBusy(tr("Reading the graph…"));
+  auto* watcher = new QFutureWatcher<Prepared>(this);
+  connect(watcher, &QFutureWatcher<Prepared>::finished, this, [this, watcher, serial] {
+    watcher->deleteLater();
+    if (serial != serial_) return;
+    Prepared p = watcher->result();
+    model_ = p.model;
+    collapsed_ = std::move(p.collapsed);
+    groupMarks_.assign(model_->groups.size(), 0);
+    groupChanged_.assign(model_->groups.size(), {});
+    groupChangedCount_.assign(model_->groups.size(), 0);
+    for (size_t i = 0; i < marks_.size(); ++i)
+      if (marks_[i] != NodeMark::None)
+        for (int g = model_->nodes[model_->nodeOfMethodNode[i]].group; g >= 0; g = model_->groups[g].parent) {
+          groupMarks_[g] = std::max(groupMarks_[g], marks_[i] == NodeMark::Added ? 1 : marks_[i] == NodeMark::Modified ? 2 : 3);
+          if (groupChanged_[g].size() < kGroupChangeList) groupChanged_[g].push_back(int(i));
+          ++groupChangedCount_[g];
+        }
+    for (const QString& path : std::exchange(expandOnModel_, {})) {
+      const std::string p = path.toStdString();
+      for (size_t g = 0; g < model_->groups.size(); ++g)
+        if (model_->groups[g].path == p && collapsed_[g]) {
+          collapsed_[g] = 0;
+          if (revealedBefore_.contains(path)) openedByReveal_.push_back(int(g));
+        }
+    }
+    revealedBefore_.clear();
+    if (pendingSelect_ >= 0) {
+      int graphNode = model_->nodeOfMethodNode[pendingSelect_];
+      bool hidden = false;  // like revealNode: if it has to open groups, what the last selection opened closes
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent) hidden |= bool(collapsed_[g]);
+      if (hidden) closeRevealedGroups(graphNode);
+      for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
+        if (collapsed_[g]) {
+          collapsed_[g] = 0;
+          openedByReveal_.push_back(g);  // the next selection closes them again
+        }
+      selectedGraphNode_ = findPos_ = pendingCenter_ = graphNode;
+      pendingSelect_ = -1;
+    }
+    requestLayout();
+  });
+  watcher->setFuture(QtConcurrent::run(inBackground([program = program_, methodIndex] {
+    auto model = std::make_shared<const GraphModel>(GraphModel::build(program->methods[methodIndex]));
+    return Prepared{model, initialCollapsed(*model)};
+  })));
+}
+
+void GraphView::showBusy(const QString& text) {
+  busy_->setText(text);
+  busy_->adjustSize();
+  busy_->show();
+  busy_->raise();
+}
+
+void GraphView::requestLayout() {
+  if (!model_) return;
+  if (!firstLayout_) clock_.start();
+  auto vis = std::make_shared<const VisibleGraph>(visibleGraph(*model_, collapsed_));
+  const int n = int(model_->nodes.size());
+  LayoutRequest req;
+  std::vector<int> clusterIndex(model_->groups.size(), -1);
+  for (int g : vis->clusters) {
+    const GraphGroup& grp = model_->groups[g];
+    LayoutRequest::Cluster c;
+    c.id = g;
+    c.parent = grp.parent >= 0 ? clusterIndex[grp.parent] : -1;
+    c.label = grp.shortPath(*model_) + "   " + grp.type;
+    c.fontSize = 10;
+    clusterIndex[g] = int(req.clusters.size());
+    req.clusters.push_back(std::move(c));
+  }
+  std::unordered_map<int, int> requestIndex;
+  for (int item : vis->items) {
+    LayoutRequest::Item it;
+    it.id = item;
+    if (item < n) {
+      const QSizeF size = nodeBoxSize(*model_, item);
+      it.width = size.width();
+      it.height = size.height();
+    } else {
+      const GraphGroup& grp = model_->groups[item - n];
+      double w = std::max(labelWidth(kGroupFont, grp.shortPath(*model_)), labelWidth(kSubtitleFont, grp.type + ", 0000 nodes"));
+      it.width = std::clamp(w + 28, 110.0, 280.0);
+      it.height = kGroupHeight;
+    }
+    int g = vis->itemGroup(*model_, item);
+    it.cluster = g >= 0 ? clusterIndex[g] : -1;
+    requestIndex[item] = int(req.items.size());
+    req.items.push_back(it);
+  }
+  for (const auto& e : vis->edges)
+    if (!e.bundled) {
+      VisualKind k = e.from < n ? model_->nodes[e.from].kind : VisualKind::Compute;
+      req.edges.push_back({requestIndex[e.from], requestIndex[e.to], k == VisualKind::Parameter || k == VisualKind::Constant});
+    }
+
+  const uint64_t serial = ++serial_;
+  std::shared_ptr<std::atomic<uint64_t>> latest = latest_;
+  *latest = serial;
+  pending_ = true;
+  showBusy(tr("Laying out %1 items…").arg(req.items.size()));
+  auto* watcher = new QFutureWatcher<LayoutResult>(this);
+  connect(watcher, &QFutureWatcher<LayoutResult>::finished, this, [this, watcher, serial, vis] {
+    watcher->deleteLater();
+    if (serial != serial_) return;  // the user moved on
+    shown_ = vis;
+    applyLayout(serial, watcher->result(), clock_.elapsed());
+  });
+  watcher->setFuture(QtConcurrent::run(layoutPool(), inBackground([req = std::move(req), latest, serial] {
+    if (latest->load() != serial) return LayoutResult{};  // stale before it started: skip Graphviz
+    return runLayout(req);
+  })));
+}
+
+namespace {
+
+// Three points of an arrowhead from `base` to `tip`.
+QPolygonF arrowHead(QPointF base, QPointF tip) {
+  QPointF d = tip - base, nrm(-d.y() * 0.45, d.x() * 0.45);
+  QPolygonF arrow;
+  arrow << tip << base + nrm << base - nrm;
+  return arrow;
+}
+
+// A bundled edge (not laid out) is a straight line from the bottom of one box
+// to the top of the other; false when the boxes are too close for one.
+bool bundledEdgePath(const QRectF& a, const QRectF& b, QPainterPath& path, QPolygonF& arrow) {
+  QPointF from(a.center().x(), a.bottom() - 4), to(b.center().x(), b.top() + 4);
+  QLineF line(from, to);
+  if (line.length() < 12) return false;
+  QPointF base = line.pointAt(1 - 9 / line.length());
+  path.moveTo(from);
+  path.lineTo(base);
+  arrow = arrowHead(base, to);
+  return true;
+}
+
+// Graphviz's Bezier points for one edge, its arrow tip last when it drew one.
+void laidOutEdgePath(const std::vector<double>& pts, bool hasArrow, QPainterPath& path, QPolygonF& arrow) {
+  path.moveTo(pts[0], pts[1]);
+  size_t curveEnd = hasArrow ? pts.size() - 2 : pts.size();
+  for (size_t k = 2; k + 5 < curveEnd; k += 6)
+    path.cubicTo(QPointF(pts[k], pts[k + 1]), QPointF(pts[k + 2], pts[k + 3]), QPointF(pts[k + 4], pts[k + 5]));
+  if (hasArrow) arrow = arrowHead(QPointF(pts[curveEnd - 2], pts[curveEnd - 1]), QPointF(pts[curveEnd], pts[curveEnd + 1]));
+}
+
+// "%x: float32[4, 256]", and how many values the edge stands for.
+QString edgeToolTip(const Method& m, const VisibleGraph::Edge& e) {
+  QString tip;
+  if (e.value >= 0 && static_cast<size_t>(e.value) < m.values.size()) {
+    const Value& v = m.values[e.value];
+    tip = QString("%%1: %2").arg(QString::fromStdString(v.name.empty() ? std::to_string(e.value) : v.name),
+                                 v.isTensor() ? QString::fromStdString(v.tensor().shapeString()) : QString(valueKindName(v.kind())));
+  }
+  if (e.count > 1) tip += GraphView::tr("\n(and %1 more values)").arg(e.count - 1);
+  if (e.bundled) tip += GraphView::tr("\n(one of many uses: drawn while selected)");
+  return tip;
+}
+
+}  // namespace
+
+void GraphView::applyLayout(uint64_t, const LayoutResult& r, qint64 elapsedMs) {
+  pending_ = false;
+  if (!r.ok) {
+    busy_->setText(tr("Layout failed: %1").arg(QString::fromStdString(r.error)));
+    busy_->adjustSize();
+    return;
+  }
+  busy_->hide();
+  const QPointF oldCenter = view_->mapToScene(view_->viewport()->rect().center());
+  quietView_ = true;  // the other pane follows once this one is placed
+  stale_ = false;
+  scene_->clear();
+  items_.assign(model_->nodes.size() + model_->groups.size(), nullptr);
+  clusters_.assign(model_->groups.size(), nullptr);
+  edges_.clear();
+  addClusterFrames(r);
+  addBoxes(r);
+  addEdges(r);
+  scene_->setSceneRect(QRectF(-30, -30, r.width + 60, r.height + 60));
+
+  if (selectedGraphNode_ >= 0) selectedItem_ = shown_->itemOfNode[selectedGraphNode_];
+  else if (selectedItem_ >= 0 && !items_[selectedItem_]) selectedItem_ = -1;
+  updateHighlight();
+  placeViewAfterLayout(oldCenter);
+  quietView_ = false;
+  queueMinimapRebuild();
+  emit layoutFinished(elapsedMs);
+  emitViewMoved();
+}
+
+// The frames of the open groups, nested by depth.
+void GraphView::addClusterFrames(const LayoutResult& r) {
+  const VisibleGraph& vis = *shown_;
+  for (size_t i = 0; i < vis.clusters.size() && i < r.clusters.size(); ++i) {
+    int g = vis.clusters[i];
+    const GraphGroup& grp = model_->groups[g];
+    int depth = 0;
+    for (int p = grp.parent; p >= 0; p = model_->groups[p].parent) ++depth;
+    const auto& b = r.clusters[i];
+    auto* c = new GraphClusterItem(g, QRectF(b.x, b.y, b.width, b.height),
+                                   QString::fromStdString(grp.shortPath(*model_) + "   " + grp.type), depth, grp.delegate);
+    c->setToolTip(tr("%1 — double-click to collapse").arg(QString::fromStdString(grp.label())));
+    scene_->addItem(c);
+    clusters_[g] = c;
+  }
+}
+
+// One box per visible item: a node, or a collapsed group.
+void GraphView::addBoxes(const LayoutResult& r) {
+  const VisibleGraph& vis = *shown_;
+  const int n = int(model_->nodes.size());
+  for (size_t i = 0; i < vis.items.size() && i < r.items.size(); ++i) {
+    int id = vis.items[i];
+    const auto& b = r.items[i];
+    QRectF rect(b.x, b.y, b.width, b.height);
+    GraphItem* it = id < n ? nodeBox(id, rect) : collapsedGroupBox(id, rect);
+    scene_->addItem(it);
+    items_[id] = it;
+  }
+}
+
+void GraphView::setNodeTints(std::vector<QColor> tints) {
+  tints_ = std::move(tints);
+  if (!model_) return;
+  for (size_t i = 0; i < items_.size() && i < model_->nodes.size(); ++i)
+    if (GraphItem* it = items_[i]) {
+      int n = model_->nodes[i].node;
+      it->setTint(n >= 0 && static_cast<size_t>(n) < tints_.size() ? tints_[n] : QColor());
+    }
+}
+
+int GraphView::tintedItemCount() const {
+  int n = 0;
+  for (GraphItem* it : items_) n += it && it->tint().isValid();
+  return n;
+}
+
+GraphItem* GraphView::nodeBox(int graphNode, const QRectF& rect) const {
+  const GraphNode& gn = model_->nodes[graphNode];
+  auto* it = new GraphItem(graphNode, rect, paletteFor(gn.kind), QString::fromStdString(model_->displayTitle(graphNode)),
+                           QString::fromStdString(gn.subtitle), false, gn.kind == VisualKind::Constant);
+  if (gn.node >= 0 && !marks_.empty()) it->setMark(marks_[gn.node]);
+  if (gn.node >= 0 && static_cast<size_t>(gn.node) < tints_.size()) it->setTint(tints_[gn.node]);
+  QString tip = QString("<b>%1</b><br>%2").arg(QString::fromStdString(gn.title).toHtmlEscaped(),
+                                               QString::fromStdString(gn.subtitle).toHtmlEscaped());
+  if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
+  tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
+  if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
+  if (!gn.weights.empty()) {
+    std::vector<int> lineNodes;
+    QStringList lines;
+    for (const std::string& l : weightLines(*model_, graphNode, &lineNodes)) lines << QString::fromStdString(l);
+    it->setLines(lines, std::move(lineNodes));
+    tip += tr("<br>reads %n constant(s) (click one to inspect it):", nullptr, int(gn.weights.size()));
+    for (int w : gn.weights)
+      tip += QString("<br>&nbsp;&nbsp;%1 %2").arg(QString::fromStdString(model_->nodes[w].title).toHtmlEscaped(),
+                                                  QString::fromStdString(model_->nodes[w].subtitle).toHtmlEscaped());
+  }
+  it->setToolTip(tip);
+  return it;
+}
+
+GraphItem* GraphView::collapsedGroupBox(int item, const QRectF& rect) const {
+  const int g = item - int(model_->nodes.size());
+  const GraphGroup& grp = model_->groups[g];
+  Palette pal{QColor(0xFF, 0xFF, 0xFF), grp.delegate ? paletteFor(VisualKind::Delegate).border : QColor(0x5B, 0x6B, 0x7A)};
+  // Inside an open parent the box names only its own part of the path.
+  auto* it = new GraphItem(item, rect, pal, QString::fromStdString(grp.shortPath(*model_)),
+                           QString::fromStdString((grp.type.empty() ? "" : grp.type + ", ") + std::to_string(grp.nodeCount) + " nodes"),
+                           true, false);
+  if (groupMarks_[g]) it->setMark(groupMarks_[g] == 1 ? NodeMark::Added : groupMarks_[g] == 2 ? NodeMark::Modified : NodeMark::Removed);
+  QString tip = tr("%1 — double-click or Return to expand").arg(QString::fromStdString(grp.label()).toHtmlEscaped());
+  if (grp.repeat) tip += tr("<br>%1 sibling groups running the same operators, folded as one").arg(grp.repeat);
+  const QString changed = groupChangeSummary(QString::fromStdString(grp.path));
+  if (!changed.isEmpty()) tip += "<br>" + changed;
+  it->setToolTip(tip);
+  return it;
+}
+
+// Edges as Graphviz routed them; bundled ones (left out of the layout) as
+// straight lines, hidden until an end is selected.
+void GraphView::addEdges(const LayoutResult& r) {
+  const Method& m = program_->methods[methodIndex_];
+  size_t laid = 0;
+  for (const auto& e : shown_->edges) {
+    QPainterPath path;
+    QPolygonF arrow;
+    if (e.bundled) {
+      if (!items_[e.from] || !items_[e.to]) continue;
+      if (!bundledEdgePath(items_[e.from]->sceneBoundingRect(), items_[e.to]->sceneBoundingRect(), path, arrow)) continue;
+    } else {
+      if (laid >= r.edgePoints.size()) break;
+      const size_t i = laid++;
+      if (r.edgePoints[i].size() < 2) continue;
+      laidOutEdgePath(r.edgePoints[i], r.arrow[i], path, arrow);
+    }
+    auto* item = new GraphEdgeItem(e.from, e.to, path, arrow, e.bundled);
+    item->setToolTip(edgeToolTip(m, e));
+    scene_->addItem(item);
+    edges_.push_back(item);
+  }
+}
+
+// Where the view looks after a layout: at the node asked for, the whole
+// graph the first time, a group just opened, or where it looked before.
+void GraphView::placeViewAfterLayout(QPointF oldCenter) {
+  const VisibleGraph& vis = *shown_;
+  const int n = int(model_->nodes.size());
+  if (pendingCenter_ >= 0 && items_[vis.itemOfNode[pendingCenter_]]) {
+    view_->centerOn(items_[vis.itemOfNode[pendingCenter_]]);
+  } else if (firstLayout_) {
+    // Fit when that stays readable; otherwise start at the top (the inputs).
+    view_->resetTransform();
+    QRectF sr = scene_->sceneRect();
+    QSizeF vp = view_->viewport()->size();
+    double fit = std::min(vp.width() / sr.width(), vp.height() / sr.height());
+    double s = std::clamp(fit, 0.85, 1.0);
+    view_->scale(s, s);
+    view_->centerOn(startColumn(vp.width() / s, vp.height() / s), sr.top() + vp.height() / s / 2);
+  } else if (focusGroup_ >= 0 && focusGroup_ < int(clusters_.size()) && (clusters_[focusGroup_] || items_[n + focusGroup_])) {
+    QGraphicsItem* f = clusters_[focusGroup_] ? static_cast<QGraphicsItem*>(clusters_[focusGroup_]) : items_[n + focusGroup_];
+    QRectF b = f->sceneBoundingRect();
+    QRectF vis2 = view_->mapToScene(view_->viewport()->rect()).boundingRect();
+    if (b.height() > vis2.height()) view_->centerOn(b.center().x(), b.top() + vis2.height() / 2 - 20);
+    else view_->centerOn(b.center());
+  } else {
+    view_->centerOn(oldCenter);
+  }
+  firstLayout_ = false;
+  pendingCenter_ = -1;
+  focusGroup_ = -1;
+}
+
+// Where the first view looks sideways: at the program's inputs, with as many
+// of the boxes in its top band as a screen's width holds, so that it starts
+// filled even when the middle of a wide graph is empty. Inputs first: a
+// shallow program (a .pte whose layers fold into one box) has its last
+// operators and a long row of cache write-backs in the same band, and the
+// densest stretch of that band is its end.
+double GraphView::startColumn(double width, double height) const {
+  const QRectF sr = scene_->sceneRect();
+  const int n = int(model_->nodes.size());
+  constexpr int kInput = 1000;  // one input outweighs any number of other boxes
+  std::vector<std::pair<double, int>> xs;  // centre, weight
+  for (GraphItem* it : items_)
+    if (it && it->sceneBoundingRect().top() < sr.top() + height) {
+      const bool input = it->id() < n && model_->nodes[it->id()].kind == VisualKind::Input;
+      xs.push_back({it->sceneBoundingRect().center().x(), input ? kInput : 1});
+    }
+  if (xs.empty()) return sr.center().x();
+  std::sort(xs.begin(), xs.end());
+  size_t best = 0, bestEnd = 1;
+  long bestWeight = -1, weight = 0;
+  for (size_t a = 0, b = 0; a < xs.size(); ++a) {
+    while (b < xs.size() && xs[b].first - xs[a].first <= width - 80) weight += xs[b++].second;
+    if (weight > bestWeight) bestWeight = weight, best = a, bestEnd = b;
+    weight -= xs[a].second;
+  }
+  return (xs[best].first + xs[bestEnd - 1].first) / 2;
+}
+
+// The overview renders the whole scene: in an event of its own, so that
+// placing the items and drawing the overview are two shorter GUI-thread
+// stretches instead of one long one.
+void GraphView::queueMinimapRebuild() {
+  if (minimapQueued_) return;
+  minimapQueued_ = true;
+  QTimer::singleShot(0, this, [this] {
+    minimapQueued_ = false;
+    minimap_->rebuild();
+    refreshMinimap();
+  });
+}
+
+void GraphView::updateHighlight() {
+  for (GraphItem* it : items_)
+    if (it) {
+      it->setSelected(it->id() == selectedItem_);
+      it->setSelectedLine(selectedGraphNode_);  // a constant: its line in every box reading it
+    }
+  for (GraphEdgeItem* e : edges_) e->setHighlighted(selectedItem_ >= 0 && (e->from() == selectedItem_ || e->to() == selectedItem_));
+}
+
+void GraphView::setSelectedItem(int item, bool center) {
+  selectedItem_ = item;
+  const int n = model_ ? int(model_->nodes.size()) : 0;
+  selectedGraphNode_ = item >= 0 && item < n ? item : -1;
+  updateHighlight();
+  if (center && item >= 0 && item < int(items_.size()) && items_[item]) view_->centerOn(items_[item]);
+}
+
+void GraphView::clickedItem(int item, bool doubleClick, int weight) {
+  if (!model_) return;
+  const int n = int(model_->nodes.size());
+  if (weight >= 0 && !doubleClick) {  // a constant's line inside its reader: the constant
+    selectedItem_ = item;
+    selectedGraphNode_ = weight;
+    updateHighlight();
+    emit valueSelected(model_->nodes[weight].value);
+    return;
+  }
+  if (doubleClick && item >= n) {
+    openedByReveal_.clear();  // the user opens groups: they stay open
+    focusGroup_ = item - n;
+    collapsed_[item - n] = 0;
+    requestLayout();
+    emit groupToggled(QString::fromStdString(model_->groups[item - n].path), false);
+    return;
+  }
+  setSelectedItem(item, false);
+  if (item < n) {
+    const GraphNode& gn = model_->nodes[item];
+    if (gn.node >= 0) emit nodeSelected(gn.node);
+    else if (gn.delegateCall >= 0) emit nodeSelected(gn.delegateCall);  // a payload operator: its delegate
+    else if (gn.value >= 0) emit valueSelected(gn.value);
+  }
+}
+
+void GraphView::revealNode(int graphNode, bool findHit) {
+  if (!model_ || graphNode < 0 || graphNode >= int(model_->nodes.size())) return;
+  selectedGraphNode_ = graphNode;
+  findPos_ = graphNode;
+  // Drawn: as itself, or as a line of the box reading it (a constant).
+  const int item = shown_ ? shown_->itemOfNode[graphNode] : -1;
+  const bool drawn = !pending_ && item >= 0 && item < int(model_->nodes.size()) && items_[item];
+  // What the previous reveal opened closes again (but the groups above this node): a find
+  // hit always, another selection when it has to open groups itself. Else each selection
+  // leaves more open and the layout grows until it takes minutes.
+  const bool closed = (findHit || !drawn) && closeRevealedGroups(graphNode);
+  if (!closed && drawn) {
+    setSelectedItem(item, true);
+    selectedGraphNode_ = graphNode;
+    updateHighlight();
+    return;
+  }
+  for (int g = model_->nodes[graphNode].group; g >= 0; g = model_->groups[g].parent)
+    if (collapsed_[g]) {
+      collapsed_[g] = 0;
+      openedByReveal_.push_back(g);
+    }
+  pendingCenter_ = graphNode;
+  requestLayout();
+}
+
+bool GraphView::closeRevealedGroups(int graphNode) {
+  // Groups above the new node stay open (and stay the reveal's to close later).
+  bool any = false;
+  std::vector<int> kept;
+  for (int g : openedByReveal_) {
+    bool above = false;
+    for (int a = model_->nodes[graphNode].group; a >= 0 && !above; a = model_->groups[a].parent) above = a == g;
+    if (above) {
+      kept.push_back(g);
+    } else if (!collapsed_[g]) {
+      collapsed_[g] = 1;
+      any = true;
+    }
+  }
+  openedByReveal_ = std::move(kept);
+  return any;
+}
+
+void GraphView::revealFindHit(int nodeIndex) {
+  if (!program_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= program_->methods[methodIndex_].nodes.size()) return;
+  if (!model_) {
+    pendingSelect_ = nodeIndex;
+    return;
+  }
+  revealNode(model_->nodeOfMethodNode[nodeIndex], true);
+}
+
+void GraphView::selectNode(int nodeIndex) {
+  if (!program_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= program_->methods[methodIndex_].nodes.size()) return;
+  if (!model_) {
+    pendingSelect_ = nodeIndex;  // the model is still being built: select when it arrives
+    return;
+  }
+  revealNode(model_->nodeOfMethodNode[nodeIndex]);
+}
+
+void GraphView::selectValue(int valueId) {
+  if (!model_ || valueId < 0 || static_cast<size_t>(valueId) >= model_->nodeOfValue.size()) return;
+  revealNode(model_->nodeOfValue[valueId]);
+}
+
+bool GraphView::selectNodeByName(const QString& name) {
+  if (!program_) return false;
+  const std::string s = name.toStdString();
+  const Method& m = program_->methods[methodIndex_];
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (m.nodes[i].name == s) {
+      selectNode(int(i));
+      return true;
+    }
+  if (!model_) return false;
+  for (size_t i = 0; i < model_->nodes.size(); ++i)
+    if (model_->nodes[i].node < 0 && model_->nodes[i].name == s) {
+      revealNode(int(i));
+      return true;
+    }
+  return false;
+}
+
+int GraphView::selectedNode() const {
+  if (!model_) return pendingSelect_;
+  if (selectedGraphNode_ < 0) return -1;
+  return model_->nodes[selectedGraphNode_].node;
+}
+
+bool GraphView::matches(int i, const QString& text) const {
+  const GraphNode& gn = model_->nodes[i];
+  auto has = [&](const std::string& s) { return !s.empty() && QString::fromStdString(s).contains(text, Qt::CaseInsensitive); };
+  if (has(gn.name) || has(gn.title) || has(gn.target)) return true;
+  return gn.group >= 0 && has(model_->groups[gn.group].path);
+}
+
+bool GraphView::find(const QString& text, bool backwards) {
+  lastFind_ = text;
+  if (!model_ || text.isEmpty()) return false;
+  const int n = int(model_->nodes.size());
+  int start = findPos_ >= 0 ? findPos_ : (backwards ? 0 : n - 1);
+  for (int k = 1; k <= n; ++k) {
+    int i = ((start + (backwards ? -k : k)) % n + n) % n;
+    if (matches(i, text)) {
+      revealNode(i, true);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GraphView::setGroupCollapsed(const QString& path, bool collapsed) {
+  if (!model_) return false;
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) {
+      bool hidden = false;  // an open group inside a folded one (a family of layers) is opened to be seen
+      for (int a = model_->groups[g].parent; a >= 0 && !collapsed; a = model_->groups[a].parent) hidden |= bool(collapsed_[a]);
+      if (bool(collapsed_[g]) == collapsed && !hidden) return true;
+      collapsed_[g] = collapsed;
+      for (int a = model_->groups[g].parent; a >= 0 && !collapsed; a = model_->groups[a].parent) collapsed_[a] = 0;
+      openedByReveal_.clear();
+      focusGroup_ = int(g);
+      requestLayout();
+      emit groupToggled(path, collapsed);
+      return true;
+    }
+  return false;
+}
+
+bool GraphView::isGroupCollapsed(const QString& path) const {
+  if (!model_) return false;
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) return collapsed_[g];
+  return false;
+}
+
+void GraphView::toggleSelectedGroup() {
+  if (!model_ || selectedItem_ < 0) return;
+  const int n = int(model_->nodes.size());
+  int g = selectedItem_ >= n ? selectedItem_ - n : -1;
+  if (g >= 0) {
+    clickedItem(selectedItem_, true);
+  } else if ((g = model_->nodes[selectedItem_].group) >= 0) {
+    collapsed_[g] = 1;
+    focusGroup_ = g;
+    requestLayout();
+    emit groupToggled(QString::fromStdString(model_->groups[g].path), true);
+  }
+}
+
+void GraphView::fitToView() {
+  QRectF sr = scene_->sceneRect();
+  if (sr.isEmpty()) return;
+  view_->fitInView(sr, Qt::KeepAspectRatio);
+  if (view_->transform().m11() > 1.5) {
+    view_->resetTransform();
+    view_->scale(1.5, 1.5);
+    view_->centerOn(sr.center());
+  }
+  refreshMinimap();
+  emitViewMoved();
+}
+
+void GraphView::zoomBy(double factor) {
+  view_->zoomBy(factor);  // the canvas tells viewMoved
+  refreshMinimap();
+}
+
+void GraphView::emitViewMoved() {
+  if (!quietView_) emit viewMoved();
+}
+
+void GraphView::setTitle(const QString& title) {
+  fullTitle_ = title;
+  title_->setToolTip(title);
+  title_->setVisible(!title.isEmpty());
+  elideTitle();
+}
+
+void GraphView::elideTitle() {
+  const int room = std::max(width() - 18, 40);
+  title_->setText(title_->fontMetrics().elidedText(fullTitle_, Qt::ElideMiddle, room));
+}
+
+QString GraphView::title() const { return fullTitle_; }
+
+void GraphView::setCompactMinimap(bool compact) {
+  const QSize size = compact ? QSize(96, 64) : QSize(180, 130);
+  if (minimap_->size() == size) return;
+  minimap_->setFixedSize(size);
+  if (!items_.empty()) queueMinimapRebuild();
+  refreshMinimap();
+}
+
+QStringList GraphView::expandedGroups() const {
+  if (!model_) return expandOnModel_;
+  QStringList open;
+  for (size_t g = 0; g < model_->groups.size() && g < collapsed_.size(); ++g)
+    if (!collapsed_[g]) open << QString::fromStdString(model_->groups[g].path);
+  return open;
+}
+
+void GraphView::setExpandedGroups(const QStringList& paths, const QStringList& revealed) {
+  if (!model_) {
+    if (program_) {  // a graph is being read: open them when its model is built
+      expandOnModel_ = paths;
+      revealedBefore_ += revealed;
+    }
+    return;
+  }
+  bool any = false;
+  for (const QString& path : paths) {
+    const std::string p = path.toStdString();
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].path == p && collapsed_[g]) {
+        collapsed_[g] = 0;
+        if (revealed.contains(path)) openedByReveal_.push_back(int(g));
+        any = true;
+      }
+  }
+  if (any) requestLayout();
+}
+
+QStringList GraphView::revealedGroups() const {
+  QStringList paths;
+  if (model_)
+    for (int g : openedByReveal_) paths << QString::fromStdString(model_->groups[g].path);
+  return paths;
+}
+
+QString GraphView::groupChangeSummary(const QString& path) const {
+  if (!model_ || groupChanged_.empty()) return {};
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g) {
+    if (model_->groups[g].path != p) continue;
+    if (!groupChangedCount_[g]) return {};
+    const Method& m = program_->methods[methodIndex_];
+    QStringList lines;
+    for (int i : groupChanged_[g]) {
+      const char* what = marks_[i] == NodeMark::Added ? "added" : marks_[i] == NodeMark::Modified ? "modified" : "removed";
+      lines << QString("%1 <i>%2</i>").arg(QString::fromStdString(m.nodes[i].name.empty() ? "%" + std::to_string(i) : m.nodes[i].name).toHtmlEscaped(), tr(what));
+    }
+    if (groupChangedCount_[g] > int(groupChanged_[g].size())) lines << tr("and %1 more").arg(groupChangedCount_[g] - int(groupChanged_[g].size()));
+    return tr("<b>%n changed inside:</b>", nullptr, groupChangedCount_[g]) + "<br>" + lines.join("<br>");
+  }
+  return {};
+}
+
+QString GraphView::keyOfItem(int item) const {
+  const int n = int(model_->nodes.size());
+  if (item < n) return QString::fromStdString(model_->nodes[item].name);
+  return "group:" + QString::fromStdString(model_->groups[item - n].path);
+}
+
+int GraphView::itemForKeyIndex(const QString& key) const {
+  GraphItem* it = itemForKey(key);
+  return it ? it->id() : -1;
+}
+
+GraphItem* GraphView::itemForKey(const QString& key) const {
+  if (!model_ || !shown_ || key.isEmpty()) return nullptr;
+  const int n = int(model_->nodes.size());
+  if (key.startsWith("group:")) {
+    const std::string p = key.mid(6).toStdString();
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].path == p) return size_t(n) + g < items_.size() ? items_[n + g] : nullptr;
+    return nullptr;
+  }
+  const std::string s = key.toStdString();
+  for (int i = 0; i < n; ++i)
+    if (model_->nodes[i].name == s) {
+      int item = itemForNode(i);
+      return item == i && item < int(items_.size()) ? items_[item] : nullptr;  // drawn as itself, not inside a box
+    }
+  return nullptr;
+}
+
+void GraphView::followView(const GraphView& other) {
+  if (&other == this || !shown_ || pending_ || items_.empty()) return;
+  quietView_ = true;
+  const double s = other.zoom();
+  if (std::abs(zoom() - s) > 1e-9) view_->setTransform(QTransform::fromScale(s, s));
+  const QPointF c = other.view_->mapToScene(other.view_->viewport()->rect().center());
+  // The other pane's named item nearest its centre, if drawn here too: at the same place.
+  GraphItem* there = nullptr;
+  GraphItem* here = nullptr;
+  if (other.model_ && other.shown_ && !other.pending_) {
+    // The other's selection, else the node this pane last kept aligned, while the other shows
+    // them; else the nearest to its centre. A sticky anchor does not jump from node to node.
+    const QRectF seen = other.view_->mapToScene(other.view_->viewport()->rect()).boundingRect();
+    auto inSight = [&](int item) {
+      return item >= 0 && item < int(other.items_.size()) && other.items_[item] && seen.contains(other.items_[item]->sceneBoundingRect().center());
+    };
+    for (int item : {other.selectedItem_, other.itemForKeyIndex(anchor_)})
+      if (!here && inSight(item) && (here = itemForKey(other.keyOfItem(item)))) {
+        there = other.items_[item];
+        anchor_ = other.keyOfItem(item);
+      }
+  }
+  if (!here && other.model_ && other.shown_ && !other.pending_) {
+    std::vector<std::pair<double, GraphItem*>> near;
+    for (GraphItem* it : other.items_)
+      if (it) {
+        QPointF d = it->sceneBoundingRect().center() - c;
+        near.push_back({d.x() * d.x() + d.y() * d.y(), it});
+      }
+    std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = 0; k < near.size() && k < 12 && !here; ++k)
+      if ((here = itemForKey(other.keyOfItem(near[k].second->id())))) {
+        there = near[k].second;
+        anchor_ = other.keyOfItem(there->id());
+      }
+  }
+  if (here && there) {
+    // Where the other pane draws it, from its viewport's top left: the same here.
+    const QPointF want = other.view_->mapFromScene(there->sceneBoundingRect().center());
+    const QPointF mid = QRectF(view_->viewport()->rect()).center();
+    view_->centerOn(here->sceneBoundingRect().center() + (mid - want) / s);
+  } else {
+    auto follow = [](QScrollBar* to, const QScrollBar* from) {
+      const int range = from->maximum() - from->minimum();
+      const double f = range > 0 ? double(from->value() - from->minimum()) / range : 0.5;
+      to->setValue(to->minimum() + int(std::lround(f * (to->maximum() - to->minimum()))));
+    };
+    follow(view_->horizontalScrollBar(), other.view_->horizontalScrollBar());
+    follow(view_->verticalScrollBar(), other.view_->verticalScrollBar());
+  }
+  quietView_ = false;
+  refreshMinimap();
+}
+
+double GraphView::zoom() const { return view_->transform().m11(); }
+bool GraphView::layoutPending() const { return pending_; }
+
+int GraphView::visibleItemCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it != nullptr;
+  return c;
+}
+int GraphView::visibleEdgeCount() const { return int(edges_.size()); }
+int GraphView::visibleGroupBoxCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it && it->isGroup();
+  return c;
+}
+int GraphView::markedItemCount() const {
+  int c = 0;
+  for (auto* it : items_) c += it && it->mark() != NodeMark::None;
+  return c;
+}
+
+int GraphView::itemForNode(int graphNode) const {
+  if (!shown_ || graphNode < 0 || static_cast<size_t>(graphNode) >= shown_->itemOfNode.size()) return -1;
+  return shown_->itemOfNode[graphNode];
+}
+
+QPoint GraphView::viewportPosOfNode(int graphNode) const {
+  int item = itemForNode(graphNode);
+  if (item < 0 || !items_[item]) return {};
+  // A constant drawn inside its reader: its line there.
+  const QRectF line = item != graphNode ? items_[item]->lineRect(graphNode) : QRectF();
+  return view_->mapFromScene(line.isNull() ? items_[item]->sceneBoundingRect().center() : line.center());
+}
+
+QPoint GraphView::viewportPosOfMethodNode(int nodeIndex) const {
+  if (!model_ || nodeIndex < 0 || static_cast<size_t>(nodeIndex) >= model_->nodeOfMethodNode.size()) return {};
+  return viewportPosOfNode(model_->nodeOfMethodNode[nodeIndex]);
+}
+
+QPoint GraphView::viewportPosOfGroup(const QString& path) const {
+  if (!model_) return {};
+  const std::string p = path.toStdString();
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (model_->groups[g].path == p) {
+      size_t item = model_->nodes.size() + g;
+      if (item < items_.size() && items_[item]) return view_->mapFromScene(items_[item]->sceneBoundingRect().center());
+      if (clusters_[g]) return view_->mapFromScene(clusters_[g]->sceneBoundingRect().topLeft() + QPointF(20, 8));
+    }
+  return {};
+}
+
+QGraphicsView* GraphView::canvas() const { return view_; }
+QWidget* GraphView::minimap() const { return minimap_; }
+
+void GraphView::placeMinimap() {
+  const int margin = 10;
+  int sb = view_->verticalScrollBar()->isVisible() ? view_->verticalScrollBar()->width() : 0;
+  int hb = view_->horizontalScrollBar()->isVisible() ? view_->horizontalScrollBar()->height() : 0;
+  minimap_->move(width() - minimap_->width() - margin - sb, height() - minimap_->height() - margin - hb);
+  minimap_->raise();
+}
+
+void GraphView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  if (!fullTitle_.isEmpty()) elideTitle();
+  refreshMinimap();
+}
+
+void GraphView::refreshMinimap() {
+  // Only useful when part of the graph is out of sight.
+  QRectF sr = scene_->sceneRect().adjusted(25, 25, -25, -25);
+  bool whole = sr.isEmpty() || view_->mapToScene(view_->viewport()->rect()).boundingRect().contains(sr);
+  bool room = width() > 2.5 * minimap_->width() && height() > 2.5 * minimap_->height();
+  minimap_->setVisible(shown_ && !whole && room);
+  if (minimap_->isVisible()) {
+    placeMinimap();
+    minimap_->update();
+  }
+}
+
+void GraphView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: zoomBy(1.25); break;
+    case Qt::Key_Minus: zoomBy(0.8); break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+      if (e->modifiers() & Qt::ShiftModifier) {
+        if (model_ && selectedGraphNode_ >= 0 && model_->nodes[selectedGraphNode_].group >= 0)
+          setGroupCollapsed(QString::fromStdString(model_->groups[model_->nodes[selectedGraphNode_].group].path), true);
+      } else {
+        toggleSelectedGroup();
+      }
+      break;
+    case Qt::Key_Escape: setSelectedItem(-1, false); break;
+    case Qt::Key_F3: find(lastFind_, e->modifiers() & Qt::ShiftModifier); break;
+    default: QWidget::keyPressEvent(e); return;
+  }
+  e->accept();
+}
+
+}  // namespace lstudio::ui
