@@ -9,6 +9,10 @@
 #   tools/dev.sh conformance install what is missing, build, make the oracle (ExecuTorch's
 #                            Python and runtime, pinned in tests/conformance/requirements.txt)
 #                            and compare the studio with it program by program
+#   tools/dev.sh models [models.py options]
+#                            install what is missing, build, make the oracle and run the whole model
+#                            corpus (torchvision, timm, transformers, torchaudio; tests/conformance/models.py):
+#                            a table per library, every row in build/models/models.json
 #   tools/dev.sh bench-conformance [--from aten|edge] [--only NAME...] [--runs N]
 #   tools/dev.sh bench-run [--layers N] [--runs N] [--pte FILE]
 #                            ExecuTorch's to_edge + to_executorch against the studio's export, time and peak RSS
@@ -145,6 +149,13 @@ case "$cmd" in
     venv=$(oracle_env)
     LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/bench/bench_run.py" "$@"
     ;;
+  models)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    venv=$(oracle_env)
+    LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+      "$venv/bin/python" "$root/tests/conformance/models.py" --work "$root/build/models" "$@"
+    ;;
   conformance)
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -152,7 +163,7 @@ case "$cmd" in
     ;;
   *)
     echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options] | bench-conformance [options]" \
-      "| bench-run [options]" >&2
+      "| bench-run [options] | models [options]" >&2
     exit 2
     ;;
 esac
