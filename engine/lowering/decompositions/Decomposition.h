@@ -184,5 +184,6 @@ void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerNormalizationRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerShapeRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerVisionRules(std::vector<std::pair<std::string, Rule>>& table);
 
 }  // namespace lstudio::decompositions

@@ -12,6 +12,7 @@ Rule ruleFor(const OperatorRef& op) {
     registerLinearAlgebraRules(rules);
     registerNormalizationRules(rules);
     registerShapeRules(rules);
+    registerVisionRules(rules);
     return std::map<std::string, Rule>(rules.begin(), rules.end());
   }();
   auto it = table.find(op.name + "." + (op.overload.empty() ? std::string("default") : op.overload));
