@@ -181,6 +181,7 @@ bool isContiguous(const TensorSpec& t);
 // The rule families (one file each).
 void registerActivationRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& table);
+void registerEinsumRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerLinearAlgebraRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerNormalizationRules(std::vector<std::pair<std::string, Rule>>& table);
 void registerShapeRules(std::vector<std::pair<std::string, Rule>>& table);

@@ -10,6 +10,7 @@ Rule ruleFor(const OperatorRef& op) {
     registerActivationRules(rules);
     registerConvolutionRules(rules);
     registerLinearAlgebraRules(rules);
+    registerEinsumRules(rules);
     registerNormalizationRules(rules);
     registerShapeRules(rules);
     registerVisionRules(rules);
