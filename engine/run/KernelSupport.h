@@ -24,6 +24,7 @@ void addElementwiseKernels(KernelTable& k);
 void addShapeKernels(KernelTable& k);
 void addReductionKernels(KernelTable& k);
 void addNeuralNetKernels(KernelTable& k);
+void addImageKernels(KernelTable& k);
 void addIndexingKernels(KernelTable& k);
 
 using Args = std::vector<ValueId>;

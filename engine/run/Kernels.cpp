@@ -59,6 +59,7 @@ const kernels::KernelTable& table() {
     kernels::addShapeKernels(t);
     kernels::addReductionKernels(t);
     kernels::addNeuralNetKernels(t);
+    kernels::addImageKernels(t);
     kernels::addIndexingKernels(t);
     return t;
   }();
