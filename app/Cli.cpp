@@ -3,43 +3,22 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <iomanip>
-#include <limits>
-#include <map>
 #include <optional>
 #include <ostream>
 
-#include "engine/support/AtomicFile.h"
 #include "engine/support/FormatUtil.h"
-#include "engine/planning/MemoryPlanAnalysis.h"
+#include "engine/support/MappedFile.h"
 #include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/Inspect.h"
 #include "engine/inspect/SizeBreakdown.h"
-#include "engine/planning/MemoryPlanning.h"
-#include "engine/planning/Planners.h"
-#include "engine/formats/Pt2Reader.h"
 #include "engine/formats/Pt2Writer.h"
-#include "engine/formats/PteWriter.h"
 #include "engine/samples/SampleZoo.h"
-#include "engine/lowering/ConfigPython.h"
-#include "engine/lowering/Delower.h"
-#include "engine/lowering/Emitter.h"
-#include "engine/lowering/Executable.h"
-#include "engine/lowering/Export.h"
-#include "engine/lowering/GraphDiff.h"
-#include "engine/lowering/GraphText.h"
-#include "engine/lowering/Pipeline.h"
 #include "engine/formats/PtdReader.h"
 #include "engine/formats/EtRecordLink.h"
-#include "engine/formats/EtdumpReader.h"
-#include "engine/inspect/EtdumpReport.h"
 #include "engine/formats/OpenProgram.h"
-#include "engine/run/Interpreter.h"
-#include "engine/run/Npy.h"
 
 #ifndef LSTUDIO_VERSION
 #define LSTUDIO_VERSION "dev"
@@ -54,8 +33,7 @@ std::string jsonText(const nlohmann::json& j) {
 }
 
 
-namespace {
-const char* kUsageText =
+const char* const kUsageText =
     "usage: lowering-cli COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
@@ -188,7 +166,6 @@ const char* kUsageText =
     "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid,\n"
     "            4 a lowering pass failed, 5 the program could not be run\n";
 
-}  // namespace
 
 /// The usage text of one command: the blocks of kUsageText that start with it.
 std::string commandUsage(const std::string& cmd) {
@@ -207,21 +184,6 @@ std::string commandUsage(const std::string& cmd) {
 
 
 namespace {
-/// The lines of `after` that differ from `before`, as a diff of their text:
-/// removed nodes (-), added ones (+), changed ones (- old, + new).
-void printMethodDiff(const Method& before, const Method& after, std::ostream& out) {
-  MethodDiff d = diffMethods(before, after);
-  out << "method " << after.name << ": " << d.added << " added, " << d.removed.size() << " removed, " << d.modified
-      << " changed\n";
-  for (int r : d.removed) out << "  - " << nodeLine(before, size_t(r)) << "\n";
-  for (size_t i = 0; i < after.nodes.size(); ++i) {
-    if (d.after[i] == MethodDiff::Mark::Same) continue;
-    if (d.after[i] == MethodDiff::Mark::Modified && d.matchOf[i] >= 0)
-      out << "  - " << nodeLine(before, size_t(d.matchOf[i])) << "\n";
-    out << "  + " << nodeLine(after, i) << "\n";
-  }
-}
-
 /// True when `path` starts like a .ptd (identifier FT01 at byte 4).
 bool isDataFile(const std::string& path) {
   auto f = MappedFile::open(path);
@@ -426,232 +388,9 @@ int delegates(const std::vector<std::string>& args, std::ostream& out, std::ostr
   return kOk;
 }
 
-std::string ratio(uint64_t a, uint64_t b) {
-  if (b == 0) return a == 0 ? "1.000" : "n/a";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", double(a) / double(b));
-  return buf;
-}
-
 }  // namespace
 
-Result<ExecutorchBackendConfig> configFor(const Program* program, const std::string& configPath,
-                                          const std::vector<std::string>& settings) {
-  auto config = configPath.empty() && program && program->format == SourceFormat::Pte ? configMatching(*program)
-                                                                                      : loadConfigFile(configPath);
-  for (const std::string& s : settings) {
-    if (!config) break;
-    config = applySetting(config.value(), s);
-  }
-  return config;
-}
-
-Result<ExecutorchBackendConfig> configFor(const Program& program, const std::string& configPath,
-                                          const std::vector<std::string>& settings = {}) {
-  return configFor(&program, configPath, settings);
-}
-
 namespace {
-
-/// `config [FILE] [--config CFG.json] [--set KEY=VALUE]... [--python]`: the config a
-/// command would run under, as JSON or as ExecuTorch Python (the studio's Copy as Python).
-int configCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath;
-  std::vector<std::string> settings;
-  bool python = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--python") {
-      python = true;
-    } else if ((a == "--config" || a == "--set") && i + 1 < args.size()) {
-      (a == "--config" ? configPath : settings.emplace_back()) = args[++i];
-    } else if (a.empty() || a[0] == '-' || !file.empty()) {
-      err << "lowering-cli config: bad argument near '" << a << "'\n" << kUsageText;
-      return kUsage;
-    } else {
-      file = a;
-    }
-  }
-  std::optional<Program> program;
-  if (!file.empty()) {
-    auto p = openProgramFile(file);
-    if (!p) return err << "error: " << p.error().message() << "\n", kBadFile;
-    program = std::move(p.value());
-  }
-  auto config = configFor(program ? &*program : nullptr, configPath, settings);
-  if (!config) return err << "error: " << config.error().message() << "\n", kBadFile;
-  out << (python ? configToPython(config.value()) : configToJson(config.value()));
-  return kOk;
-}
-
-/// Runs every pass; on a failure prints the pass and its diagnostics and returns null.
-std::shared_ptr<const Program> lowerToEnd(std::shared_ptr<const Program> program, const ExecutorchBackendConfig& config,
-                                          const std::string& file, std::ostream& err) {
-  Pipeline pipeline(std::move(program), config);
-  pipeline.runToEnd();
-  if (!pipeline.failed()) return pipeline.current();
-  const PassRecord& r = pipeline.records()[pipeline.position() - 1];
-  err << "error: " << file << ": lowering failed in " << r.name;
-  for (const auto& d : r.diagnostics) err << "\n  " << d.message;
-  err << "\n";
-  return nullptr;
-}
-
-/// What `plan` was asked for.
-struct PlanRequest {
-  std::string file, trace, csv;
-  PlanOptions options;
-  bool json = false;
-};
-
-/// Reads plan's arguments; kOk, or kUsage with the reason written to `err`.
-int parsePlanArgs(const std::vector<std::string>& args, PlanRequest& r, std::ostream& err) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&](std::string& into) {
-      if (i + 1 >= args.size()) return false;
-      into = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--json") {
-      r.json = true;
-    } else if (a == "--algorithm") {
-      if (!next(r.options.algorithm)) return err << "lowering-cli plan: --algorithm needs a name\n", kUsage;
-      if (!plannerByName(r.options.algorithm)) {
-        err << "lowering-cli plan: unknown algorithm '" << r.options.algorithm << "' (naive, et-greedy, best-fit, suite)\n";
-        return kUsage;
-      }
-    } else if (a == "--alignment") {
-      if (!next(v)) return err << "lowering-cli plan: --alignment needs a number\n", kUsage;
-      char* end = nullptr;
-      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (!end || *end || n == 0 || (n & (n - 1)) != 0 || n > (1u << 20)) {
-        err << "lowering-cli plan: --alignment must be a power of two up to 1048576, not '" << v << "'\n";
-        return kUsage;
-      }
-      r.options.alignment = n;
-    } else if (a == "--trace") {
-      if (!next(r.trace)) return err << "lowering-cli plan: --trace needs a file\n", kUsage;
-    } else if (a == "--csv") {
-      if (!next(r.csv)) return err << "lowering-cli plan: --csv needs a file\n", kUsage;
-    } else if (!a.empty() && a[0] == '-') {
-      err << "lowering-cli plan: unknown option " << a << "\n" << kUsageText;
-      return kUsage;
-    } else if (r.file.empty()) {
-      r.file = a;
-    } else {
-      err << "lowering-cli plan: one FILE only\n";
-      return kUsage;
-    }
-  }
-  if (r.file.empty()) {
-    err << "lowering-cli plan: missing FILE\n" << kUsageText;
-    return kUsage;
-  }
-  return kOk;
-}
-
-/// Plans every method of `subject`; a lowered program has no stored arena sizes to compare with.
-int planMethods(const Program& subject, const PlanRequest& r, bool lowered, std::vector<MethodPlan>& plans,
-                std::vector<const Method*>& methods, std::ostream& err) {
-  for (const Method& m : subject.methods) {
-    auto mp = planMethod(m, r.options);
-    if (!mp) {
-      err << "error: " << r.file << ": method " << m.name << ": " << mp.error().message() << "\n";
-      return kBadFile;
-    }
-    if (lowered)
-      for (auto& a : mp->arenas) a.stored.reset();
-    plans.push_back(std::move(mp.value()));
-    methods.push_back(&m);
-  }
-  return kOk;
-}
-
-/// --trace and --csv: the plans as a Chrome trace and as one row per tensor.
-int writePlanFiles(const PlanRequest& r, const std::vector<MethodPlan>& plans, const std::vector<const Method*>& methods,
-                   std::ostream& err) {
-  if (!r.trace.empty())
-    if (auto s = writeFileAtomically(r.trace, planTraceJson(plans)); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-  if (!r.csv.empty())
-    if (auto s = writeFileAtomically(r.csv, planCsv(plans, methods)); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-  return kOk;
-}
-
-void printPlansJson(const std::string& file, const std::vector<MethodPlan>& plans, std::ostream& out) {
-  nlohmann::json j;
-  j["file"] = file;
-  j["methods"] = nlohmann::json::array();
-  for (const auto& mp : plans) {
-    nlohmann::json arenas = nlohmann::json::array();
-    for (const auto& a : mp.arenas) {
-      nlohmann::json peak = nlohmann::json::array();
-      for (size_t k = 0; k < std::min<size_t>(a.peak.size(), 20); ++k)
-        peak.push_back({{"value", a.peak[k].value}, {"name", a.peak[k].name}, {"bytes", a.peak[k].size},
-                        {"producer", a.peak[k].producerOp}});
-      arenas.push_back({{"mem_id", a.memId},
-                        {"stored", a.stored ? nlohmann::json(*a.stored) : nlohmann::json(nullptr)},
-                        {"planned", a.planned},
-                        {"lower_bound", a.lowerBound},
-                        {"reordered_bound", a.reorderedBound},
-                        {"peak_step", a.peakStep},
-                        {"fragmentation", a.fragmentation()},
-                        {"peak_tensors", peak}});
-    }
-    j["methods"].push_back({{"name", mp.method}, {"algorithm", mp.algorithm}, {"alignment", mp.problem.alignment},
-                            {"tensors", mp.problem.tensors.size()}, {"plan_ms", mp.planMilliseconds}, {"arenas", arenas}});
-  }
-  out << jsonText(j) << "\n";
-}
-
-void printPlansText(const std::string& file, const std::vector<MethodPlan>& plans, std::ostream& out) {
-  out << "file: " << file << "\n";
-  for (const auto& mp : plans) {
-    out << "\nmethod " << mp.method << ": " << mp.problem.tensors.size() << " planned storages, alignment "
-        << mp.problem.alignment << ", " << mp.algorithm << " in " << mp.planMilliseconds << " ms\n";
-    for (const auto& a : mp.arenas) {
-      out << "  mem_id " << a.memId << ": stored " << (a.stored ? std::to_string(*a.stored) : std::string("-"))
-          << ", planned " << a.planned << ", lower bound " << a.lowerBound << " bytes; stored/bound "
-          << (a.stored ? ratio(*a.stored, a.lowerBound) : std::string("-")) << ", planned/bound "
-          << ratio(a.planned, a.lowerBound) << "\n";
-      if (a.reorderedBound)
-        out << "    beyond ExecuTorch: lower bound " << a.reorderedBound
-            << " bytes in a memory-aware order with in-place reuse (studio_memory_aware_order)\n";
-      if (a.peak.empty()) continue;
-      out << "    peak at step " << a.peakStep << ": " << a.peak.size() << " tensors alive, largest first:\n";
-      for (size_t k = 0; k < std::min<size_t>(a.peak.size(), 10); ++k) {
-        const auto& t = a.peak[k];
-        out << "      " << formatBytes(t.size) << "  " << t.name << "  from " << t.producerOp;
-        if (t.producer >= 0) out << " (instruction " << t.producer << ")";
-        out << ", alive steps " << t.first << ".." << t.last << "\n";
-      }
-      if (a.peak.size() > 10) out << "      ... " << a.peak.size() - 10 << " more\n";
-    }
-  }
-}
-
-int plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  PlanRequest r;
-  if (int rc = parsePlanArgs(args, r, err); rc != kOk) return rc;
-  auto program = openProgramFile(r.file);
-  if (!program) {
-    err << "error: " << program.error().message() << "\n";
-    return kBadFile;
-  }
-  // A torch.export program is lowered with the default config first; its
-  // arenas then come from this planning, so there is no stored size to show.
-  bool lowered = program->format != SourceFormat::Pte;
-  std::shared_ptr<const Program> subject = std::make_shared<const Program>(std::move(program.value()));
-  if (lowered && !(subject = lowerToEnd(subject, ExecutorchBackendConfig{}, r.file, err))) return kPassFailed;
-  std::vector<MethodPlan> plans;
-  std::vector<const Method*> methods;
-  if (int rc = planMethods(*subject, r, lowered, plans, methods, err); rc != kOk) return rc;
-  if (int rc = writePlanFiles(r, plans, methods, err); rc != kOk) return rc;
-  if (r.json) printPlansJson(r.file, plans, out);
-  else printPlansText(r.file, plans, out);
-  return kOk;
-}
 
 int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string name, output;
@@ -703,150 +442,6 @@ int sample(const std::vector<std::string>& args, std::ostream& out, std::ostream
   return kOk;
 }
 
-int lower(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, configPath, stopAfter, etrecord;
-  bool all = false, changed = false, diff = false, timings = false, json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--list-passes") {
-      for (const auto& p : defaultPasses()) out << p->name() << "  " << p->description() << "\n";
-      return kOk;
-    }
-    bool ok = true;
-    if (a == "--config") ok = i + 1 < args.size() && !(configPath = args[++i]).empty();
-    else if (a == "--stop-after") ok = i + 1 < args.size() && !(stopAfter = args[++i]).empty();
-    else if (a == "--etrecord") ok = i + 1 < args.size() && !(etrecord = args[++i]).empty();
-    else if (a == "--print-after-all") all = true;
-    else if (a == "--print-after-change") changed = true;
-    else if (a == "--print-diff") diff = true;
-    else if (a == "--timings") timings = true;
-    else if (a == "--json") json = true;
-    else if (!a.empty() && a[0] == '-') ok = false;
-    else if (file.empty()) file = a;
-    else ok = false;
-    if (!ok) {
-      err << "lowering-cli lower: bad argument near '" << a << "'\n" << kUsageText;
-      return kUsage;
-    }
-  }
-  if (file.empty()) {
-    err << "lowering-cli lower: missing FILE\n" << kUsageText;
-    return kUsage;
-  }
-  auto program = openProgramFile(file);
-  if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
-  if (int rc = linkEtRecordArg(program.value(), etrecord, err); rc != kOk) return rc;
-  auto loaded = configFor(program.value(), configPath);
-  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
-  const ExecutorchBackendConfig& config = loaded.value();
-  Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
-  if (!stopAfter.empty()) {
-    bool known = false;
-    for (const auto& r : pipeline.records()) known = known || r.name == stopAfter;
-    if (!known) return err << "lowering-cli lower: no pass named '" << stopAfter << "' (see --list-passes)\n", kUsage;
-  }
-  nlohmann::json passes = nlohmann::json::array();
-  while (!pipeline.atEnd()) {
-    std::shared_ptr<const Program> before = pipeline.current();
-    bool ok = pipeline.step();
-    const PassRecord& r = pipeline.records()[pipeline.position() - 1];
-    nlohmann::json diags = nlohmann::json::array();
-    for (const auto& d : r.diagnostics) diags.push_back(d.message);
-    passes.push_back({{"name", r.name}, {"state", passStateName(r.state)}, {"ms", r.milliseconds}, {"diagnostics", diags}});
-    if (!json) {
-      out << "[" << pipeline.position() << "/" << pipeline.records().size() << "] " << r.name << ": " << passStateName(r.state);
-      if (timings) out << " (" << r.milliseconds << " ms)";
-      out << "\n";
-      for (const auto& d : r.diagnostics) out << "    " << d.message << "\n";
-      if (r.after && (all || (changed && r.state == PassRecord::State::Changed)))
-        for (const Method& m : r.after->methods) out << graphText(m);
-      else if (r.after && diff && r.state == PassRecord::State::Changed) {
-        for (size_t k = 0; k < r.after->methods.size(); ++k) {
-          const Method* was = before ? before->method(r.after->methods[k].name) : nullptr;
-          if (was) printMethodDiff(*was, r.after->methods[k], out);
-          else out << graphText(r.after->methods[k]);
-        }
-      }
-    }
-    if (!ok && pipeline.failed()) {
-      if (json) out << jsonText({{"file", file}, {"passes", passes}, {"failed", r.name}}) << "\n";
-      else err << "error: " << file << ": pass " << r.name << " failed\n";
-      return kPassFailed;
-    }
-    if (!stopAfter.empty() && r.name == stopAfter) break;
-  }
-  auto result = pipeline.current();
-  nlohmann::json methods = nlohmann::json::array();
-  for (const Method& m : result->methods) {
-    MemoryPlanReport plan = analyzeMemoryPlan(m);
-    nlohmann::json arenas = nlohmann::json::array();
-    for (const auto& a : plan.arenas)
-      arenas.push_back({{"mem_id", a.memId}, {"size", a.size}, {"lower_bound", a.lowerBound}, {"tensors", a.tensors}});
-    methods.push_back({{"name", m.name}, {"nodes", m.nodes.size()}, {"arenas", arenas}});
-    if (!json) {
-      out << "method " << m.name << ": " << m.nodes.size() << " nodes";
-      for (const auto& a : plan.arenas)
-        out << "; mem_id " << a.memId << " arena " << a.size << " bytes, lower bound " << a.lowerBound << ", "
-            << a.tensors << " planned tensors";
-      out << "\n";
-    }
-  }
-  if (json) out << jsonText({{"file", file}, {"passes", passes}, {"methods", methods}}) << "\n";
-  return kOk;
-}
-
-int exportProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string file, output, configPath, ptdDir, etrecord;
-  std::vector<std::string> ptds, settings;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
-    std::string v;
-    bool ok = true;
-    if (a == "-o" || a == "--output") ok = next(output);
-    else if (a == "--config") ok = next(configPath);
-    else if (a == "--ptd-dir") ok = next(ptdDir);
-    else if (a == "--etrecord") ok = next(etrecord);
-    else if (a == "--ptd") ok = next(v), ptds.push_back(v);
-    else if (a == "--set") ok = next(v), settings.push_back(v);
-    else if (!a.empty() && a[0] == '-') ok = false;
-    else if (file.empty()) file = a;
-    else ok = false;
-    if (!ok) {
-      err << "lowering-cli export: bad argument near '" << a << "'\n" << kUsageText;
-      return kUsage;
-    }
-  }
-  if (file.empty() || output.empty()) {
-    err << "lowering-cli export: needs FILE and -o OUT.pte\n" << kUsageText;
-    return kUsage;
-  }
-  auto program = openProgramFile(file);
-  if (!program) return err << "error: " << program.error().message() << "\n", kBadFile;
-  if (program->format != SourceFormat::Pte && !ptds.empty())
-    return err << "lowering-cli export: --ptd applies to .pte inputs only\n", kUsage;
-  std::vector<DataFile> data;
-  for (const auto& p : ptds) {
-    auto d = readDataFile(p);
-    if (!d) return err << "error: " << d.error().message() << "\n", kBadFile;
-    data.push_back(std::move(d.value()));
-  }
-  if (!data.empty())
-    if (auto s = resolveExternalTensors(program.value(), data); !s) return err << "error: " << s.error().message() << "\n", kBadFile;
-  if (int rc = linkEtRecordArg(program.value(), etrecord, err); rc != kOk) return rc;
-  auto loaded = configFor(program.value(), configPath, settings);
-  if (!loaded) return err << "error: " << loaded.error().message() << "\n", kBadFile;
-  const ExecutorchBackendConfig& config = loaded.value();
-  // The whole pipeline first (a .pte is de-lowered by its first pass).
-  auto toWrite = lowerToEnd(std::make_shared<const Program>(std::move(program.value())), config, file, err);
-  if (!toWrite) return kPassFailed;
-  auto outcome = exportToFiles(*toWrite, config, output, ptdDir);
-  if (!outcome) return err << "error: " << outcome.error().message() << "\n", kBadFile;
-  for (const auto& n : outcome->notes) err << "note: " << n << "\n";
-  out << exportSummary(outcome.value());
-  return kOk;
-}
-
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -872,10 +467,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   if (cmd == "inspect") return inspect(rest, out, err);
   if (cmd == "delegates") return delegates(rest, out, err);
-  if (cmd == "plan") return plan(rest, out, err);
+  if (cmd == "plan") return planCommand(rest, out, err);
   if (cmd == "sample") return sample(rest, out, err);
-  if (cmd == "lower") return lower(rest, out, err);
-  if (cmd == "export") return exportProgram(rest, out, err);
+  if (cmd == "lower") return lowerCommand(rest, out, err);
+  if (cmd == "export") return exportCommand(rest, out, err);
   if (cmd == "config") return configCommand(rest, out, err);
   if (cmd == "run") return runProgramCommand(rest, out, err);
   if (cmd == "etdump") return etdumpCommand(rest, out, err);

@@ -1,8 +1,10 @@
-// What the lowering-cli commands share across Cli.cpp and CliRun.cpp (internal to the CLI).
+// What the lowering-cli commands share across Cli.cpp, CliLower.cpp, CliPlan.cpp and CliRun.cpp
+// (internal to the CLI).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +18,8 @@ namespace lstudio::cli {
 
 /// A JSON document as text; bytes that are not UTF-8 (names inside a file) shown as U+FFFD.
 std::string jsonText(const nlohmann::json& j);
+/// The usage text of every command (lowering-cli --help).
+extern const char* const kUsageText;
 /// The usage text of one command.
 std::string commandUsage(const std::string& cmd);
 
@@ -42,6 +46,16 @@ Result<ExecutorchBackendConfig> configFor(const Program* program, const std::str
 /// delegates' programs before delegation); kOk or an exit code.
 int linkEtRecordArg(Program& program, const std::string& etrecord, std::ostream& err, EtRecordLink* link = nullptr);
 
+/// Runs every pass; on a failure prints the pass and its diagnostics and returns null.
+std::shared_ptr<const Program> lowerToEnd(std::shared_ptr<const Program> program, const ExecutorchBackendConfig& config,
+                                          const std::string& file, std::ostream& err);
+
+/// lowering-cli config, lower and export (CliLower.cpp).
+int configCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int lowerCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int exportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// lowering-cli plan (CliPlan.cpp).
+int planCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 /// lowering-cli run and etdump (CliRun.cpp).
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int etdumpCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
