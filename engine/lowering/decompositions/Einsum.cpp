@@ -87,66 +87,78 @@ TensorRef sumProductPair(Rewrite& r, TensorRef left, TensorRef right, const std:
   return r.op("aten.permute.default", {viewed, operm});
 }
 
-/// einsum as ATen computes it without a contraction path: each operand's
-/// repeated labels taken as diagonals, missing labels unsqueezed, dimensions
-/// permuted to (output labels, contracted labels); operands contracted left to
-/// right by sumProductPair; the contracted dimensions viewed away at the end.
-/// Labels are numbered A-Z then a-z, so an implicit output is in that order.
-void einsum(Rewrite& r) {
-  const ValueId eqArg = r.arg("equation");
-  const auto* eqText = eqArg >= 0 ? std::get_if<std::string>(&r.method().values[eqArg].payload) : nullptr;
-  if (!eqText) return r.fail("einsum without an equation string");
-  const std::string equation = *eqText;
-  const std::vector<ValueId> operands = r.tensors("tensors");
-  if (operands.empty()) return r.fail("einsum of no operands");
-  if (!r.isNone("path")) return r.fail("einsum with a contraction path is not decomposed yet");
-  constexpr int kLabels = 52, kEllipsis = kLabels;
-  auto subscript = [](unsigned char c) { return std::isupper(c) ? c - 'A' : c - 'a' + 26; };
-  const size_t arrow = equation.find("->");
-  const std::string lhs = equation.substr(0, arrow);
+constexpr int kLabels = 52, kEllipsis = kLabels;
+
+/// An einsum equation as ATen reads it: each operand's labels (kEllipsis for "..."), how
+/// many operands name each label, and where each label and the ellipsis stand once the
+/// operands are permuted to (output labels, contracted labels).
+struct EinsumLabels {
+  std::vector<std::vector<int>> opLabels;
+  std::vector<int64_t> labelCount = std::vector<int64_t>(kLabels, 0);
+  std::vector<int64_t> permIndex = std::vector<int64_t>(kLabels, -1);
+  int64_t ellDims = 0, ellIndex = 0, outDims = 0, permDims = 0;
+};
+
+/// The rewrite fails with `why`; false, for the helpers below to return.
+bool failed(Rewrite& r, std::string why) {
+  r.fail(std::move(why));
+  return false;
+}
+
+/// Labels are numbered A-Z then a-z.
+int subscript(unsigned char c) { return std::isupper(c) ? c - 'A' : c - 'a' + 26; }
+
+/// The operands' labels from the equation's left side `lhs`, counted, and the number
+/// of dimensions the ellipsis stands for.
+bool readOperandLabels(Rewrite& r, const std::string& lhs, const std::vector<ValueId>& operands, EinsumLabels& e) {
   const size_t numOps = operands.size();
-  std::vector<std::vector<int>> opLabels(numOps);
+  std::vector<std::vector<int>>& opLabels = e.opLabels;
+  opLabels.resize(numOps);
   size_t current = 0;
   for (size_t i = 0; i < lhs.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(lhs[i]);
     if (c == ' ') continue;
     if (c == '.') {
-      if (i + 2 >= lhs.size() || lhs[i + 1] != '.' || lhs[i + 2] != '.') return r.fail("einsum equation with a '.' outside an ellipsis");
+      if (i + 2 >= lhs.size() || lhs[i + 1] != '.' || lhs[i + 2] != '.') return failed(r, "einsum equation with a '.' outside an ellipsis");
       if (std::find(opLabels[current].begin(), opLabels[current].end(), kEllipsis) != opLabels[current].end())
-        return r.fail("einsum operand " + std::to_string(current) + " has two ellipses");
+        return failed(r, "einsum operand " + std::to_string(current) + " has two ellipses");
       opLabels[current].push_back(kEllipsis);
       i += 2;
     } else if (c == ',') {
-      if (++current >= numOps) return r.fail("einsum equation names more operands than it is given");
+      if (++current >= numOps) return failed(r, "einsum equation names more operands than it is given");
     } else if (std::isalpha(c)) {
       opLabels[current].push_back(subscript(c));
     } else {
-      return r.fail(std::string("einsum subscript '") + static_cast<char>(c) + "' is not a letter");
+      return failed(r, std::string("einsum subscript '") + static_cast<char>(c) + "' is not a letter");
     }
   }
-  if (current + 1 != numOps) return r.fail("einsum is given more operands than its equation names");
-  std::vector<int64_t> labelCount(kLabels, 0);
-  int64_t ellDims = 0;
+  if (current + 1 != numOps) return failed(r, "einsum is given more operands than its equation names");
   for (size_t i = 0; i < numOps; ++i) {
     const int64_t rank = static_cast<int64_t>(r.spec(operands[i]).sizes.size());
     int64_t named = 0;
     bool ellipsis = false;
     for (int s : opLabels[i])
       if (s == kEllipsis) ellipsis = true;
-      else ++named, ++labelCount[s];
+      else ++named, ++e.labelCount[s];
     if (ellipsis ? named > rank : named != rank)
-      return r.fail("einsum operand " + std::to_string(i) + " has " + std::to_string(rank) +
-                    " dimensions and the equation names " + std::to_string(named));
-    if (ellipsis) ellDims = std::max(ellDims, rank - named);
+      return failed(r, "einsum operand " + std::to_string(i) + " has " + std::to_string(rank) +
+                           " dimensions and the equation names " + std::to_string(named));
+    if (ellipsis) e.ellDims = std::max(e.ellDims, rank - named);
   }
-  std::vector<int64_t> permIndex(kLabels, -1);
-  int64_t next = 0, ellIndex = 0;
+  return true;
+}
+
+/// Each label's place: the output's first (as `rhs` orders them when the equation
+/// has "->", else the ellipsis and then the labels seen once), then the contracted ones.
+bool placeLabels(Rewrite& r, const std::string& equation, size_t arrow, EinsumLabels& e) {
+  std::vector<int64_t>& permIndex = e.permIndex;
+  int64_t next = 0;
   bool ellInOutput = false;
   if (arrow == std::string::npos) {  // implicit output: the ellipsis, then labels seen once
-    next = ellDims;
+    next = e.ellDims;
     ellInOutput = true;
     for (int s = 0; s < kLabels; ++s)
-      if (labelCount[s] == 1) permIndex[s] = next++;
+      if (e.labelCount[s] == 1) permIndex[s] = next++;
   } else {
     const std::string rhs = equation.substr(arrow + 2);
     for (size_t i = 0; i < rhs.size(); ++i) {
@@ -154,45 +166,52 @@ void einsum(Rewrite& r) {
       if (c == ' ') continue;
       if (c == '.') {
         if (ellInOutput || i + 2 >= rhs.size() || rhs[i + 1] != '.' || rhs[i + 2] != '.')
-          return r.fail("einsum output with a '.' outside one ellipsis");
+          return failed(r, "einsum output with a '.' outside one ellipsis");
         i += 2;
-        ellIndex = next;
-        next += ellDims;
+        e.ellIndex = next;
+        next += e.ellDims;
         ellInOutput = true;
         continue;
       }
-      if (!std::isalpha(c)) return r.fail(std::string("einsum subscript '") + static_cast<char>(c) + "' is not a letter");
+      if (!std::isalpha(c)) return failed(r, std::string("einsum subscript '") + static_cast<char>(c) + "' is not a letter");
       const int s = subscript(c);
-      if (labelCount[s] == 0 || permIndex[s] != -1)
-        return r.fail(std::string("einsum output subscript '") + static_cast<char>(c) + "' is not an input's, or repeated");
+      if (e.labelCount[s] == 0 || permIndex[s] != -1)
+        return failed(r, std::string("einsum output subscript '") + static_cast<char>(c) + "' is not an input's, or repeated");
       permIndex[s] = next++;
     }
   }
-  const int64_t outDims = next;
+  e.outDims = next;
   if (!ellInOutput) {
-    ellIndex = next;
-    next += ellDims;
+    e.ellIndex = next;
+    next += e.ellDims;
   }
   for (int s = 0; s < kLabels; ++s)
-    if (labelCount[s] > 0 && permIndex[s] == -1) permIndex[s] = next++;
-  const int64_t permDims = next;
+    if (e.labelCount[s] > 0 && permIndex[s] == -1) permIndex[s] = next++;
+  e.permDims = next;
+  return true;
+}
 
-  // Align every operand to permDims dimensions; count the operands that are not 1 along each.
+/// Every operand aligned to permDims dimensions (a repeated label's diagonal taken, missing
+/// labels unsqueezed, permuted), into `ops`; `dimCounts` counts the operands that are not 1
+/// along each dimension.
+bool alignOperands(Rewrite& r, const std::vector<ValueId>& operands, const EinsumLabels& e, std::deque<TensorRef>& ops,
+                   std::vector<uint64_t>& dimCounts) {
+  const int64_t ellDims = e.ellDims, ellIndex = e.ellIndex, permDims = e.permDims;
+  const std::vector<int64_t>& permIndex = e.permIndex;
   std::vector<int64_t> labelSize(kLabels, 1), ellSizes(static_cast<size_t>(ellDims), 1);
-  std::vector<uint64_t> dimCounts(static_cast<size_t>(permDims), 0);
-  std::deque<TensorRef> ops;
-  for (size_t i = 0; i < numOps; ++i) {
+  dimCounts.assign(static_cast<size_t>(permDims), 0);
+  for (size_t i = 0; i < operands.size(); ++i) {
     TensorRef op{operands[i]};
     const int64_t rank = static_cast<int64_t>(r.spec(op.id).sizes.size());
     std::vector<int64_t> permutation(static_cast<size_t>(permDims), -1);
     int64_t dim = 0;
-    for (int s : opLabels[i]) {
+    for (int s : e.opLabels[i]) {
       const std::vector<int64_t> sizes = r.spec(op.id).sizes;
       if (s == kEllipsis) {
-        const int64_t covered = rank - (static_cast<int64_t>(opLabels[i].size()) - 1);
+        const int64_t covered = rank - (static_cast<int64_t>(e.opLabels[i].size()) - 1);
         for (int64_t j = ellDims - covered; j < ellDims; ++j) {
           if (sizes[dim] != 1) {
-            if (ellSizes[j] != 1 && ellSizes[j] != sizes[dim]) return r.fail("einsum ellipsis dimensions do not broadcast");
+            if (ellSizes[j] != 1 && ellSizes[j] != sizes[dim]) return failed(r, "einsum ellipsis dimensions do not broadcast");
             ellSizes[j] = sizes[dim];
             ++dimCounts[static_cast<size_t>(ellIndex + j)];
           }
@@ -200,7 +219,7 @@ void einsum(Rewrite& r) {
         }
       } else if (permutation[static_cast<size_t>(permIndex[s])] == -1) {
         if (sizes[dim] != 1) {
-          if (labelSize[s] != 1 && labelSize[s] != sizes[dim]) return r.fail("einsum subscript sizes do not broadcast");
+          if (labelSize[s] != 1 && labelSize[s] != sizes[dim]) return failed(r, "einsum subscript sizes do not broadcast");
           labelSize[s] = sizes[dim];
           ++dimCounts[static_cast<size_t>(permIndex[s])];
         }
@@ -208,8 +227,8 @@ void einsum(Rewrite& r) {
       } else {  // a repeated label: its diagonal, moved to where the label first stood
         const int64_t prev = permutation[static_cast<size_t>(permIndex[s])];
         if (!r.spec(op.id).symbols.empty())
-          return r.fail("einsum with a repeated subscript on a tensor of symbolic sizes is not decomposed yet");
-        if (sizes[dim] != sizes[prev]) return r.fail("einsum repeated subscript with different sizes");
+          return failed(r, "einsum with a repeated subscript on a tensor of symbolic sizes is not decomposed yet");
+        if (sizes[dim] != sizes[prev]) return failed(r, "einsum repeated subscript with different sizes");
         std::vector<int64_t> diagSizes;
         for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d)
           if (d != prev && d != dim) diagSizes.push_back(sizes[d]);
@@ -230,7 +249,12 @@ void einsum(Rewrite& r) {
       }
     ops.push_back(r.op("aten.permute.default", {op, permutation}));
   }
-  // Contract left to right.
+  return true;
+}
+
+/// The aligned operands contracted left to right: a dimension only one operand still
+/// has is summed there, one both have and no later operand does goes to sumProductPair.
+void contract(Rewrite& r, std::deque<TensorRef>& ops, std::vector<uint64_t>& dimCounts, int64_t outDims, int64_t permDims) {
   while (ops.size() > 1 && !r.failure()) {
     TensorRef a = ops[0], b = ops[1];
     ops.erase(ops.begin(), ops.begin() + 2);
@@ -252,10 +276,33 @@ void einsum(Rewrite& r) {
     if (!bSum.empty()) b = r.op("aten.sum.dim_IntList", {b, bSum, true});
     ops.push_front(sumProductPair(r, a, b, sumDims));
   }
+}
+
+/// einsum as ATen computes it without a contraction path: each operand's
+/// repeated labels taken as diagonals, missing labels unsqueezed, dimensions
+/// permuted to (output labels, contracted labels); operands contracted left to
+/// right by sumProductPair; the contracted dimensions viewed away at the end.
+/// Labels are numbered A-Z then a-z, so an implicit output is in that order.
+void einsum(Rewrite& r) {
+  const ValueId eqArg = r.arg("equation");
+  const auto* eqText = eqArg >= 0 ? std::get_if<std::string>(&r.method().values[eqArg].payload) : nullptr;
+  if (!eqText) return r.fail("einsum without an equation string");
+  const std::string equation = *eqText;
+  const std::vector<ValueId> operands = r.tensors("tensors");
+  if (operands.empty()) return r.fail("einsum of no operands");
+  if (!r.isNone("path")) return r.fail("einsum with a contraction path is not decomposed yet");
+  const size_t arrow = equation.find("->");
+  EinsumLabels e;
+  if (!readOperandLabels(r, equation.substr(0, arrow), operands, e) || !placeLabels(r, equation, arrow, e)) return;
+  std::vector<uint64_t> dimCounts;
+  std::deque<TensorRef> ops;
+  if (!alignOperands(r, operands, e, ops, dimCounts)) return;
+  const int64_t outDims = e.outDims, permDims = e.permDims;
+  contract(r, ops, dimCounts, outDims, permDims);
   if (r.failure()) return;
   TensorRef result = ops[0];
   if (permDims > outDims) {  // the contracted dimensions: viewed away, or summed for one operand
-    if (numOps > 1) {
+    if (operands.size() > 1) {
       const std::vector<SizeRef> sizes = r.sizes(result.id, 0, static_cast<size_t>(outDims));
       const std::vector<TensorSpec> spec{Rewrite::contiguousSpec(r.spec(result.id).dtype, sizes)};
       result = r.op("aten.view.default", {result, sizes}, &spec);
