@@ -134,6 +134,43 @@ void upsampleLinear1d(Rewrite& r) {
   r.finish("aten.add.Tensor", {v0, step});
 }
 
+/// The four cubic-convolution weights of fraction t (its shape: [W] or [H, 1]) for
+/// upsample_bicubic2d: A = -0.75, computed for t and 1 - t, t + 1 and 2 - t stacked.
+std::array<TensorRef, 4> cubicWeights(Rewrite& r, TensorRef t, ScalarType dt) {
+  const TensorSpec ts = r.spec(t.id);
+  const std::vector<TensorSpec> same{denseSpec(dt, ts.sizes)};
+  auto stacked = [&](TensorRef a, TensorRef b) {
+    std::vector<int64_t> sizes = ts.sizes;
+    sizes.insert(sizes.begin(), 2);
+    TensorRef c = r.op("aten.cat.default", {std::vector<TensorRef>{a, b}, int64_t(0)});
+    return r.op("aten.view.default", {c, sizes});
+  };
+  TensorRef tt1 = stacked(t, r.op("aten.sub.Tensor", {1.0, t}, &same));
+  TensorRef plus = r.op("aten.add.Tensor", {t, 1.0});
+  TensorRef tt2 = stacked(plus, r.op("aten.sub.Tensor", {2.0, t}, &same));
+  const double a = -0.75;
+  TensorRef w03 = r.op("aten.mul.Tensor", {tt2, a});
+  w03 = r.op("aten.sub.Tensor", {w03, 5 * a});
+  w03 = r.op("aten.mul.Tensor", {w03, tt2});
+  w03 = r.op("aten.add.Tensor", {w03, 8 * a});
+  w03 = r.op("aten.mul.Tensor", {w03, tt2});
+  w03 = r.op("aten.sub.Tensor", {w03, 4 * a});
+  TensorRef w12 = r.op("aten.mul.Tensor", {tt1, a + 2});
+  w12 = r.op("aten.sub.Tensor", {w12, a + 3});
+  w12 = r.op("aten.mul.Tensor", {w12, tt1});
+  w12 = r.op("aten.mul.Tensor", {w12, tt1});
+  w12 = r.op("aten.add.Tensor", {w12, int64_t(1)});
+  auto unbind = [&](TensorRef w) {  // split into its two rows, then squeezed
+    TensorRef first = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(0), int64_t(1)});
+    TensorRef second = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(1), int64_t(2)});
+    return std::pair{r.op("aten.squeeze.dims", {first, std::vector<int64_t>{0}}),
+                     r.op("aten.squeeze.dims", {second, std::vector<int64_t>{0}})};
+  };
+  auto [w0, w3] = unbind(w03);
+  auto [w1, w2] = unbind(w12);
+  return std::array<TensorRef, 4>{w0, w1, w2, w3};
+}
+
 /// upsample_bicubic2d.vec, as torch's upsample_bicubic2d (float inputs): per
 /// output row and column the source position, its floor and fraction, the
 /// four neighbours (floor - 1 .. floor + 2, clamped to the input) and their
@@ -194,42 +231,7 @@ void upsampleBicubic2d(Rewrite& r) {
                                     r.op("aten.add.Tensor", {v, int64_t(2)})};
   };
   const auto ys = offsets(yi), xs = offsets(xi);
-  // The four weights of fraction t (its shape: [W] or [H, 1]).
-  auto coefficients = [&](TensorRef t) {
-    const TensorSpec ts = r.spec(t.id);
-    const std::vector<TensorSpec> same{denseSpec(dt, ts.sizes)};
-    auto stacked = [&](TensorRef a, TensorRef b) {
-      std::vector<int64_t> sizes = ts.sizes;
-      sizes.insert(sizes.begin(), 2);
-      TensorRef c = r.op("aten.cat.default", {std::vector<TensorRef>{a, b}, int64_t(0)});
-      return r.op("aten.view.default", {c, sizes});
-    };
-    TensorRef tt1 = stacked(t, r.op("aten.sub.Tensor", {1.0, t}, &same));
-    TensorRef plus = r.op("aten.add.Tensor", {t, 1.0});
-    TensorRef tt2 = stacked(plus, r.op("aten.sub.Tensor", {2.0, t}, &same));
-    const double a = -0.75;
-    TensorRef w03 = r.op("aten.mul.Tensor", {tt2, a});
-    w03 = r.op("aten.sub.Tensor", {w03, 5 * a});
-    w03 = r.op("aten.mul.Tensor", {w03, tt2});
-    w03 = r.op("aten.add.Tensor", {w03, 8 * a});
-    w03 = r.op("aten.mul.Tensor", {w03, tt2});
-    w03 = r.op("aten.sub.Tensor", {w03, 4 * a});
-    TensorRef w12 = r.op("aten.mul.Tensor", {tt1, a + 2});
-    w12 = r.op("aten.sub.Tensor", {w12, a + 3});
-    w12 = r.op("aten.mul.Tensor", {w12, tt1});
-    w12 = r.op("aten.mul.Tensor", {w12, tt1});
-    w12 = r.op("aten.add.Tensor", {w12, int64_t(1)});
-    auto unbind = [&](TensorRef w) {  // split into its two rows, then squeezed
-      TensorRef first = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(0), int64_t(1)});
-      TensorRef second = r.op("aten.slice.Tensor", {w, int64_t(0), int64_t(1), int64_t(2)});
-      return std::pair{r.op("aten.squeeze.dims", {first, std::vector<int64_t>{0}}),
-                       r.op("aten.squeeze.dims", {second, std::vector<int64_t>{0}})};
-    };
-    auto [w0, w3] = unbind(w03);
-    auto [w1, w2] = unbind(w12);
-    return std::array<TensorRef, 4>{w0, w1, w2, w3};
-  };
-  const auto wx = coefficients(xscale), wy = coefficients(yscale);
+  const auto wx = cubicWeights(r, xscale, dt), wy = cubicWeights(r, yscale, dt);
   const std::vector<TensorSpec> picked{denseSpec(dt, {x.sizes[0], x.sizes[1], out[0], out[1]})};
   auto weightedSum = [&](const std::array<TensorRef, 4>& values, const std::array<TensorRef, 4>& weights, bool last) {
     TensorRef sum = r.op("aten.mul.Tensor", {values[0], weights[0]});
