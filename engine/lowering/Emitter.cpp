@@ -62,8 +62,32 @@ class MethodEmitter {
     subgraphConstants();
     optionalTensorLists();
     // Values in ExecuTorch's emission order.
-    // Parameters, buffers and constants; then the lifted scalars, which
-    // lift_constant_tensor_pass places before the first user input; then the user inputs.
+    visitInputs();
+    visitNodes();
+    for (ValueId o : in_.outputs) visit(o);
+    r_.droppedValues += in_.values.size() - order_.size();
+
+    Method out;
+    out.name = in_.name;
+    out.nonConstBufferSizes = in_.nonConstBufferSizes;
+    out.arenaDevices = in_.arenaDevices;
+    out.chainCount = 1;
+    out.values.reserve(order_.size());
+    for (ValueId v : order_) {
+      auto val = emitValue(v);
+      if (!val) return val.error();
+      out.values.push_back(std::move(val.value()));
+    }
+    emitSignature(out);
+    emitInstructions(out);
+    noteMissingWriteBacks();
+    return out;
+  }
+
+ private:
+  /// Parameters, buffers and constants; then the lifted scalars, which
+  /// lift_constant_tensor_pass places before the first user input; then the user inputs.
+  void visitInputs() {
     for (const InputSpec& i : in_.signature.inputs)
       if (i.kind != InputSpec::Kind::User) visit(i.value);
     for (ValueId v : lifted_) visit(v);
@@ -71,6 +95,10 @@ class MethodEmitter {
       if (i.kind == InputSpec::Kind::User) visit(i.value);
     if (in_.signature.inputs.empty())
       for (ValueId v : in_.inputs) visit(v);
+  }
+
+  /// The values the instructions make and read, node by node.
+  void visitNodes() {
     // A view was a memory.view node in ExecuTorch's graph, where view_copy
     // stood: its value comes before the node that followed it (viewBefore).
     // Without that place, right after the call that made its base, else before
@@ -137,20 +165,10 @@ class MethodEmitter {
       if (auto it = afterNode.find(k); it != afterNode.end())
         for (ValueId v : it->second) visit(v);
     }
-    for (ValueId o : in_.outputs) visit(o);
-    r_.droppedValues += in_.values.size() - order_.size();
+  }
 
-    Method out;
-    out.name = in_.name;
-    out.nonConstBufferSizes = in_.nonConstBufferSizes;
-    out.arenaDevices = in_.arenaDevices;
-    out.chainCount = 1;
-    out.values.reserve(order_.size());
-    for (ValueId v : order_) {
-      auto val = emitValue(v);
-      if (!val) return val.error();
-      out.values.push_back(std::move(val.value()));
-    }
+  /// The method's inputs and outputs (the user's) and their pytree specs.
+  void emitSignature(Method& out) const {
     for (ValueId v : userInputs_) out.inputs.push_back(remap_.at(v));
     // ExecuTorch returns the user's outputs only: a buffer mutation is written
     // back in place (copy_), not returned (_remove_non_user_outputs).
@@ -171,6 +189,10 @@ class MethodEmitter {
     out.encodedOutputSpec = !in_.encodedOutputSpec.empty()   ? in_.encodedOutputSpec
                             : root && !root->outSpec.empty() ? root->outSpec
                                                              : treespecOutputs(userOutputs());
+  }
+
+  /// The instructions, with the operator and delegate tables they index.
+  void emitInstructions(Method& out) const {
     std::map<std::pair<std::string, std::string>, int32_t> opIndex;
     std::vector<int32_t> delegateIndex(in_.delegates.size(), -1);
     for (const Node& n : in_.nodes) {
@@ -216,11 +238,8 @@ class MethodEmitter {
       appendReturnValue(ref, e);
       out.nodes.push_back(std::move(e));
     }
-    noteMissingWriteBacks();
-    return out;
   }
 
- private:
   Error fail(std::string what, std::string expected, std::string found = {}) const {
     return Error{ErrorCode::Unsupported, {}, std::nullopt, "method '" + in_.name + "': " + std::move(what),
                  std::move(expected), std::move(found)};
@@ -360,65 +379,9 @@ class MethodEmitter {
     // with the constants, as ExecuTorch emits it.
     const bool unplannedTrainedWeight = trained_.count(v) && !t->slot && !t->data.empty();
     if (constant_.count(v) || unplannedTrainedWeight || constantView) {
-      t->slot.reset();
-      auto nb = t->nbytes().value_or(0);
-      // An external tensor of a .pte whose .ptd was not given: named, its bytes stay in that file.
-      bool unresolved = t->external && !t->data.data;
-      if (nb > 0 && !unresolved && (!t->data.data || t->data.size < nb))
-        return fail("constant '" + (t->fqn.empty() ? out.name : t->fqn) + "'", std::to_string(nb) + " bytes of data",
-                    t->data.data ? std::to_string(t->data.size) + " bytes" : "none (the archive has no weights for it)");
-      if (!unresolved) t->data.size = nb;
-      if (t->external) {
-        if (t->fqn.empty()) return fail("external constant '" + out.name + "'", "a fully qualified name", "none");
-        if (unresolved) {
-          t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
-          externalBlobs_.push_back(Bytes{});
-        } else {
-          t->dataBufferIndex = externalIndex(t->data);
-        }
-        t->source = ConstantSource::External;
-        ++r_.externalTensors;
-      } else {
-        // ExecuTorch names only external tensors and mutable buffers.
-        t->fqn.clear();
-        t->constantTag.clear();
-        t->source = ConstantSource::ConstantSegment;
-        ++r_.constants;
-      }
+      if (auto s = emitConstant(*t, out.name); !s) return s.error();
     } else if (auto it = mutable_.find(v); it != mutable_.end()) {
-      // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial
-      // state is meaningless, unless the program came with one (in its
-      // mutable data segment, or in a .ptd under its name: external mutable weights).
-      const bool trainedWeight = trained_.count(v) && !t->data.empty();
-      if (trainedWeight && t->external && t->fqn.empty()) t->fqn = it->second;
-      bool externalInitial = t->external && !t->fqn.empty();
-      if (externalInitial) {
-        t->source = ConstantSource::External;
-        if (trainedWeight) {  // its initial value goes to the .ptd under its name
-          t->dataBufferIndex = externalIndex(t->data);
-        } else {
-          t->dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
-          externalBlobs_.push_back(Bytes{});
-        }
-      } else {
-        if (initialValue || trainedWeight) t->source = ConstantSource::MutableSegment;
-        else t->data = Bytes{};
-        t->external = false;
-        t->constantTag.clear();
-      }
-      if (externalInitial) {
-        // keeps the name it is found by in the .ptd
-      } else if (c_.emitMutableBufferNames && !trained_.count(v)) {
-        // Buffers only, as ExecuTorch's emitter names them: a trained weight
-        // is a parameter, found by its slot and __et_training_fqn_*.
-        t->fqn = it->second;
-      } else {
-        t->fqn.clear();
-        if (!t->slot)
-          return fail("mutable buffer '" + it->second + "'", "a memory-planned slot, or emit_mutable_buffer_names",
-                      "neither (alloc_mutable_buffers is off)");
-      }
-      ++r_.mutableBuffers;
+      if (auto s = emitMutableBuffer(v, *t, it->second, initialValue); !s) return s.error();
     } else {
       // Inputs and intermediates: planned or supplied at run time, never data.
       t->data = Bytes{};
@@ -427,6 +390,74 @@ class MethodEmitter {
       t->constantTag.clear();
     }
     return out;
+  }
+
+  /// A constant's bytes: in the constant segment, or named in a .ptd (external).
+  Status emitConstant(TensorSpec& t, const std::string& name) {
+    t.slot.reset();
+    auto nb = t.nbytes().value_or(0);
+    // An external tensor of a .pte whose .ptd was not given: named, its bytes stay in that file.
+    bool unresolved = t.external && !t.data.data;
+    if (nb > 0 && !unresolved && (!t.data.data || t.data.size < nb))
+      return fail("constant '" + (t.fqn.empty() ? name : t.fqn) + "'", std::to_string(nb) + " bytes of data",
+                  t.data.data ? std::to_string(t.data.size) + " bytes" : "none (the archive has no weights for it)");
+    if (!unresolved) t.data.size = nb;
+    if (t.external) {
+      if (t.fqn.empty()) return fail("external constant '" + name + "'", "a fully qualified name", "none");
+      if (unresolved) {
+        t.dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
+        externalBlobs_.push_back(Bytes{});
+      } else {
+        t.dataBufferIndex = externalIndex(t.data);
+      }
+      t.source = ConstantSource::External;
+      ++r_.externalTensors;
+    } else {
+      // ExecuTorch names only external tensors and mutable buffers.
+      t.fqn.clear();
+      t.constantTag.clear();
+      t.source = ConstantSource::ConstantSegment;
+      ++r_.constants;
+    }
+    return Ok{};
+  }
+
+  /// A mutable buffer (`name` in the graph signature), with its initial value where it keeps one.
+  Status emitMutableBuffer(ValueId v, TensorSpec& t, const std::string& name, bool initialValue) {
+    // Only shape and dtype: ExecuTorch assumes a mutated buffer's initial
+    // state is meaningless, unless the program came with one (in its
+    // mutable data segment, or in a .ptd under its name: external mutable weights).
+    const bool trainedWeight = trained_.count(v) && !t.data.empty();
+    if (trainedWeight && t.external && t.fqn.empty()) t.fqn = name;
+    bool externalInitial = t.external && !t.fqn.empty();
+    if (externalInitial) {
+      t.source = ConstantSource::External;
+      if (trainedWeight) {  // its initial value goes to the .ptd under its name
+        t.dataBufferIndex = externalIndex(t.data);
+      } else {
+        t.dataBufferIndex = static_cast<uint32_t>(externalBlobs_.size());
+        externalBlobs_.push_back(Bytes{});
+      }
+    } else {
+      if (initialValue || trainedWeight) t.source = ConstantSource::MutableSegment;
+      else t.data = Bytes{};
+      t.external = false;
+      t.constantTag.clear();
+    }
+    if (externalInitial) {
+      // keeps the name it is found by in the .ptd
+    } else if (c_.emitMutableBufferNames && !trained_.count(v)) {
+      // Buffers only, as ExecuTorch's emitter names them: a trained weight
+      // is a parameter, found by its slot and __et_training_fqn_*.
+      t.fqn = name;
+    } else {
+      t.fqn.clear();
+      if (!t.slot)
+        return fail("mutable buffer '" + name + "'", "a memory-planned slot, or emit_mutable_buffer_names",
+                    "neither (alloc_mutable_buffers is off)");
+    }
+    ++r_.mutableBuffers;
+    return Ok{};
   }
 
   /// ExecuTorch's external buffer index: distinct bytes in order of first use, from 0.
