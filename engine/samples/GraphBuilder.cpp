@@ -228,8 +228,7 @@ uint64_t weightSeed(const TensorSpec& t) {
 
 void GraphBuilder::callSpecs(PyTree inputs, PyTree outputs) { callSpecs_ = {std::move(inputs), std::move(outputs)}; }
 
-Result<Program> GraphBuilder::finish(const std::string& name) {
-  if (error_) return *error_;
+Status GraphBuilder::finishSignature(const std::string& name) {
   // torch.export orders placeholders: parameters, buffers, then user inputs;
   // outputs: buffer mutations first, then user outputs, loss, gradients.
   auto kindRank = [](const InputSpec& s) {
@@ -268,13 +267,11 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
     root.outSpec = treespecJson(callSpecs_->second);
   }
   m_.moduleCalls = {std::move(root)};
-  // Weights in one deterministic buffer, 64-byte aligned each.
-  std::vector<uint64_t> offsets;
-  uint64_t total = 0;
-  for (const auto& w : weights_) {
-    offsets.push_back(total);
-    total += (m_.values[w.value].tensor().nbytes().value_or(0) + 63) / 64 * 64;
-  }
+  return Ok{};
+}
+
+Result<std::shared_ptr<const MappedFile>> GraphBuilder::storeWeights(const std::string& name,
+                                                                      const std::vector<uint64_t>& offsets, uint64_t total) {
   // Every core fills weights when there is enough to fill (gigabytes for
   // the large llama samples); the bytes are the same whatever the number of threads.
   const unsigned threads =
@@ -339,6 +336,22 @@ Result<Program> GraphBuilder::finish(const std::string& name) {
     if (!spilled) return spilled.error();
     storage = spilled.value();
   }
+  return storage;
+}
+
+Result<Program> GraphBuilder::finish(const std::string& name) {
+  if (error_) return *error_;
+  if (auto s = finishSignature(name); !s) return s.error();
+  // Weights in one deterministic buffer, 64-byte aligned each.
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  for (const auto& w : weights_) {
+    offsets.push_back(total);
+    total += (m_.values[w.value].tensor().nbytes().value_or(0) + 63) / 64 * 64;
+  }
+  auto stored = storeWeights(name, offsets, total);
+  if (!stored) return stored.error();
+  std::shared_ptr<const MappedFile> storage = stored.value();
   for (size_t i = 0; i < weights_.size(); ++i) {
     TensorSpec& t = m_.values[weights_[i].value].tensor();
     t.data = Bytes{storage->data() + offsets[i], t.nbytes().value_or(0), offsets[i]};

@@ -81,6 +81,11 @@ class GraphBuilder {
  private:
   TensorRef placeholder(const std::string& name, TensorSpec spec, InputSpec::Kind kind, const std::string& fqn, bool persistent);
   std::string freshName(const std::string& base);
+  /// torch.export's order of the signature's inputs and outputs, and the root call's pytree specs.
+  Status finishSignature(const std::string& name);
+  /// The weights filled at `offsets` of one buffer of `total` bytes (or a spilled temporary file).
+  Result<std::shared_ptr<const MappedFile>> storeWeights(const std::string& name, const std::vector<uint64_t>& offsets,
+                                                         uint64_t total);
 
   Method m_;
   std::vector<ModuleFrame> modules_;
