@@ -90,94 +90,17 @@ class PropagateDevice : public Pass {
   }
 
   bool propagate(Method& m, bool copies, bool skipH2d, bool skipD2h, PassOutcome& out) const {
-    const OpSchema* h2d = OpRegistry::builtin().find("et_copy::_h2d_copy", "");
-    const OpSchema* d2h = OpRegistry::builtin().find("et_copy::_d2h_copy", "");
     FreshNames fresh(m);
     size_t inserted = 0, marked = 0;
-    auto copyNode = [&](const OpSchema& op, ValueId from, ValueId to, const Node& at) {
-      Node c;
-      c.name = m.values[to].name;
-      c.meta = at.meta;
-      c.args = {from};
-      c.argNames = {"self"};
-      c.outputs = {to};
-      setOperator(m, c, op);
-      return c;
-    };
     for (size_t i = 0; i < m.nodes.size(); ++i) {
       if (m.nodes[i].kind != NodeKind::Delegate) continue;
       std::optional<Device> device;
       if (!targetOf(m, m.nodes[i], static_cast<int32_t>(i), device, out)) return false;
       if (!device) continue;
-      const size_t results = m.nodes[i].outputs.size();
-      const size_t reads = m.nodes[i].args.size() - std::min(results, m.nodes[i].args.size());
-      // Nodes reading v, the delegate's own results aside; a return counts as a reader too.
-      auto readers = [&](ValueId v, bool& onlyCopies) {
-        size_t count = 0;
-        onlyCopies = true;
-        for (size_t k = 0; k < m.nodes.size(); ++k) {
-          const Node& n = m.nodes[k];
-          const size_t end = k == i ? reads : n.args.size();
-          if (std::find(n.args.begin(), n.args.begin() + static_cast<std::ptrdiff_t>(end), v) == n.args.begin() + static_cast<std::ptrdiff_t>(end)) continue;
-          ++count;
-          onlyCopies = onlyCopies && calls(m, n, "et_copy::_d2h_copy");
-        }
-        if (std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end()) ++count, onlyCopies = false;
-        return count;
-      };
-      // Arguments: on the device, through a copy unless they already are there (the
-      // result of a copy, or of a delegate on the same device).
-      std::vector<Node> before;
-      for (size_t a = 0; a < reads; ++a) {
-        ValueId v = m.nodes[i].args[a];
-        if (v < 0 || !m.values[v].isTensor()) continue;
-        const int src = producerOf(m, v);
-        const bool there = m.values[v].tensor().device == *device &&
-                           ((src >= 0 && calls(m, m.nodes[src], "et_copy::_h2d_copy")) || !device->isCpu());
-        if (copies && there) continue;
-        const bool input = std::find(m.inputs.begin(), m.inputs.end(), v) != m.inputs.end();
-        if (!copies || (skipH2d && input)) {
-          bool onlyCopies = false;
-          if (size_t n = readers(v, onlyCopies); copies && n != 1) {
-            out.failed = true;
-            out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
-                                       m.name + ": skip_h2d_for_method_inputs needs input '" + m.values[v].name +
-                                           "' to be read by this delegate only; " + std::to_string(n) +
-                                           " nodes read it"});
-            return false;
-          }
-          m.values[v].tensor().device = *device;
-          ++marked;
-          continue;
-        }
-        ValueId onDevice = deviceCopyOf(m, v, *device, fresh("_h2d_copy_default"));
-        before.push_back(copyNode(*h2d, v, onDevice, m.nodes[i]));
-        m.nodes[i].args[a] = onDevice;
-      }
-      // Results: made on the device; their readers read a host copy.
-      std::vector<Node> after;
-      for (size_t r = 0; r < results; ++r) {
-        ValueId v = m.nodes[i].outputs[r];
-        if (v < 0 || !m.values[v].isTensor()) continue;
-        m.values[v].tensor().device = *device;
-        ++marked;
-        if (!copies) continue;
-        bool onlyCopies = false;
-        const size_t n = readers(v, onlyCopies);
-        const bool returned = std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
-        bool onlyReturned = returned;
-        for (const Node& k : m.nodes)
-          if (&k != &m.nodes[i] && std::find(k.args.begin(), k.args.end(), v) != k.args.end()) onlyReturned = false;
-        if ((skipD2h && onlyReturned) || (n > 0 && onlyCopies)) continue;
-        ValueId onHost = deviceCopyOf(m, v, Device{}, fresh("_d2h_copy_default"));
-        replaceUses(m, v, onHost);
-        m.nodes[i].args[reads + r] = v;  // the delegate still writes its own result
-        after.push_back(copyNode(*d2h, v, onHost, m.nodes[i]));
-      }
-      inserted += before.size() + after.size();
-      m.nodes.insert(m.nodes.begin() + static_cast<std::ptrdiff_t>(i + 1), after.begin(), after.end());
-      m.nodes.insert(m.nodes.begin() + static_cast<std::ptrdiff_t>(i), before.begin(), before.end());
-      i += before.size() + after.size();
+      const std::optional<size_t> added = placeDelegate(m, i, *device, copies, skipH2d, skipD2h, fresh, marked, out);
+      if (!added) return false;
+      inserted += *added;
+      i += *added;
     }
     const size_t elided = copies ? elideRoundTrips(m) : 0;
     if (inserted || marked) {
@@ -189,6 +112,93 @@ class PropagateDevice : public Pass {
                                      (elided ? " (" + std::to_string(elided) + " round trips dropped)" : "")});
     }
     return true;
+  }
+
+  /// Delegate node `i`'s tensors on `device`: its arguments through an _h2d_copy in front of
+  /// it (or only marked), its results through a _d2h_copy after it. Returns how many copies
+  /// were inserted, or nullopt when the pass failed.
+  static std::optional<size_t> placeDelegate(Method& m, size_t i, Device device, bool copies, bool skipH2d, bool skipD2h,
+                                             FreshNames& fresh, size_t& marked, PassOutcome& out) {
+    const OpSchema* h2d = OpRegistry::builtin().find("et_copy::_h2d_copy", "");
+    const OpSchema* d2h = OpRegistry::builtin().find("et_copy::_d2h_copy", "");
+    auto copyNode = [&](const OpSchema& op, ValueId from, ValueId to, const Node& at) {
+      Node c;
+      c.name = m.values[to].name;
+      c.meta = at.meta;
+      c.args = {from};
+      c.argNames = {"self"};
+      c.outputs = {to};
+      setOperator(m, c, op);
+      return c;
+    };
+    const size_t results = m.nodes[i].outputs.size();
+    const size_t reads = m.nodes[i].args.size() - std::min(results, m.nodes[i].args.size());
+    // Nodes reading v, the delegate's own results aside; a return counts as a reader too.
+    auto readers = [&](ValueId v, bool& onlyCopies) {
+      size_t count = 0;
+      onlyCopies = true;
+      for (size_t k = 0; k < m.nodes.size(); ++k) {
+        const Node& n = m.nodes[k];
+        const size_t end = k == i ? reads : n.args.size();
+        if (std::find(n.args.begin(), n.args.begin() + static_cast<std::ptrdiff_t>(end), v) == n.args.begin() + static_cast<std::ptrdiff_t>(end)) continue;
+        ++count;
+        onlyCopies = onlyCopies && calls(m, n, "et_copy::_d2h_copy");
+      }
+      if (std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end()) ++count, onlyCopies = false;
+      return count;
+    };
+    // Arguments: on the device, through a copy unless they already are there (the
+    // result of a copy, or of a delegate on the same device).
+    std::vector<Node> before;
+    for (size_t a = 0; a < reads; ++a) {
+      ValueId v = m.nodes[i].args[a];
+      if (v < 0 || !m.values[v].isTensor()) continue;
+      const int src = producerOf(m, v);
+      const bool there = m.values[v].tensor().device == device &&
+                         ((src >= 0 && calls(m, m.nodes[src], "et_copy::_h2d_copy")) || !device.isCpu());
+      if (copies && there) continue;
+      const bool input = std::find(m.inputs.begin(), m.inputs.end(), v) != m.inputs.end();
+      if (!copies || (skipH2d && input)) {
+        bool onlyCopies = false;
+        if (size_t n = readers(v, onlyCopies); copies && n != 1) {
+          out.failed = true;
+          out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
+                                     m.name + ": skip_h2d_for_method_inputs needs input '" + m.values[v].name +
+                                         "' to be read by this delegate only; " + std::to_string(n) +
+                                         " nodes read it"});
+          return std::nullopt;
+        }
+        m.values[v].tensor().device = device;
+        ++marked;
+        continue;
+      }
+      ValueId onDevice = deviceCopyOf(m, v, device, fresh("_h2d_copy_default"));
+      before.push_back(copyNode(*h2d, v, onDevice, m.nodes[i]));
+      m.nodes[i].args[a] = onDevice;
+    }
+    // Results: made on the device; their readers read a host copy.
+    std::vector<Node> after;
+    for (size_t r = 0; r < results; ++r) {
+      ValueId v = m.nodes[i].outputs[r];
+      if (v < 0 || !m.values[v].isTensor()) continue;
+      m.values[v].tensor().device = device;
+      ++marked;
+      if (!copies) continue;
+      bool onlyCopies = false;
+      const size_t n = readers(v, onlyCopies);
+      const bool returned = std::find(m.outputs.begin(), m.outputs.end(), v) != m.outputs.end();
+      bool onlyReturned = returned;
+      for (const Node& k : m.nodes)
+        if (&k != &m.nodes[i] && std::find(k.args.begin(), k.args.end(), v) != k.args.end()) onlyReturned = false;
+      if ((skipD2h && onlyReturned) || (n > 0 && onlyCopies)) continue;
+      ValueId onHost = deviceCopyOf(m, v, Device{}, fresh("_d2h_copy_default"));
+      replaceUses(m, v, onHost);
+      m.nodes[i].args[reads + r] = v;  // the delegate still writes its own result
+      after.push_back(copyNode(*d2h, v, onHost, m.nodes[i]));
+    }
+    m.nodes.insert(m.nodes.begin() + static_cast<std::ptrdiff_t>(i + 1), after.begin(), after.end());
+    m.nodes.insert(m.nodes.begin() + static_cast<std::ptrdiff_t>(i), before.begin(), before.end());
+    return before.size() + after.size();
   }
 
   /// _h2d_copy(_d2h_copy(x)) with x already on the device the h2d copies to: readers read
