@@ -213,7 +213,7 @@ bool trueDivide(KernelContext& c, ValueId x, ValueId y, ValueId out) {
   return binary(c, x, y, out, [](auto p, auto q) { return p / q; });
 }
 
-/// Arithmetic, comparisons and the integer-or-float unary ops.
+/// add, sub, mul and rsub, neg, abs and relu: integers and floats alike.
 void addArithmeticKernels(KernelTable& k) {
   auto alphaOf = [](KernelContext& c, ValueId v) { return c.scalar(v); };
   k["aten::add.out"] = [=](KernelContext& c, const Args& a) {
@@ -228,6 +228,19 @@ void addArithmeticKernels(KernelTable& k) {
   k["aten::sub.Scalar_out"] = k["aten::sub.out"];
   k["aten::mul.out"] = [](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return x * y; }); };
   k["aten::mul.Scalar_out"] = k["aten::mul.out"];
+  k["aten::rsub.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self, other, alpha, out): other - alpha * self
+    const double alpha = c.scalar(a[2]);
+    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return y - convertElement<decltype(x)>(alpha) * x; });
+  };
+  k["aten::neg.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return -x; }); };
+  k["aten::abs.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return x < 0 ? -x : x; }); };
+  k["aten::relu.out"] = [](KernelContext& c, const Args& a) {
+    return unary(c, a[0], a[1], [](auto x) { return (x != x || x >= decltype(x)(0)) ? x : decltype(x)(0); });
+  };
+}
+
+/// Division, remainders and floor division.
+void addDivisionKernels(KernelTable& k) {
   // Division as the portable kernels do it (checked against executorch.runtime): true
   // division writes a floating tensor; integer quotients are exact, "trunc" then passes
   // through double (std::trunc of an integer), "floor" rounds toward minus infinity; an
@@ -290,6 +303,19 @@ void addArithmeticKernels(KernelTable& k) {
     return ok && (!byZero || c.fail("integer division by zero (fmod)"));
   };
   k["aten::fmod.Tensor_out"] = k["aten::fmod.Scalar_out"];
+  k["aten::floor_divide.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out)
+    bool byZero = false;
+    bool ok = binary(c, a[0], a[1], a[2], [&byZero](auto x, auto y) {
+      if constexpr (!std::is_floating_point_v<decltype(x)>)
+        if (y == 0) return byZero = true, decltype(x)(0);
+      return floorDivide(x, y);
+    });
+    return ok && (!byZero || c.fail("integer division by zero (floor_divide)"));
+  };
+}
+
+/// pow, maximum and minimum, atan2.
+void addPowerAndExtremaKernels(KernelTable& k) {
   k["aten::pow.Tensor_Scalar_out"] = [](KernelContext& c, const Args& a) {
     return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
   };
@@ -299,6 +325,20 @@ void addArithmeticKernels(KernelTable& k) {
   k["aten::minimum.out"] = [](KernelContext& c, const Args& a) {
     return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return (x != x || x < y) ? x : y; });
   };
+  k["aten::pow.Tensor_Tensor_out"] = [](KernelContext& c, const Args& a) {  // (self, exponent, out)
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
+  };
+  k["aten::pow.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self: Scalar, exponent: Tensor, out)
+    return binary(c, a[1], a[0], a[2], [](auto e, auto base) { return convertElement<decltype(e)>(std::pow(base, e)); });
+  };
+  k["aten::atan2.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out): a floating output
+    if (!isFloating(c.tensor(a[2]).dtype)) return c.fail("atan2 needs a floating output");
+    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return std::atan2(x, y); });
+  };
+}
+
+/// Comparisons, bitwise and logical ops.
+void addComparisonAndLogicalKernels(KernelTable& k) {
   auto compare = [&](const char* name, auto f) {
     Kernel kern = [f](KernelContext& c, const Args& a) { return binary(c, a[0], a[1], a[2], f, true); };
     k[std::string("aten::") + name + ".Scalar_out"] = kern;
@@ -341,41 +381,13 @@ void addArithmeticKernels(KernelTable& k) {
   logical("logical_and", [](bool x, bool y) { return x && y; });
   logical("logical_or", [](bool x, bool y) { return x || y; });
   logical("logical_xor", [](bool x, bool y) { return x != y; });
-  k["aten::pow.Tensor_Tensor_out"] = [](KernelContext& c, const Args& a) {  // (self, exponent, out)
-    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return convertElement<decltype(x)>(std::pow(x, y)); });
-  };
-  k["aten::pow.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self: Scalar, exponent: Tensor, out)
-    return binary(c, a[1], a[0], a[2], [](auto e, auto base) { return convertElement<decltype(e)>(std::pow(base, e)); });
-  };
-  k["aten::rsub.Scalar_out"] = [](KernelContext& c, const Args& a) {  // (self, other, alpha, out): other - alpha * self
-    const double alpha = c.scalar(a[2]);
-    return binary(c, a[0], a[1], a[3], [alpha](auto x, auto y) { return y - convertElement<decltype(x)>(alpha) * x; });
-  };
-  k["aten::floor_divide.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out)
-    bool byZero = false;
-    bool ok = binary(c, a[0], a[1], a[2], [&byZero](auto x, auto y) {
-      if constexpr (!std::is_floating_point_v<decltype(x)>)
-        if (y == 0) return byZero = true, decltype(x)(0);
-      return floorDivide(x, y);
-    });
-    return ok && (!byZero || c.fail("integer division by zero (floor_divide)"));
-  };
-  k["aten::atan2.out"] = [](KernelContext& c, const Args& a) {  // (self, other, out): a floating output
-    if (!isFloating(c.tensor(a[2]).dtype)) return c.fail("atan2 needs a floating output");
-    return binary(c, a[0], a[1], a[2], [](auto x, auto y) { return std::atan2(x, y); });
-  };
   k["aten::logical_not.out"] = [](KernelContext& c, const Args& a) {
     return unary(c, a[0], a[1], [](auto x) { return x == decltype(x)(0); });
   };
-  k["aten::neg.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return -x; }); };
-  k["aten::abs.out"] = [](KernelContext& c, const Args& a) { return unary(c, a[0], a[1], [](auto x) { return x < 0 ? -x : x; }); };
-  k["aten::relu.out"] = [](KernelContext& c, const Args& a) {
-    return unary(c, a[0], a[1], [](auto x) { return (x != x || x >= decltype(x)(0)) ? x : decltype(x)(0); });
-  };
 }
 
-/// Floating-point functions, clamps, where, fills, ranges and per-tensor quantization.
-void addFunctionAndFillKernels(KernelTable& k) {
+/// Floating-point functions, rounding, sign and the NaN and infinity checks.
+void addFunctionKernels(KernelTable& k) {
   auto fl = [&](const char* name, auto f) {
     k[name] = [f](KernelContext& c, const Args& a) { return floatUnary(c, a[0], a[1], f); };
   };
@@ -440,6 +452,10 @@ void addFunctionAndFillKernels(KernelTable& k) {
   };
   classify("aten::isnan.out", [](double x) { return std::isnan(x); });
   classify("aten::isinf.out", [](double x) { return std::isinf(x); });
+}
+
+/// Activations and clamps.
+void addActivationAndClampKernels(KernelTable& k) {
   k["aten::gelu.out"] = [](KernelContext& c, const Args& a) {  // (self, approximate, out)
     bool t = c.value(a[1]).kind == ValueKind::String && c.value(a[1]).s == "tanh";
     return floatUnary(c, a[0], a[2], [t](auto x) { return static_cast<decltype(x)>(gelu(x, t)); });
@@ -498,6 +514,10 @@ void addFunctionAndFillKernels(KernelTable& k) {
     });
     return true;
   };
+}
+
+/// where, per-tensor quantization, fills and ranges.
+void addWhereQuantizeAndFillKernels(KernelTable& k) {
   k["aten::where.self_out"] = whereOut;
   k["quantized_decomposed::quantize_per_tensor.out"] = quantizePerTensor;
   k["quantized_decomposed::dequantize_per_tensor.out"] = dequantizePerTensor;
@@ -538,7 +558,12 @@ void addFunctionAndFillKernels(KernelTable& k) {
 
 void addElementwiseKernels(KernelTable& k) {
   addArithmeticKernels(k);
-  addFunctionAndFillKernels(k);
+  addDivisionKernels(k);
+  addPowerAndExtremaKernels(k);
+  addComparisonAndLogicalKernels(k);
+  addFunctionKernels(k);
+  addActivationAndClampKernels(k);
+  addWhereQuantizeAndFillKernels(k);
 }
 
 }  // namespace lstudio::run::kernels
