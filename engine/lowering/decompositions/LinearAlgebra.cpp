@@ -338,6 +338,24 @@ TensorRef joinDirections(Rewrite& r, const std::vector<TensorRef>& outs, bool fi
   return r.op("aten.cat.default", {outs, int64_t(2)});
 }
 
+/// The layers of an unrolled lstm, gru or rnn in PyTorch's order: per layer each direction
+/// (forward, then backward) by `direction(layerInput, group, reverse, final)`, `group` the
+/// index of its parameters and state, `final` when its output is the node's; the
+/// directions' outputs joined into the next layer's input. Returns the last layer's output.
+template <class Direction>
+TensorRef unrollLayers(Rewrite& r, TensorRef input, int64_t layers, int64_t dirs, bool batchFirst, Direction direction) {
+  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
+    const bool lastLayer = l + 1 == layers && !batchFirst;
+    std::vector<TensorRef> outs;
+    for (int64_t d = 0; d < dirs && !r.failure(); ++d) {
+      outs.push_back(direction(input, static_cast<size_t>(l * dirs + d), d == 1, lastLayer && dirs == 1));
+      if (r.failure()) return input;
+    }
+    input = joinDirections(r, outs, lastLayer);
+  }
+  return input;
+}
+
 /// x @ W^T (+ b) as the recurrent decompositions call F.linear, or linear itself when
 /// preserve_ops keeps it whole.
 TensorRef recurrentLinear(Rewrite& r, TensorRef in, TensorRef w, TensorRef b) {
@@ -372,39 +390,34 @@ void lstm(Rewrite& r) {
   TensorRef input{r.arg("input")};
   if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
   std::vector<TensorRef> finalH, finalC;
-  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
-    const bool lastLayer = l + 1 == layers && !batchFirst;
-    std::vector<TensorRef> outs;
-    for (int64_t d = 0; d < dirs && !r.failure(); ++d) {
-      const size_t group = static_cast<size_t>(l * dirs + d);
-      auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
-      const TensorRef noBias{};
-      TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
-      TensorRef c = r.op("aten.unsqueeze.default", {cs[group], int64_t(0)});
-      TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
-      if (d == 1) projected = flipInTime(r, projected);
-      outs.push_back(runDirection(r, projected, d == 1, lastLayer && dirs == 1, [&](TensorRef step) {
-        TensorRef recurrent = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
-        TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
-        if (r.failure()) return TensorRef{};
-        auto g = splitGates(r, gates, 4, hidden, 2);
-        if (g.size() != 4) {
-          r.fail("lstm weights whose shapes do not give four gates of the hidden size");
-          return TensorRef{};
-        }
-        TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
-        TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
-        TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
-        c = r.op("aten.add.Tensor", {kept, added});
-        h = r.op("aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
-        return h;
-      }));
-      if (r.failure()) return;
-      finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
-      finalC.push_back(r.op("aten.squeeze.dims", {c, std::vector<int64_t>{0}}));
-    }
-    input = joinDirections(r, outs, lastLayer);
-  }
+  input = unrollLayers(r, input, layers, dirs, batchFirst, [&](TensorRef layerInput, size_t group, bool reverse, bool final) {
+    auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
+    const TensorRef noBias{};
+    TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
+    TensorRef c = r.op("aten.unsqueeze.default", {cs[group], int64_t(0)});
+    TensorRef projected = recurrentLinear(r, layerInput, param(0), hasBiases ? param(2) : noBias);
+    if (reverse) projected = flipInTime(r, projected);
+    TensorRef steps = runDirection(r, projected, reverse, final, [&](TensorRef step) {
+      TensorRef recurrent = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+      TensorRef gates = r.op("aten.add.Tensor", {recurrent, step});
+      if (r.failure()) return TensorRef{};
+      auto g = splitGates(r, gates, 4, hidden, 2);
+      if (g.size() != 4) {
+        r.fail("lstm weights whose shapes do not give four gates of the hidden size");
+        return TensorRef{};
+      }
+      TensorRef in = r.op("aten.sigmoid.default", {g[0]}), forget = r.op("aten.sigmoid.default", {g[1]});
+      TensorRef cell = r.op("aten.tanh.default", {g[2]}), out = r.op("aten.sigmoid.default", {g[3]});
+      TensorRef kept = r.op("aten.mul.Tensor", {forget, c}), added = r.op("aten.mul.Tensor", {in, cell});
+      c = r.op("aten.add.Tensor", {kept, added});
+      h = r.op("aten.mul.Tensor", {out, r.op("aten.tanh.default", {c})});
+      return h;
+    });
+    if (r.failure()) return steps;
+    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+    finalC.push_back(r.op("aten.squeeze.dims", {c, std::vector<int64_t>{0}}));
+    return steps;
+  });
   if (r.failure()) return;
   if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
   const std::pair<size_t, const std::vector<TensorRef>*> stacked[] = {{1, &finalH}, {2, &finalC}};
@@ -502,44 +515,39 @@ void recurrent(Rewrite& r, const char* kind) {
   TensorRef input = argRef(r, "input");
   if (batchFirst) input = r.op("aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
   std::vector<TensorRef> finalH;
-  for (int64_t l = 0; l < layers && !r.failure(); ++l) {
-    const bool lastLayer = l + 1 == layers && !batchFirst;
-    std::vector<TensorRef> outs;
-    for (int64_t d = 0; d < dirs && !r.failure(); ++d) {
-      const size_t group = static_cast<size_t>(l * dirs + d);
-      auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
-      const TensorRef noBias{};
-      TensorRef projected = recurrentLinear(r, input, param(0), hasBiases ? param(2) : noBias);
-      if (r.failure()) return;
-      if (d == 1) projected = flipInTime(r, projected);  // one_layer_rnn: before the state's unsqueeze
-      TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
-      outs.push_back(runDirection(r, projected, d == 1, lastLayer && dirs == 1, [&](TensorRef step) {
-        std::vector<TensorRef> xi;
-        if (gru) xi = splitGates(r, step, 3, hidden, 1);  // gru_cell chunks x_t [batch, 3h] first
-        TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
-        if (r.failure()) return TensorRef{};
-        if (!gru) {
-          TensorRef sum = r.op("aten.add.Tensor", {hh, step});
-          h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
-          return h;
-        }
-        std::vector<TensorRef> hi = splitGates(r, hh, 3, hidden, 2);  // h @ W_hh^T: [1, batch, 3h]
-        if (xi.size() != 3 || hi.size() != 3) {
-          r.fail("gru weights whose shapes do not give three gates of the hidden size");
-          return TensorRef{};
-        }
-        TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
-        TensorRef update = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[1], xi[1]})});
-        TensorRef fresh = r.op("aten.tanh.default", {r.op("aten.add.Tensor", {xi[2], r.op("aten.mul.Tensor", {hi[2], reset})})});
-        TensorRef kept = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {h, fresh}), update});
-        h = r.op("aten.add.Tensor", {kept, fresh});
+  input = unrollLayers(r, input, layers, dirs, batchFirst, [&](TensorRef layerInput, size_t group, bool reverse, bool final) {
+    auto param = [&](size_t k) { return TensorRef{params[group * perLayer + k]}; };
+    const TensorRef noBias{};
+    TensorRef projected = recurrentLinear(r, layerInput, param(0), hasBiases ? param(2) : noBias);
+    if (r.failure()) return TensorRef{};
+    if (reverse) projected = flipInTime(r, projected);  // one_layer_rnn: before the state's unsqueeze
+    TensorRef h = r.op("aten.unsqueeze.default", {hs[group], int64_t(0)});
+    TensorRef steps = runDirection(r, projected, reverse, final, [&](TensorRef step) {
+      std::vector<TensorRef> xi;
+      if (gru) xi = splitGates(r, step, 3, hidden, 1);  // gru_cell chunks x_t [batch, 3h] first
+      TensorRef hh = recurrentLinear(r, h, param(1), hasBiases ? param(3) : noBias);
+      if (r.failure()) return TensorRef{};
+      if (!gru) {
+        TensorRef sum = r.op("aten.add.Tensor", {hh, step});
+        h = r.op(std::string_view(kind) == "rnn_relu" ? "aten.relu.default" : "aten.tanh.default", {sum});
         return h;
-      }));
-      if (r.failure()) return;
-      finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
-    }
-    input = joinDirections(r, outs, lastLayer);
-  }
+      }
+      std::vector<TensorRef> hi = splitGates(r, hh, 3, hidden, 2);  // h @ W_hh^T: [1, batch, 3h]
+      if (xi.size() != 3 || hi.size() != 3) {
+        r.fail("gru weights whose shapes do not give three gates of the hidden size");
+        return TensorRef{};
+      }
+      TensorRef reset = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[0], xi[0]})});
+      TensorRef update = r.op("aten.sigmoid.default", {r.op("aten.add.Tensor", {hi[1], xi[1]})});
+      TensorRef fresh = r.op("aten.tanh.default", {r.op("aten.add.Tensor", {xi[2], r.op("aten.mul.Tensor", {hi[2], reset})})});
+      TensorRef kept = r.op("aten.mul.Tensor", {r.op("aten.sub.Tensor", {h, fresh}), update});
+      h = r.op("aten.add.Tensor", {kept, fresh});
+      return h;
+    });
+    if (r.failure()) return steps;
+    finalH.push_back(r.op("aten.squeeze.dims", {h, std::vector<int64_t>{0}}));
+    return steps;
+  });
   if (r.failure()) return;
   if (batchFirst) r.into(0, "aten.permute.default", {input, std::vector<int64_t>{1, 0, 2}});
   TensorRef joined = r.op("aten.cat.default", {finalH});
