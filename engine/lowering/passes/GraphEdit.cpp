@@ -18,6 +18,16 @@ std::string FreshNames::operator()(const std::string& base) {
   return name;
 }
 
+Status callInFront(Method& m, Node& n, size_t arg, const std::string& target, std::vector<BuildArg> args,
+                   const std::vector<TensorSpec>& specs, FreshNames& fresh, std::vector<Node>& nodes) {
+  auto made = buildCall(m, target, std::move(args), [&fresh](const std::string& b) { return fresh(b); }, &specs);
+  if (!made) return made.error();
+  made->meta = n.meta;
+  n.args[arg] = made->outputs[0];
+  nodes.push_back(std::move(made.value()));
+  return Ok{};
+}
+
 ValueId addValue(Method& m, Value v) {
   m.values.push_back(std::move(v));
   return static_cast<ValueId>(m.values.size() - 1);

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/ir/CallBuilder.h"
 #include "engine/ir/Ir.h"
 #include "engine/ir/OpSchema.h"
 #include "engine/support/MappedFile.h"
@@ -26,6 +27,10 @@ class FreshNames {
 };
 
 ValueId addValue(Method& m, Value v);
+/// A call of `target` appended to `nodes` in front of node `n` (its meta copied), whose
+/// result `n` then reads as argument `arg`: a cast or a tensor made of what was there.
+Status callInFront(Method& m, Node& n, size_t arg, const std::string& target, std::vector<BuildArg> args,
+                   const std::vector<TensorSpec>& specs, FreshNames& fresh, std::vector<Node>& nodes);
 /// Renumbers the values in the order a traced graph lists them (graph inputs,
 /// then each node's results, then what the nodes read), dropping values
 /// nothing refers to. Passes that add nodes call it so that the value order,

@@ -102,12 +102,8 @@ class RemoveMixedTypeOperators : public Pass {
             }
             for (size_t d = 0; d < spec.sizes.size(); ++d) spec.dimOrder.push_back(static_cast<uint8_t>(d));
             std::vector<TensorSpec> specs{spec};
-            auto cast = buildCall(m, "aten._to_copy.default", {TensorRef{n.args[o.arg]}, to},
-                                   [&fresh](const std::string& b) { return fresh(b); }, &specs);
-            if (!cast) continue;
-            cast->meta = n.meta;
-            n.args[o.arg] = cast->outputs[0];
-            nodes.push_back(std::move(cast.value()));
+            if (!callInFront(m, n, o.arg, "aten._to_copy.default", {TensorRef{n.args[o.arg]}, to}, specs, fresh, nodes))
+              continue;
             out.changed = true;
           }
         }

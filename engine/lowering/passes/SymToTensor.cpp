@@ -41,17 +41,13 @@ class SymToTensor : public Pass {
                                                                        : ScalarType::Int;
           std::vector<TensorSpec> specs{TensorSpec{}};
           specs[0].dtype = dtype;
-          auto made = buildCall(m, "aten.scalar_tensor.default", {TensorRef{n.args[a]}, dtype},
-                                [&fresh](const std::string& b) { return fresh(b); }, &specs);
-          if (!made) {
+          if (auto made = callInFront(m, n, a, "aten.scalar_tensor.default", {TensorRef{n.args[a]}, dtype}, specs, fresh, nodes);
+              !made) {
             out.failed = true;
             out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i),
                                        "cannot make a tensor of " + v.name + ": " + made.error().what});
             return out;
           }
-          made->meta = n.meta;
-          n.args[a] = made->outputs[0];
-          nodes.push_back(std::move(made.value()));
           changed = true;
         }
         nodes.push_back(std::move(n));
