@@ -164,33 +164,55 @@ bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vect
   return npys.size() > before;
 }
 
+/// The arguments of a command, read one at a time.
+struct ArgCursor {
+  const std::vector<std::string>& args;
+  size_t i = 0;
+  /// The option's value: the next argument, when there is one and it is not empty.
+  bool next(std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); }
+};
+
+/// Reads a command's arguments: an option (starting with '-') by `option`, false when it is
+/// not one of the command's or its value is missing; any other argument is FILE, once.
+/// kOk, or kUsage with the argument that stopped it written to `err`.
+template <class Option>
+int readArgs(const std::string& cmd, const std::vector<std::string>& args, std::string& file, std::ostream& err,
+             Option option) {
+  for (ArgCursor in{args}; in.i < args.size(); ++in.i) {
+    const std::string& a = args[in.i];
+    bool ok = true;
+    if (!a.empty() && a[0] == '-') ok = option(a, in);
+    else if (file.empty()) file = a;
+    else ok = false;
+    if (!ok) {
+      err << "lowering-cli " << cmd << ": bad argument near '" << a << "'\n" << commandUsage(cmd);
+      return kUsage;
+    }
+  }
+  return kOk;
+}
+
 /// Reads run's arguments; kOk, or kUsage with the reason written to `err`.
 int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostream& err) {
   std::string toleranceText;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+  const int rc = readArgs("run", args, r.file, err, [&](const std::string& a, ArgCursor& in) {
     std::string v;
     bool ok = true;
     if (a == "--json") r.json = true;
     else if (a == "--every-pass") r.everyPass = true;
-    else if (a == "--config") ok = next(r.configPath);
-    else if (a == "--method") ok = next(r.method);
-    else if (a == "--etrecord") ok = next(r.etrecord);
-    else if (a == "--after") ok = next(r.afterPass);
-    else if (a == "--compare-to") ok = next(r.comparePass);
-    else if (a == "--tolerance") ok = next(toleranceText);
-    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, r.namedInputs);
-    else if (a == "--save-outputs") ok = next(r.saveDir);
-    else if (a == "--ptd") ok = next(v), r.ptds.push_back(v);
-    else if (!a.empty() && a[0] == '-') ok = false;
-    else if (r.file.empty()) r.file = a;
+    else if (a == "--config") ok = in.next(r.configPath);
+    else if (a == "--method") ok = in.next(r.method);
+    else if (a == "--etrecord") ok = in.next(r.etrecord);
+    else if (a == "--after") ok = in.next(r.afterPass);
+    else if (a == "--compare-to") ok = in.next(r.comparePass);
+    else if (a == "--tolerance") ok = in.next(toleranceText);
+    else if (a == "--inputs") ok = readInputsOption(args, in.i, r.npys, r.namedInputs);
+    else if (a == "--save-outputs") ok = in.next(r.saveDir);
+    else if (a == "--ptd") ok = in.next(v), r.ptds.push_back(v);
     else ok = false;
-    if (!ok) {
-      err << "lowering-cli run: bad argument near '" << a << "'\n" << commandUsage("run");
-      return kUsage;
-    }
-  }
+    return ok;
+  });
+  if (rc != kOk) return rc;
   if (r.file.empty()) {
     err << "lowering-cli run: missing FILE\n" << commandUsage("run");
     return kUsage;
@@ -380,23 +402,20 @@ struct EtdumpRequest {
 /// Reads etdump's arguments; kOk, or kUsage with the reason written to `err`.
 int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std::ostream& err) {
   std::string named;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&](std::string& into) { return i + 1 < args.size() && !(into = args[++i]).empty(); };
+  const int rc = readArgs("etdump", args, r.file, err, [&](const std::string& a, ArgCursor& in) {
     std::string v;
     bool ok = true;
     if (a == "--json") r.json = true;
-    else if (a == "--program") ok = next(r.program.file);
-    else if (a == "--etrecord") ok = next(r.program.etrecord);
-    else if (a == "--ptd") ok = next(v), r.program.ptds.push_back(v);
-    else if (a == "--debug-buffer") ok = next(r.debugBuffer);
-    else if (a == "--method") ok = next(r.method);
-    else if (a == "--inputs") ok = readInputsOption(args, i, r.npys, named) && named != "sample";
-    else if (!a.empty() && a[0] == '-') ok = false;
-    else if (r.file.empty()) r.file = a;
+    else if (a == "--program") ok = in.next(r.program.file);
+    else if (a == "--etrecord") ok = in.next(r.program.etrecord);
+    else if (a == "--ptd") ok = in.next(v), r.program.ptds.push_back(v);
+    else if (a == "--debug-buffer") ok = in.next(r.debugBuffer);
+    else if (a == "--method") ok = in.next(r.method);
+    else if (a == "--inputs") ok = readInputsOption(args, in.i, r.npys, named) && named != "sample";
     else ok = false;
-    if (!ok) return err << "lowering-cli etdump: bad argument near '" << a << "'\n" << commandUsage("etdump"), kUsage;
-  }
+    return ok;
+  });
+  if (rc != kOk) return rc;
   if (r.file.empty() || r.program.file.empty())
     return err << "lowering-cli etdump: needs the ETDump and --program P.pte\n" << commandUsage("etdump"), kUsage;
   return kOk;
