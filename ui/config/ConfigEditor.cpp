@@ -224,13 +224,19 @@ class ConfigEditor::Form {
     editor_->order_ << key;
   }
 
-  void checkBox(const QString& key, bool ExecutorchBackendConfig::*member) {
+  /// A flag of the config; `flag` ([](auto& c) -> auto& {...}) picks it, const or not.
+  template <class Flag>
+  void flagBox(const QString& key, Flag flag) {
     auto* box = new QCheckBox(body_);
-    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.*member); });
+    addRow(key, box, [box, flag](const ExecutorchBackendConfig& c) { box->setChecked(flag(c)); });
     ConfigEditor* ed = editor_;
-    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
-      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.*member = on, true; });
+    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, flag](bool on) {
+      ed->propose(key, [flag, on](ExecutorchBackendConfig& c, QString*) { return flag(c) = on, true; });
     });
+  }
+
+  void checkBox(const QString& key, bool ExecutorchBackendConfig::*member) {
+    flagBox(key, [member](auto& c) -> auto& { return c.*member; });
   }
 
   /// A flag of propagate_device_config, for every method. Per-method values (a
@@ -254,12 +260,7 @@ class ConfigEditor::Form {
   }
 
   void edgeBox(const QString& key, bool EdgeCompileConfig::*member) {
-    auto* box = new QCheckBox(body_);
-    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.edgeCompile.*member); });
-    ConfigEditor* ed = editor_;
-    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
-      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.edgeCompile.*member = on, true; });
-    });
+    flagBox(key, [member](auto& c) -> auto& { return c.edgeCompile.*member; });
   }
 
   /// A list of operators typed comma separated; `member` ([](auto& c) -> auto& {...}) picks the list in the config.
@@ -282,12 +283,7 @@ class ConfigEditor::Form {
   }
 
   void planningBox(const QString& key, bool MemoryPlanningConfig::*member) {
-    auto* box = new QCheckBox(body_);
-    addRow(key, box, [box, member](const ExecutorchBackendConfig& c) { box->setChecked(c.memoryPlanning.*member); });
-    ConfigEditor* ed = editor_;
-    QObject::connect(box, &QCheckBox::toggled, ed, [ed, key, member](bool on) {
-      ed->propose(key, [member, on](ExecutorchBackendConfig& c, QString*) { return c.memoryPlanning.*member = on, true; });
-    });
+    flagBox(key, [member](auto& c) -> auto& { return c.memoryPlanning.*member; });
   }
 
   /// A number typed in a line edit: checked while typing, committed on Return or focus out.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "engine/formats/EtRecordLink.h"
 #include "engine/formats/PtdReader.h"
@@ -13,6 +14,14 @@ namespace {
 
 /// A .ptd starts with a flatbuffer whose identifier is "FT01".
 bool isDataFile(const MappedFile& f) { return f.size() >= 8 && std::memcmp(f.data() + 4, "FT01", 4) == 0; }
+
+/// `path` read as a .ptd when it is one (by content, not name); nothing when it is not,
+/// and the caller opens it as a program.
+std::optional<Result<DataFile>> dataFileAt(const std::string& path) {
+  auto f = MappedFile::open(path);
+  if (!f || !isDataFile(*f.value())) return std::nullopt;
+  return readDataFile(std::move(f.value()));
+}
 
 }  // namespace
 
@@ -40,15 +49,14 @@ std::string etRecordBeside(const std::string& ptePath) {
 LoadedProgram loadProgram(const std::string& path, std::vector<std::string> dataFiles) {
   LoadedProgram r;
   r.path = path;
-  if (auto f = MappedFile::open(path); f && isDataFile(*f.value())) {
-    auto d = readDataFile(std::move(f.value()));
-    if (!d) {
-      r.error = d.error().message();
+  if (auto d = dataFileAt(path)) {
+    if (!*d) {
+      r.error = d->error().message();
       return r;
     }
-    r.report = dataFileText(d.value());
-    r.sizes.push_back(sizeBreakdown(d.value()));
-    r.dataFile = std::make_shared<const DataFile>(std::move(d.value()));
+    r.report = dataFileText(d->value());
+    r.sizes.push_back(sizeBreakdown(d->value()));
+    r.dataFile = std::make_shared<const DataFile>(std::move(d->value()));
     r.ok = true;
     return r;
   }
@@ -95,13 +103,12 @@ LoadedProgram loadProgram(const std::string& path, std::vector<std::string> data
 LoadedSizes loadSizes(const std::string& path) {
   LoadedSizes r;
   r.path = path;
-  if (auto f = MappedFile::open(path); f && isDataFile(*f.value())) {
-    auto d = readDataFile(std::move(f.value()));
-    if (!d) {
-      r.error = d.error().message();
+  if (auto d = dataFileAt(path)) {
+    if (!*d) {
+      r.error = d->error().message();
       return r;
     }
-    r.sizes = sizeBreakdown(d.value());
+    r.sizes = sizeBreakdown(d->value());
     r.ok = true;
     return r;
   }
