@@ -491,6 +491,11 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
         pb = {p.name: ptd_canon(p, work) for p in st_ptds}
         if pa != pb:
             structure = "ptd" + first_difference(pa, pb)
+        else:  # the same entries: the bytes must be upstream's too (flatc's layout of its JSON)
+            for p in up_ptds:
+                mine = st_pte.parent / p.name
+                if mine.exists() and mine.read_bytes() != p.read_bytes():
+                    structure = f"{p.name}: the same entries laid out differently from upstream's"
         same_content = same_content and sorted(p.name for p in up_ptds) == sorted(p.name for p in st_ptds) and \
             all(a.read_bytes() == (st_pte.parent / a.name).read_bytes() for a in up_ptds)
     up_kind, up_value = up_run

@@ -35,6 +35,10 @@ FilePlan planPtd(const std::vector<ExternalEntry>& entries, const PteWriteOption
   }
   std::vector<uint64_t> offsets;
   uint64_t dataSize = layOutSegments(segs, o.ptdSegmentAlignment, offsets);
+  // ExecuTorch serializes the FlatTensor as JSON and compiles it with flatc, which makes each
+  // string, vector and sub-table as it reads it: in field order, depth first. Every piece is
+  // made in a statement of its own, in that order (the order C++ evaluates a call's arguments
+  // in is unspecified); flatc's field order inside a table is the generated Create*'s.
   flatbuffers::FlatBufferBuilder fbb(4096);
   std::vector<flatbuffers::Offset<ft::DataSegment>> fsegs;
   for (size_t i = 0; i < segs.size(); ++i) fsegs.push_back(ft::CreateDataSegment(fbb, offsets[i], segs[i].size));
@@ -46,11 +50,14 @@ FilePlan planPtd(const std::vector<ExternalEntry>& entries, const PteWriteOption
     std::vector<uint8_t> dims = e.dimOrder;
     if (dims.empty())
       for (size_t d = 0; d < sizes.size(); ++d) dims.push_back(static_cast<uint8_t>(d));
+    const auto key = fbb.CreateString(e.key.data(), e.key.size());
     flatbuffers::Offset<ft::TensorLayout> layout = 0;
-    if (e.hasLayout)
-      layout = ft::CreateTensorLayout(fbb, static_cast<fb::ScalarType>(e.dtype), fbb.CreateVector(sizes),
-                                      fbb.CreateVector(dims));
-    named.push_back(ft::CreateNamedData(fbb, fbb.CreateString(e.key.data(), e.key.size()), segOf[i], layout));
+    if (e.hasLayout) {
+      const auto sizesVec = fbb.CreateVector(sizes);
+      const auto dimsVec = fbb.CreateVector(dims);
+      layout = ft::CreateTensorLayout(fbb, static_cast<fb::ScalarType>(e.dtype), sizesVec, dimsVec);
+    }
+    named.push_back(ft::CreateNamedData(fbb, key, segOf[i], layout));
   }
   auto namedVec = fbb.CreateVector(named);
   fbb.Finish(ft::CreateFlatTensor(fbb, 0, segVec, namedVec), "FT01");
