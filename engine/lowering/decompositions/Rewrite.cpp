@@ -128,6 +128,27 @@ bool isElementwise(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Any other operator (convolution, pooling, normalization, matmul...) lays its result out as a
+// non-contiguous input of its rank suggests (torch's suggest_memory_format), else contiguously.
+// A recorded layout that no input has any more (torch.export saw a view there, the edge program
+// has its contiguous copy) is contiguous again, as upstream's retrace makes it.
+std::optional<std::vector<int64_t>> layoutOfOtherOperator(const Method& m, const std::vector<ValueId>& args,
+                                                          const TensorSpec& result) {
+  if (result.dimOrder.size() != result.sizes.size() || isContiguous(result)) return std::nullopt;
+  std::vector<ValueId> inputs;  // tensor lists (cat's) included
+  for (ValueId a : args)
+    if (a >= 0) m.appendTensors(a, inputs);
+  for (ValueId a : inputs)
+    if (const TensorSpec* t = m.values[a].tensorIf();
+        t && t->sizes.size() == result.sizes.size() && t->dimOrder == result.dimOrder)
+      return std::nullopt;  // the recorded layout still follows from an input
+  return contiguousStrides(result.sizes);
+}
+
+}  // namespace
+
 std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const OperatorRef& op, const std::vector<ValueId>& args,
                                                    const TensorSpec& result) {
   // The edge dialect's copies of views make fresh contiguous tensors.
@@ -216,7 +237,7 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
         return denseLike(*t, result.sizes);
     return contiguousStrides(result.sizes);
   }
-  return std::nullopt;
+  return layoutOfOtherOperator(m, args, result);
 }
 
 std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
