@@ -83,11 +83,15 @@ void avgPool1d(Rewrite& r) {
   r.finish("aten.squeeze.dims", {pooled, std::vector<int64_t>{-2}});
 }
 
-/// adaptive_avg_pool1d -> unsqueeze(-2), _adaptive_avg_pool2d([1, n]), squeeze(-2)
+/// adaptive_avg_pool1d -> unsqueeze(-2), adaptive_avg_pool2d([1, n]), squeeze(-2); to size 1 that
+/// pooling is ATen's mean over the last two dimensions, as adaptive_avg_pool2d's rule below.
 void adaptiveAvgPool1d(Rewrite& r) {
   TensorRef x = r.op("aten.unsqueeze.default", {argRef(r, "self"), int64_t(-2)});
   auto specs = as2d(r.resultSpec(), false);
-  TensorRef pooled = r.op("aten._adaptive_avg_pool2d.default", {x, lifted(r.ints("output_size"), 1)}, &specs);
+  auto size = r.ints("output_size");
+  TensorRef pooled = size && size->size() == 1 && (*size)[0] == 1
+                         ? r.op("aten.mean.dim", {x, std::vector<int64_t>{-1, -2}, true}, &specs)
+                         : r.op("aten._adaptive_avg_pool2d.default", {x, lifted(r.ints("output_size"), 1)}, &specs);
   r.finish("aten.squeeze.dims", {pooled, std::vector<int64_t>{-2}});
 }
 
