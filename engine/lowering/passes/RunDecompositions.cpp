@@ -123,6 +123,10 @@ class MethodDecomposition {
     const OperatorRef* ref = n.kind == NodeKind::Kernel ? operatorOf(m_, n) : nullptr;
     if (!ref) return nodes_.push_back(std::move(n));
     const OpSchema* schema = reg.find(ref->name, ref->overload);
+    if (isNoOpInPlace(*ref, n)) {  // ATen hands the input back untouched: its readers read the input
+      renames_.add(n.outputs[0], n.args[0]);
+      return;
+    }
     if (isView(schema)) recordView(n);
     std::optional<Alias> writtenView;
     if (schema && schema->isInplace() && !n.args.empty() && n.outputs.size() == 1) {
@@ -131,6 +135,24 @@ class MethodDecomposition {
     }
     lower(std::move(n), i);
     if (writtenView && !out_.failed) writeBack(*writtenView, m_.nodes[i], i);
+  }
+
+  /// dropout_ and its feature/alpha forms in eval (train false) or with p = 0: ATen's kernel
+  /// returns its input without writing it (functional dropout is a clone: its own rule).
+  bool isNoOpInPlace(const OperatorRef& op, const Node& n) const {
+    static const std::unordered_set<std::string> kDropouts = {"aten::dropout_", "aten::feature_dropout_",
+                                                             "aten::alpha_dropout_", "aten::feature_alpha_dropout_"};
+    if (!kDropouts.count(op.name) || n.args.size() < 3 || n.outputs.size() != 1 || n.args[0] < 0) return false;
+    auto number = [&](ValueId v) -> std::optional<double> {
+      if (v < 0 || m_.values[v].symbolic) return std::nullopt;
+      const auto& x = m_.values[v].payload;
+      if (auto* b = std::get_if<bool>(&x)) return *b ? 1.0 : 0.0;
+      if (auto* i = std::get_if<int64_t>(&x)) return double(*i);
+      if (auto* d = std::get_if<double>(&x)) return *d;
+      return std::nullopt;
+    };
+    const auto p = number(n.args[1]), train = number(n.args[2]);
+    return (train && *train == 0) || (p && *p == 0);
   }
 
   /// Applies the decomposition rule of `n`'s operator (unless preserve_ops keeps it) and
