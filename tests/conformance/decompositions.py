@@ -202,6 +202,32 @@ def modules():
             a, b = x.chunk(2, dim=-1)
             return a * b
 
+    class DropoutInPlace(nn.Module):  # EfficientNet's and MobileNetV3's heads: dropout in place, in eval
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 6, 3)
+            self.act = nn.Hardswish(inplace=True)
+            self.drop = nn.Dropout(0.2, inplace=True)
+            self.fc = nn.Linear(6, 4)
+
+        def forward(self, x):
+            x = self.act(self.conv(x))
+            x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
+            return self.fc(self.drop(x))
+
+    class ConvNeXtBlock(nn.Module):  # depthwise conv, then LayerNorm over channels last, as ConvNeXt writes it
+        def __init__(self):
+            super().__init__()
+            self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+            self.norm = nn.LayerNorm(8)
+            self.fc = nn.Linear(8, 16)
+            self.dw2 = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+
+        def forward(self, x):
+            y = self.dw(x).permute(0, 2, 3, 1)
+            y = self.fc(self.norm(y)).permute(0, 3, 1, 2)
+            return self.dw2(y)
+
     class NoGradRegion(nn.Module):  # torch.export wraps the region in wrap_with_set_grad_enabled
         def __init__(self):
             super().__init__()
@@ -429,6 +455,31 @@ def modules():
         ("instance_norm_tracked_affine", lambda: nn.InstanceNorm2d(3, affine=True, track_running_stats=True), [(2, 3, 4, 5)]),
         ("im2col_unbatched_dilated", lambda: nn.Unfold((2, 3), dilation=(2, 1), padding=(0, 1), stride=(1, 2)), [(3, 7, 6)]),
         ("multihead_attention", lambda: nn.MultiheadAttention(8, 2, batch_first=True), [(1, 4, 8), (1, 4, 8), (1, 4, 8)]),
+        # Forms real models write (torchvision, timm, transformers), one class each.
+        ("dropout_in_place_eval", DropoutInPlace, [(2, 3, 4, 4)]),
+        ("no_op_forms", lambda: Fn(lambda x: (torch.ops.aten.alias(x) * 2, x.contiguous() + 1, x.clone() * x,
+                                              x.to(torch.float32) - 1, x.to(x.device) * 3,
+                                              torch.nn.functional.dropout(x, 0.5, training=False) + x,
+                                              torch.nn.functional.dropout(x, 0.2, False, True) * 4)), [(3, 4)]),
+        ("to_forms", lambda: Fn(lambda x, m: (m.to(device=x.device, dtype=torch.float32) * x,
+                                              (1.0 - m.to(dtype=x.dtype)) * torch.finfo(torch.float32).min,
+                                              x.to(torch.int32) + 1, x.type(torch.float64) * 2,
+                                              x.to(x) + m.to(dtype=torch.int64, copy=True),
+                                              x.to(dtype=torch.float16).float())), [(3, 4), (3, 4)]),
+        ("where_scalar_forms", lambda: Fn(lambda x, y: (torch.where(x > 0, x, 0.0), torch.where(x > 0, 1.0, y),
+                                                        torch.where(x > y, 2.0, -1.0), torch.where(x > 0, x, y),
+                                                        x.masked_fill(y > 0, float("-inf")).softmax(-1))),
+         [(3, 4), (3, 4)]),
+        ("diff_prepend_append", lambda: Fn(lambda x: (torch.diff(x, dim=-1, prepend=x[..., :1]),
+                                                      torch.diff(x, n=2, dim=0, append=x[:2]),
+                                                      torch.diff(x.long(), dim=0))), [(4, 5)]),
+        ("roll_two_dims", lambda: Fn(lambda x: (x.roll((1, -2), (1, 2)), x.roll(3), x.roll((2,), (0,)))), [(2, 4, 5)]),
+        ("squeeze_forms", lambda: Fn(lambda x: (x.squeeze() * 2, x.squeeze(1) + 1, x.squeeze((1, 3)) - 1,
+                                                x.unsqueeze(-1).squeeze(-1))), [(2, 1, 3, 1)]),
+        ("adaptive_pool_to_mean", lambda: Fn(lambda x, y: (F.adaptive_avg_pool1d(x, 1), F.adaptive_avg_pool2d(y, 1),
+                                                           F.adaptive_avg_pool2d(y, (1, 1)))), [(2, 3, 8), (2, 3, 4, 5)]),
+        ("depthwise_conv_after_channels_last_norm", ConvNeXtBlock, [(1, 8, 6, 6)]),
+        ("transpose_then_mul", lambda: Fn(lambda x: (x.transpose(1, 2) * 0.5).reshape(2, 3, -1)), [(2, 4, 3, 5)]),
         ("preserved_portable_ops", lambda: Fn(lambda x, y: (torch.stack([x, y], 1), x.tril(1), x.tril(-1) * 2,
                                                              x.masked_fill(x > 0, 0.5), torch.split(x, 3, 1)[1],
                                                              x.unbind(0)[1])), [(3, 8), (3, 8)]),

@@ -112,6 +112,26 @@ void threshold(Rewrite& r) {
   r.finish("aten.where.self", {below, value, self(r)});
 }
 
+/// where with a number for self or other: the number as a scalar_tensor of the result's dtype
+/// (ATen's result type), then where.self; with two numbers, other's tensor is made first.
+void whereScalar(Rewrite& r) {
+  const ScalarType dtype = r.resultSpec().dtype;
+  auto operand = [&](const char* name) -> TensorRef {
+    if (r.method().values[r.arg(name)].isTensor()) return TensorRef{r.arg(name)};
+    return r.op("aten.scalar_tensor.default", {TensorRef{r.arg(name)}, dtype, int64_t(0), "cpu"});
+  };
+  TensorRef other = operand("other");
+  TensorRef value = operand("self");
+  r.finish("aten.where.self", {TensorRef{r.arg("condition")}, value, other});
+}
+
+/// rsub(x, number, alpha) = sub(number, x, alpha): the number is lifted to a tensor later.
+void rsubScalar(Rewrite& r) {
+  if (r.number("alpha").value_or(1) != 1)
+    return r.finish("aten.sub.Tensor", {TensorRef{r.arg("other")}, self(r), TensorRef{r.arg("alpha")}});
+  r.finish("aten.sub.Tensor", {TensorRef{r.arg("other")}, self(r)});
+}
+
 /// hardshrink(x, lambd) = where(|x| <= lambd, 0, x).
 void hardshrink(Rewrite& r) {
   TensorRef mag = r.op("aten.abs.default", {self(r)});
@@ -156,6 +176,10 @@ void selu(Rewrite& r) { r.finish("aten.elu.default", {self(r), 1.673263242354377
 
 void registerActivationRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::silu.default", silu},
+                     {"aten::where.ScalarSelf", whereScalar},
+                     {"aten::where.ScalarOther", whereScalar},
+                     {"aten::where.Scalar", whereScalar},
+                     {"aten::rsub.Scalar", rsubScalar},
                      {"aten::hardsigmoid.default", hardsigmoid},
                      {"aten::hardswish.default", hardswish},
                      {"aten::softplus.default", softplus},

@@ -16,7 +16,10 @@ TensorRef argRef(Rewrite& r, const char* name) { return TensorRef{r.arg(name)}; 
 void finishReshape(Rewrite& r, TensorRef x, std::optional<BuildArg> size = std::nullopt) {
   const TensorSpec& t = r.spec(x.id);
   const std::vector<int64_t> sizes = r.resultSpec().sizes;
-  if (!viewStrides(t.sizes, stridesOf(t), sizes)) x = r.op("aten.clone.default", {x, int64_t(0)});  // contiguous_format
+  // ATen's reshape: a view with the shape as written where the bytes allow one, else an
+  // _unsafe_view of a contiguous copy with the shape inferred (no -1 left).
+  if (!viewStrides(t.sizes, stridesOf(t), sizes))
+    return r.finish("aten.view.default", {r.op("aten.clone.default", {x, int64_t(0)}), BuildArg(sizes)});
   r.finish("aten.view.default", {x, size ? *size : BuildArg(sizes)});
 }
 
@@ -267,14 +270,26 @@ constexpr char kAndScalar[] = "torch.ops.aten.bitwise_and.Scalar", kAndTensor[] 
                kXorScalar[] = "torch.ops.aten.bitwise_xor.Scalar", kXorTensor[] = "torch.ops.aten.bitwise_xor.Tensor";
 
 /// to(dtype) / type_as: a _to_copy to the dtype, or the tensor itself when it has it.
+/// The to() family, as ATen's to_impl: when nothing changes (the dtype, no copy asked for, the
+/// input already in the memory format asked for; the device is always the CPU here) the input
+/// itself; else _to_copy to the dtype, and to the memory format when one is asked for.
 void toDtype(Rewrite& r, ScalarType dtype) {
-  if (r.tensor("self").dtype == dtype && r.integer("copy").value_or(0) == 0) return r.resultIs(r.arg("self"));
-  r.finish("aten._to_copy.default", {argRef(r, "self"), dtype});
+  const TensorSpec x = r.tensor("self");
+  std::optional<int64_t> format = r.isNone("memory_format") ? std::nullopt : r.integer("memory_format");
+  if (format && *format == 1) format.reset();  // preserve_format
+  const std::vector<uint8_t> channelsLast = x.sizes.size() == 4 ? std::vector<uint8_t>{0, 2, 3, 1}
+                                            : x.sizes.size() == 5 ? std::vector<uint8_t>{0, 2, 3, 4, 1}
+                                                                  : std::vector<uint8_t>{};
+  const bool inFormat = !format || (*format == 0 && isContiguous(x)) ||
+                        ((*format == 2 || *format == 3) && !channelsLast.empty() && x.dimOrder == channelsLast);
+  if (x.dtype == dtype && r.integer("copy").value_or(0) == 0 && inFormat) return r.resultIs(r.arg("self"));
+  if (!format) return r.finish("aten._to_copy.default", {argRef(r, "self"), dtype});
+  r.finish("aten._to_copy.default", {argRef(r, "self"), dtype, None{}, None{}, None{}, false, *format});
 }
+/// to.dtype, to.device (both name a dtype) and to.dtype_layout (whose dtype may be None: the input's).
 void to(Rewrite& r) {
-  auto d = r.integer("dtype");
-  if (!d) return r.fail("to() without a dtype is not decomposed yet");
-  toDtype(r, static_cast<ScalarType>(*d));
+  auto d = r.isNone("dtype") ? std::nullopt : r.integer("dtype");
+  toDtype(r, d ? static_cast<ScalarType>(*d) : r.tensor("self").dtype);
 }
 void typeAs(Rewrite& r) { toDtype(r, r.tensor("other").dtype); }
 
@@ -313,6 +328,12 @@ void repeatInterleave(Rewrite& r) {
 }
 
 void squeezeDim(Rewrite& r) { r.finish("aten.squeeze.dims", {argRef(r, "self"), std::vector<int64_t>{r.integer("dim").value_or(0)}}); }
+/// squeeze without dims names every dimension (torch's decomposition); squeeze.dims drops the size-1 ones.
+void squeezeAll(Rewrite& r) {
+  std::vector<int64_t> all;
+  for (size_t d = 0; d < r.tensor("self").sizes.size(); ++d) all.push_back(static_cast<int64_t>(d));
+  r.finish("aten.squeeze.dims", {argRef(r, "self"), all});
+}
 
 void sumAll(Rewrite& r) {
   r.finish("aten.sum.dim_IntList", {argRef(r, "self"), std::vector<int64_t>{}, false, argRef(r, "dtype")});
@@ -427,20 +448,39 @@ void oneHot(Rewrite& r) {
 }
 
 /// roll(x, shift, dim) = index_select(x, dim, (arange(n) + (n - shift) mod n) fmod n), one dimension
+/// after the other (torch's reference); without dims, of the flattened tensor
 void roll(Rewrite& r) {
   const TensorSpec x = r.tensor("self");
   auto shifts = r.ints("shifts");
   auto dims = r.isNone("dims") ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{}) : r.ints("dims");
-  if (!shifts || !dims || shifts->size() != 1 || dims->size() != 1 || hasSymbols(x))
-    return r.fail("roll over other than one fixed dimension is not decomposed yet");
-  const int64_t dim = wrapDim((*dims)[0], x.sizes.size());
-  if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
-  const int64_t n = x.sizes[dim];
-  if (n == 0) return r.finish("aten.clone.default", {argRef(r, "self")});
-  const int64_t start = (((n - (*shifts)[0]) % n) + n) % n;
-  TensorRef shifted = r.op("aten.add.Tensor", {indices(r, n), start});
-  TensorRef index = r.op("aten.fmod.Scalar", {shifted, n});
-  r.finish("aten.index_select.default", {argRef(r, "self"), dim, index});
+  if (!shifts || !dims || shifts->empty() || hasSymbols(x)) return r.fail("roll by symbolic shifts or sizes is not decomposed yet");
+  int64_t numel = 1;
+  for (int64_t n : x.sizes) numel *= n;
+  if (numel == 0) return r.finish("aten.clone.default", {argRef(r, "self")});
+  // One dimension: index_select(x, dim, fmod(arange(n) + start, n)), as torch's reference rolls.
+  auto rolled = [&](TensorRef t, int64_t n, int64_t shift, int64_t dim, bool last) -> TensorRef {
+    const int64_t start = (((n - shift) % n) + n) % n;
+    TensorRef index = r.op("aten.fmod.Scalar", {r.op("aten.add.Tensor", {indices(r, n), start}), n});
+    const std::vector<TensorSpec> same{denseSpec(x.dtype, r.spec(t.id).sizes)};  // a roll keeps the shape
+    if (!last) return r.op("aten.index_select.default", {t, dim, index}, &same);
+    r.finish("aten.index_select.default", {t, dim, index});
+    return {};
+  };
+  if (dims->empty()) {  // flattened, rolled along 0, and viewed in the input's shape again
+    if (shifts->size() != 1) return r.fail("roll without dims takes one shift");
+    if (x.sizes.size() == 1) return void(rolled(argRef(r, "self"), numel, (*shifts)[0], 0, true));
+    if (!isContiguous(x)) return r.fail("roll without dims of a strided tensor is not decomposed yet");
+    TensorRef flat = r.op("aten.view.default", {argRef(r, "self"), std::vector<int64_t>{numel}});
+    return r.finish("aten.view.default", {rolled(flat, numel, (*shifts)[0], 0, false), x.sizes});
+  }
+  if (shifts->size() != dims->size()) return r.fail("roll with as many shifts as dims only");
+  // Several dimensions: the first rolled, then the rest of the result, one after the other.
+  TensorRef t = argRef(r, "self");
+  for (size_t k = 0; k < dims->size(); ++k) {
+    const int64_t dim = wrapDim((*dims)[k], x.sizes.size());
+    if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
+    t = rolled(t, x.sizes[dim], (*shifts)[k], (*dims)[k], k + 1 == dims->size());
+  }
 }
 
 /// select_scatter(x, src, dim, index) = where(arange(n).view(1.., -1, ..1) == index,
@@ -538,17 +578,38 @@ void trace(Rewrite& r) {
 /// diff(x, n=1, dim): x[1:] - x[:-1] along dim, as two slices (without prepend or append).
 void diff(Rewrite& r) {
   const TensorSpec x = r.tensor("self");
-  if (r.integer("n").value_or(1) != 1 || !r.isNone("prepend") || !r.isNone("append"))
-    return r.fail("diff with n other than 1, prepend or append is not decomposed yet");
   if (x.sizes.empty()) return r.fail("diff of a 0-d tensor");
-  const int64_t dim = wrapDim(r.integer("dim").value_or(-1), x.sizes.size());
+  const int64_t given = r.integer("dim").value_or(-1);  // ATen narrows along the dim as given
+  const int64_t dim = wrapDim(given, x.sizes.size());
   if (!inRange(dim, x.sizes.size())) return r.fail("a dimension out of range");
   if (static_cast<size_t>(dim) < x.symbols.size() && !x.symbols[dim].empty())
     return r.fail("diff along a dynamic dimension is not decomposed yet");
-  const int64_t length = x.sizes[dim];
-  TensorRef before = r.op("aten.slice.Tensor", {argRef(r, "self"), dim, int64_t(0), length - 1});
-  TensorRef after = r.op("aten.slice.Tensor", {argRef(r, "self"), dim, int64_t(1), length});
-  r.finish("aten.sub.Tensor", {after, before});
+  int64_t n = r.integer("n").value_or(1);
+  if (n <= 0) return r.fail("diff with n < 1 is not decomposed yet");
+  // prepend and append joined on first (cat along the dim as given), as ATen's diff does.
+  TensorRef a = argRef(r, "self");
+  int64_t length = x.sizes[dim];
+  const bool prepend = !r.isNone("prepend"), append = !r.isNone("append");
+  if (prepend || append) {
+    std::vector<TensorRef> parts;
+    for (const char* name : {"prepend", "self", "append"})
+      if (!r.isNone(name)) {
+        const TensorSpec& t = r.tensor(name);
+        if (t.sizes.size() != x.sizes.size() || hasSymbols(t)) return r.fail(std::string(name) + " of another rank or symbolic sizes");
+        length += std::string(name) == "self" ? 0 : t.sizes[dim];
+        parts.push_back(TensorRef{r.arg(name)});
+      }
+    a = r.op("aten.cat.default", {parts, given});
+  }
+  n = std::min(n, length);
+  const char* subtract = x.dtype == ScalarType::Bool ? "aten.logical_xor.default" : "aten.sub.Tensor";
+  // n times: the slice from 1 minus the slice from 0, each one element shorter.
+  for (int64_t k = 0, out = length - 1; k < n; ++k, --out) {
+    TensorRef before = r.op("aten.slice.Tensor", {a, given, int64_t(0), out});
+    TensorRef after = r.op("aten.slice.Tensor", {a, given, int64_t(1), int64_t(1) + out});
+    if (k + 1 == n) return r.finish(subtract, {after, before});
+    a = r.op(subtract, {after, before});
+  }
 }
 
 /// clamp_min(x, min) = clamp(x, min); expand_as(x, other) = expand(x, other's sizes).
@@ -656,12 +717,16 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::__xor__.Scalar", bitwise<kXorScalar>},
                      {"aten::__xor__.Tensor", bitwise<kXorTensor>},
                      {"aten::to.dtype", to},
+                     {"aten::to.device", to},
+                     {"aten::to.dtype_layout", to},
+                     {"aten::to.other", typeAs},
                      {"aten::type_as.default", typeAs},
                      {"aten::lift_fresh_copy.default", liftFreshCopy},
                      {"aten::detach.default", detach},
                      {"aten::pad.default", pad},
                      {"aten::repeat_interleave.self_int", repeatInterleave},
                      {"aten::squeeze.dim", squeezeDim},
+                     {"aten::squeeze.default", squeezeAll},
                      {"aten::sum.default", sumAll},
                      {"aten::var.dim", varDim},
                      {"aten::std.dim", stdRule},
