@@ -143,7 +143,10 @@ def count_params(build) -> int:
     """Parameters of the model `build()` makes, built on the meta device (no memory)."""
     import torch
 
-    with torch.device("meta"):
+    try:
+        with torch.device("meta"):
+            m = build()
+    except Exception:  # noqa: BLE001  (a builder that reads tensor values, e.g. regnet's widths: built for real)
         m = build()
     return sum(p.numel() for p in m.parameters())
 
@@ -239,8 +242,8 @@ def torchvision_build(name: str):
                 last = e
                 continue
             return wrapped, (x,)
-        if kind == "segmentation":
-            model = Positional.wrap(model, ["x"])
+        if kind == "segmentation":  # the forward's own argument name (x, or input for LRASPP)
+            model = Positional.wrap(model, [next(iter(inspect.signature(model.forward).parameters))])
         try:
             with torch.no_grad():
                 model(x)
@@ -492,7 +495,8 @@ def torchaudio_build(name: str):
         x = (torch.randn(1, 1600, generator=g),)
         model = Positional.wrap(model, ["waveforms"])
     elif cls == "Wav2Letter":
-        x = (torch.randn(1, model.acoustic_model[0].in_channels, 1600, generator=g),)
+        first_conv = next(m for m in model.modules() if isinstance(m, torch.nn.Conv1d))
+        x = (torch.randn(1, first_conv.in_channels, 1600, generator=g),)
     elif cls == "ConvTasNet":
         x = (torch.randn(1, 1, 1600, generator=g),)
     elif cls == "HDemucs":
@@ -539,7 +543,7 @@ def cache_key() -> str:
     """What the exported programs and upstream's files depend on: the pinned packages, the
     configs and how this script builds the models (CORPUS_VERSION)."""
     h = hashlib.sha256(str(CORPUS_VERSION).encode())
-    for p in [HERE / "requirements.txt"] + sorted((HERE / "configs").glob("*.json")):
+    for p in [HERE / "requirements.txt", HERE / "models.py", HERE / "harness.py"] + sorted((HERE / "configs").glob("*.json")):
         h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
@@ -748,7 +752,23 @@ def enumerate_models(work: Path, libraries=("tv", "timm", "hf", "ta")) -> list[s
 
 # The CI tier: a fixed list drawn from the sweep (models.json), covering the four libraries and
 # the studio's present refusals and differences; run under CI_CONFIGS.
-CI_TIER: list[str] = []
+CI_TIER: list[str] = [
+    # torchvision: classification, segmentation
+    "tv:mobilenet_v3_small", "tv:squeezenet1_1", "tv:shufflenet_v2_x0_5", "tv:mnasnet0_5", "tv:resnet18",
+    "tv:regnet_x_400mf", "tv:efficientnet_b0", "tv:lraspp_mobilenet_v3_large",
+    # timm: convnets, efficientnets, convnexts, vits, mlp-mixers, hybrids, nfnets, levit, xcit
+    "timm:test_resnet", "timm:test_convnext", "timm:test_efficientnet", "timm:test_vit", "timm:test_byobnet",
+    "timm:test_nfnet", "timm:test_mambaout", "timm:mixer_s32_224", "timm:deit_tiny_patch16_224",
+    "timm:levit_128s", "timm:mobilevit_xxs", "timm:ghostnet_050", "timm:mobilenetv3_small_050",
+    "timm:edgenext_xx_small", "timm:hgnetv2_b0", "timm:fasternet_t0", "timm:pvt_v2_b0", "timm:tiny_vit_5m_224",
+    "timm:repghostnet_050", "timm:starnet_s050", "timm:xcit_nano_12_p8_224", "timm:dla46x_c",
+    # transformers: encoders, decoder-only, encoder-decoders, vision (vit, convnext), speech
+    "hf:bert:encoder", "hf:distilbert:encoder", "hf:roberta:encoder", "hf:albert:encoder", "hf:gpt2:causal",
+    "hf:llama:causal", "hf:qwen2:causal", "hf:t5:seq2seq", "hf:bart:seq2seq", "hf:vit:vision",
+    "hf:convnext:vision", "hf:wav2vec2:ctc", "hf:hubert:ctc", "hf:whisper:speech2seq",
+    # torchaudio
+    "ta:Wav2Letter",
+]
 
 
 class Expected:
@@ -785,25 +805,107 @@ def check_row(r: dict, expected: Expected) -> str | None:
     return f"{r['result']} where models_expected.txt says {want}"
 
 
-def run_isolated(name: str, configs: list[str], work: Path, cache: Path | None, timeout: int) -> tuple[list[dict], float]:
-    """run_model in a child process of its own, bounded by `timeout` seconds."""
-    t0 = time.time()
-    (work / safe(name)).mkdir(parents=True, exist_ok=True)
-    out = work / safe(name) / "rows.json"
-    out.unlink(missing_ok=True)
-    cmd = [sys.executable, __file__, "--work", str(work), "--one", name, "--configs", *configs] + \
-        (["--cache", str(cache)] if cache else [])
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-        (work / safe(name) / "log.txt").write_text(p.stdout[-20000:])
-        if out.exists():
+class Worker:
+    """run_model in a child process that imports the libraries once and takes one model after
+    another (`--worker`: a name per line on its stdin, `done` on the result pipe when the model's
+    rows.json is written). A model that passes `timeout` seconds, or a child that stops (a crash
+    in a library's native code), ends that child with everything it started; the row is recorded
+    and the next model gets a new child. executorch.runtime runs in a child of the child
+    (harness.Runner), so a runtime abort costs a row, not the worker."""
+
+    def __init__(self, configs: list[str], work: Path, cache: Path | None, timeout: int, fresh: bool = False):
+        self.configs, self.work, self.cache, self.timeout, self.fresh = configs, work, cache, timeout, fresh
+        self.proc = None
+        self.results = None
+
+    def start(self) -> None:
+        r, w = os.pipe()
+        cmd = [sys.executable, __file__, "--work", str(self.work), "--worker", str(w), "--configs", *self.configs] + \
+            (["--cache", str(self.cache)] if self.cache else [])
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     pass_fds=(w,), start_new_session=True, text=True)
+        os.close(w)
+        self.results = os.fdopen(r, "r")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        import signal
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the child's session: its runner and CLI runs too
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.results.close()
+        self.proc = self.results = None
+
+    def run(self, name: str) -> tuple[list[dict], float]:
+        import select
+        t0 = time.time()
+        wd = self.work / safe(name)
+        if self.fresh:  # nothing from an earlier run: exported anew, upstream lowered anew
+            shutil.rmtree(wd, ignore_errors=True)
+        wd.mkdir(parents=True, exist_ok=True)
+        out, log = wd / "rows.json", wd / "log.txt"
+        out.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
+        if self.proc is None or self.proc.poll() is not None:
+            self.stop()
+            self.start()
+        lib = name.split(":", 1)[0]
+        try:
+            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.results], [], [], self.timeout)
+            line = self.results.readline() if ready else None
+        except (BrokenPipeError, OSError):
+            line = ""
+        if line is None:
+            self.stop()
+            return [{"model": name, "library": lib, "config": "-", "result": "skipped",
+                     "detail": f"timeout: more than {self.timeout} s"}], time.time() - t0
+        if line.strip() == "done" and out.exists():
             return json.loads(out.read_text()), time.time() - t0
-        tail = [x for x in p.stdout.strip().splitlines() if x.strip()][-1:] or ["no output"]
-        return [{"model": name, "library": name.split(":", 1)[0], "config": "-", "result": "failed",
-                 "detail": f"the model's process stopped (exit {p.returncode}): {tail[0][:300]}"}], time.time() - t0
-    except subprocess.TimeoutExpired:
-        return [{"model": name, "library": name.split(":", 1)[0], "config": "-", "result": "skipped",
-                 "detail": f"timeout: more than {timeout} s"}], time.time() - t0
+        code = self.proc.wait() if self.proc else None
+        self.stop()
+        text = log.read_text(errors="replace") if log.exists() else ""
+        tail = [x for x in text.strip().splitlines() if x.strip()][-1:] or ["no output"]
+        return [{"model": name, "library": lib, "config": "-", "result": "failed",
+                 "detail": f"the model's process stopped (exit {code}): {tail[0][:300]}"}], time.time() - t0
+
+
+def worker_main(fd: int, configs: list[str], work: Path, cache: Path | None) -> int:
+    """--worker FD: the models named on stdin, one after another in this process; each one's
+    output goes to its log.txt, its rows to its rows.json, then `done` to FD."""
+    import torch
+
+    results = os.fdopen(fd, "w")
+    import_libraries()
+    for line in sys.stdin:
+        name = line.strip()
+        if not name:
+            continue
+        wd = work / safe(name)
+        wd.mkdir(parents=True, exist_ok=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log = os.open(wd / "log.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        try:
+            rows = run_model(name, configs, work, cache)
+        except Exception as e:  # noqa: BLE001  (a bug here: the row says so, the next model runs)
+            traceback.print_exc()
+            rows = [{"model": name, "library": name.split(":", 1)[0], "config": "-", "result": "failed",
+                     "detail": f"models.py: {type(e).__name__}: {first_line(e)}"}]
+        (wd / "rows.json").write_text(json.dumps(rows, indent=1))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        torch._dynamo.reset()  # nothing one model's export compiled is seen by the next
+        results.write("done\n")
+        results.flush()
+    return 0
 
 
 LIBRARIES = {"tv": "torchvision", "timm": "timm", "hf": "transformers", "ta": "torchaudio"}
@@ -865,6 +967,7 @@ def main() -> int:
                     help="keep the exported programs and upstream's files here between runs (no value: "
                          "~/.cache/lowering-studio/models-KEY, KEY from the requirements, the configs and CORPUS_VERSION)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one model, rows to WORK/NAME/rows.json
+    ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # internal: see Worker
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -873,6 +976,8 @@ def main() -> int:
         rows = run_model(args.one, args.configs, work, cache)
         (work / safe(args.one) / "rows.json").write_text(json.dumps(rows, indent=1))
         return 0
+    if args.worker is not None:
+        return worker_main(args.worker, args.configs or [], work, cache)
 
     configs = [] if args.export_only else args.configs or (CI_CONFIGS if args.tier == "ci" else SWEEP_CONFIGS)
     names = CI_TIER if args.tier == "ci" else enumerate_models(work, args.libraries)
@@ -885,8 +990,10 @@ def main() -> int:
     t0 = time.time()
     rows, bad = [], []
     json_path = Path(args.json) if args.json else work / ("models-ci.json" if args.tier == "ci" else "models.json")
+    # The CI tier without --cache starts from nothing (a fresh machine's run), its work directory included.
+    worker = Worker(configs, work, cache, args.timeout, fresh=args.tier == "ci" and cache is None)
     for i, name in enumerate(names):
-        mrows, secs = run_isolated(name, configs, work, cache, args.timeout)
+        mrows, secs = worker.run(name)
         for r in mrows:
             r["model_seconds"] = round(secs, 1)
             why = check_row(r, expected) if args.tier == "ci" else None
@@ -897,6 +1004,7 @@ def main() -> int:
                   f"{r['detail'][:220]}{'  [FAIL: ' + why + ']' if why else ''}", flush=True)
         rows += mrows
         json_path.write_text(json.dumps(rows, indent=1))
+    worker.stop()
     print()
     print(tables(rows))
     print(f"time: {time.time() - t0:.0f} s for {len(names)} models x {len(configs)} configs")
