@@ -97,6 +97,11 @@ conformance() {  # conformance [harness options...]
   # studio_memory_aware_order (beyond ExecuTorch): arenas beside upstream's, files run bit-identical.
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/memory_order.py" --work "$root/build/memory_order"
+  # Models as users take them from torchvision, timm, transformers and torchaudio: the CI tier
+  # (a fixed list x default and et_greedy, exported and lowered by upstream anew on every run;
+  # models_expected.txt lists the rows that do not agree yet). The whole sweep: tools/dev.sh models.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
+    "$venv/bin/python" "$root/tests/conformance/models.py" --tier ci --work "$root/build/models-ci"
 }
 
 build() {  # build DIR [cmake options...]
