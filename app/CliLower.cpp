@@ -234,6 +234,8 @@ int exportCommand(const std::vector<std::string>& args, std::ostream& out, std::
   auto toWrite = lowerToEnd(std::make_shared<const Program>(std::move(program.value())), config, file, err);
   if (!toWrite) return kPassFailed;
   auto outcome = exportToFiles(*toWrite, config, output, ptdDir);
+  if (!outcome && outcome.error().code == ErrorCode::RuntimeRule)  // the program, not the file: as a failed pass
+    return err << "error: ExecuTorch's runtime would refuse this program: " << outcome.error().message() << "\n", kPassFailed;
   if (!outcome) return err << "error: " << outcome.error().message() << "\n", kBadFile;
   for (const auto& n : outcome->notes) err << "note: " << n << "\n";
   out << exportSummary(outcome.value());

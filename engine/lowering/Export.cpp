@@ -5,8 +5,47 @@
 
 #include "engine/formats/PtdReader.h"
 #include "engine/lowering/Emitter.h"
+#include "engine/run/KernelRules.h"
 
 namespace lstudio {
+namespace {
+
+/// What ExecuTorch's runtime would refuse in the emitted program, found before a byte is
+/// written: an operator no kernel library registers, a kernel's dim-order check, a planned
+/// tensor past the end of its arena.
+std::optional<Error> runtimeRefusal(const Program& p, const std::string& output) {
+  for (const Method& m : p.methods) {
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+      const Node& n = m.nodes[i];
+      if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) continue;
+      const OperatorRef& op = m.operators[static_cast<size_t>(n.op)];
+      const std::string where = "method " + m.name + ", instruction " + std::to_string(i) + " (" + op.fullName() + ")";
+      if (!runtimeHasKernel(op))
+        return Error{ErrorCode::RuntimeRule, output, std::nullopt, where, "an operator ExecuTorch's kernel libraries register",
+                     "none registers it: the runtime would fail loading the method (OperatorMissing, 0x14)"};
+      if (auto broken = kernelRuleViolation(m, n)) return Error{ErrorCode::RuntimeRule, output, std::nullopt, where, "", *broken};
+    }
+    for (size_t v = 0; v < m.values.size(); ++v) {
+      const TensorSpec* t = m.values[v].tensorIf();
+      if (!t || !t->slot || t->storage() != TensorStorage::Planned) continue;
+      const auto bytes = t->nbytes();
+      const uint32_t id = t->slot->memId;
+      if (bytes && id < m.nonConstBufferSizes.size() &&
+          t->slot->offset + *bytes <= static_cast<uint64_t>(m.nonConstBufferSizes[id]))
+        continue;
+      return Error{ErrorCode::RuntimeRule, output, std::nullopt,
+                   "method " + m.name + ", value " + std::to_string(v) + " (" + m.values[v].name + ")",
+                   "a planned tensor inside its arena",
+                   "mem_id " + std::to_string(id) + " offset " + std::to_string(t->slot->offset) +
+                       (bytes ? " + " + std::to_string(*bytes) + " bytes" : std::string(" (size unknown)")) +
+                       (id < m.nonConstBufferSizes.size() ? " past an arena of " + std::to_string(m.nonConstBufferSizes[id]) + " bytes"
+                                                          : std::string(", an arena the method does not have"))};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBackendConfig& config,
                                     const std::string& output, const std::string& ptdDir,
@@ -28,6 +67,7 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
   if (!pte) return pte.error();
   outcome.notes = std::move(emitted.notes);
   Program out = std::move(pte.value());
+  if (auto refused = runtimeRefusal(out, output)) return *refused;
   // External tensors of a .pte given without its .ptd: the .pte names them, no .ptd is written.
   outcome.unresolvedExternal = unresolvedExternalKeys(out);
   options.writeDataFiles = outcome.unresolvedExternal.empty();

@@ -1,4 +1,5 @@
 #include "engine/run/Interpreter.h"
+#include "engine/run/KernelRules.h"
 
 #include <algorithm>
 #include <chrono>
@@ -145,6 +146,8 @@ class MethodRun {
             if (auto s = prim(n, op); !s) return fail(pc, s.error().found);
           } else if (auto s = checkArguments(values_, n, op); !s) {
             return fail(pc, s.error().found);
+          } else if (auto broken = kernelRuleViolation(m_, n)) {  // the runtime refuses the call too
+            return fail(pc, *broken);
           } else if (!(*findKernel(op.fullName()))(ctx, n.args)) {
             return fail(pc, ctx.message());
           }

@@ -17,6 +17,7 @@ const char* errorCodeName(ErrorCode code) {
     case ErrorCode::Unsupported: return "unsupported";
     case ErrorCode::MissingKey: return "missing-key";
     case ErrorCode::Mismatch: return "mismatch";
+    case ErrorCode::RuntimeRule: return "runtime-rule";
   }
   return "unknown";
 }

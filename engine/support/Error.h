@@ -21,6 +21,7 @@ enum class ErrorCode {
   Unsupported,   ///< a valid file of a kind the studio does not handle
   MissingKey,    ///< an external tensor is in none of the data files
   Mismatch,      ///< an external tensor differs from its description
+  RuntimeRule,   ///< a program ExecuTorch's runtime would refuse (a missing kernel, a kernel's check)
 };
 
 const char* errorCodeName(ErrorCode code);
