@@ -329,6 +329,17 @@ def _run_pte_here(pte: Path, ptds: list[Path], inputs: dict, etdump: tuple | Non
     return outs
 
 
+def refused_alike(studio_error: str, up_run) -> bool:
+    """Whether the studio's export refused the program for the reason ExecuTorch's runtime refuses
+    upstream's own file: an operator no kernel library registers (0x14 at load), a kernel's check
+    (0x12). The studio names the rule before writing; the runtime fails the file."""
+    if up_run[0] != "error" or "ExecuTorch's runtime would refuse" not in studio_error:
+        return False
+    code = "14" if "OperatorMissing, 0x14" in studio_error else "12" if "0x12" in studio_error else None
+    # The runtime writes its error as "0x14" or, loading a method, "0x:14".
+    return code is not None and (f"0x{code}" in up_run[1] or f"0x:{code}" in up_run[1])
+
+
 def runtime_error(e: Exception) -> str:
     """The runtime's refusal as one comparable line (its last)."""
     return (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
@@ -634,7 +645,11 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
                                                up_run, exact_plan)
                 emit(cfg.stem, inp, result, detail, time.time() - t1 + t_up)
             except StudioError as e:
-                emit(cfg.stem, inp, "failed", str(e), time.time() - t1)
+                if refused_alike(str(e), up_run):
+                    emit(cfg.stem, inp, "same-shape", "refused alike: ExecuTorch's runtime refuses upstream's own file "
+                         f"({up_run[1]}), the studio's export refuses the program for that reason", time.time() - t1)
+                else:
+                    emit(cfg.stem, inp, "failed", str(e), time.time() - t1)
             except Exception as e:
                 emit(cfg.stem, inp, "failed", f"harness: {type(e).__name__}: {e}"[:400], time.time() - t1)
                 traceback.print_exc()
