@@ -679,6 +679,11 @@ class TestPteWriter : public QObject {
         }
     QCOMPARE(d->entries.size(), r->externalTensors);
     QVERIFY(externals >= d->entries.size());
+    // The entries keep the source file's order (upstream's packer order), not the order values name them in.
+    QStringList srcOrder, writtenOrder;
+    for (const auto& e : src->entries) srcOrder << QString::fromStdString(e.key);
+    for (const auto& e : d->entries) writtenOrder << QString::fromStdString(e.key);
+    QCOMPARE(writtenOrder, srcOrder);
     // The rewritten pair loads as the original pair does.
     auto back = readProgramFile(out.toStdString());
     QVERIFY2(back.ok(), back.ok() ? "" : msg(back.error()));
@@ -692,6 +697,28 @@ class TestPteWriter : public QObject {
     QVERIFY(mem.ok());
     QCOMPARE(mem->size(), size_t(1));
     QVERIFY(mem->begin()->second == fileBytes(written));
+  }
+
+  // A .ptd whose entries come in another order than the program names them is
+  // rewritten in its own order: re-exporting an upstream pair keeps its .ptd bytes.
+  void ptdKeepsItsEntryOrder() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto p = readProgramFile(fixture("pte/xor.pte").toStdString());
+    auto src = readDataFile(fixture("ptd/xor.ptd").toStdString());
+    QVERIFY(p.ok() && src.ok());
+    DataFile reversed = src.value();
+    std::reverse(reversed.entries.begin(), reversed.entries.end());
+    QVERIFY(resolveExternalTensors(p.value(), {reversed}).ok());
+    QTemporaryDir dir;
+    auto r = writePte(p.value(), (dir.path() + "/model.pte").toStdString());
+    QVERIFY2(r.ok(), r.ok() ? "" : msg(r.error()));
+    auto d = readDataFile((dir.path() + "/xor.ptd").toStdString());
+    QVERIFY2(d.ok(), d.ok() ? "" : msg(d.error()));
+    QStringList want, got;
+    for (const auto& e : reversed.entries) want << QString::fromStdString(e.key);
+    for (const auto& e : d->entries) got << QString::fromStdString(e.key);
+    QCOMPARE(want.size(), 4);
+    QCOMPARE(got, want);
   }
 
   // Tags choose the files: one tensor per file here, in another folder.

@@ -144,6 +144,21 @@ void Planner::addCarriedData() {
   }
 }
 
+void Planner::keepSourceOrder() {
+  // carriedData lists every entry of the opened .ptd files in their order; entries made here sort last.
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < p_.carriedData.size(); ++i) rank.emplace(p_.carriedData[i].key, i);
+  auto rankOf = [&](const ExternalEntry& e) {
+    auto it = rank.find(e.key);
+    return it == rank.end() ? rank.size() : it->second;
+  };
+  for (auto& [tag, list] : external) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](const ExternalEntry& a, const ExternalEntry& b) { return rankOf(a) < rankOf(b); });
+    for (size_t i = 0; i < list.size(); ++i) externalKeys_[list[i].key] = {tag, i};
+  }
+}
+
 Status Planner::planTensors() {
   std::vector<Use> consts, muts;
   bool legacyMutable = false;
@@ -176,6 +191,7 @@ Status Planner::planTensors() {
     }
   }
   addCarriedData();
+  keepSourceOrder();
   if (p_.facts.constants == ContainerFacts::Constants::ConstantBuffer)
     notes.push_back("constants moved from the legacy constant_buffer to constant_segment");
   if (legacyMutable)

@@ -76,6 +76,9 @@ class Planner {
   /// Entries of the opened .ptd files that no tensor names go back to the
   /// file of the same name (a delegate reads its named data from there).
   void addCarriedData();
+  /// Entries resolved from an opened .ptd keep that file's order (re-exporting a .pte
+  /// and its .ptd rewrites the .ptd as it was), not the order values name them in.
+  void keepSourceOrder();
   Status planTensors();
   Status planDelegates();
   Status planNamedData();
