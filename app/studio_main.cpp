@@ -62,11 +62,17 @@ struct Options {
 };
 
 void nameApplication() {
-  QApplication::setOrganizationName("LoweringStudio");
-  QApplication::setApplicationName("Lowering Studio");
-  QApplication::setApplicationVersion(LSTUDIO_VERSION);
-  QApplication::setDesktopFileName("lowering-studio");
-  QApplication::setWindowIcon(QIcon::fromTheme("lowering-studio"));
+  QCoreApplication::setOrganizationName("LoweringStudio");
+  QCoreApplication::setApplicationName("Lowering Studio");
+  QCoreApplication::setApplicationVersion(LSTUDIO_VERSION);
+}
+
+/// --help and --version answer without a window system (a QApplication aborts without a display).
+bool answersWithoutWindow(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    for (const char* flag : {"-h", "--help", "-?", "--help-all", "-v", "--version"})
+      if (std::strcmp(argv[i], flag) == 0) return true;
+  return false;
 }
 
 /// --run-to: starts the lowering towards `pass` ("end": all of it); false when there is no such pass.
@@ -145,11 +151,19 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--screenshot", 12) == 0 && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  nameApplication();
   QCommandLineParser parser;
   const Options o;
   o.addTo(parser);
+  if (answersWithoutWindow(argc, argv)) {
+    QCoreApplication console(argc, argv);
+    nameApplication();
+    parser.process(console);  // prints the help or the version and exits
+    return 0;
+  }
+  QApplication app(argc, argv);
+  nameApplication();
+  QGuiApplication::setDesktopFileName("lowering-studio");
+  QApplication::setWindowIcon(QIcon::fromTheme("lowering-studio"));
   parser.process(app);
 
   lstudio::ui::MainWindow w;

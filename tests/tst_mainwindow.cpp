@@ -92,6 +92,17 @@ void answerNextBox(const QString& button, QString* said) {
   t->start();
 }
 
+/// The environment for a lowering-studio started by a test: its settings, cache and
+/// autosaves go to `dir`, never to the user's (Open Recent listed a test's files).
+QProcessEnvironment isolatedEnvironment(const QTemporaryDir& dir) {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("XDG_CONFIG_HOME", dir.filePath("config"));
+  env.insert("XDG_CACHE_HOME", dir.filePath("cache"));
+  env.insert("XDG_DATA_HOME", dir.filePath("data"));
+  env.insert("XDG_STATE_HOME", dir.filePath("state"));
+  return env;
+}
+
 QAction* menuAction(QWidget& w, const QString& text) {
   for (QAction* a : w.findChildren<QAction*>())
     if (a->text() == text) return a;
@@ -1358,13 +1369,35 @@ class TestMainWindow : public QObject {
     QVERIFY(w.current());
   }
 
+  // --help and --version answer on a machine without a display (they aborted in the platform plugin).
+  void helpWithoutDisplay() {
+    QTemporaryDir dir;
+    QProcessEnvironment env = isolatedEnvironment(dir);
+    for (const char* v : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(v);
+    QProcess studio;
+    studio.setProcessChannelMode(QProcess::MergedChannels);
+    studio.setProcessEnvironment(env);
+    studio.start(LSTUDIO_STUDIO, {"--help"});
+    QVERIFY(studio.waitForFinished(30000));
+    QCOMPARE(studio.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(studio.exitCode(), 0);
+    QByteArray said = studio.readAll();
+    QVERIFY2(said.contains("Usage:") && said.contains("--screenshot"), said.constData());
+    studio.start(LSTUDIO_STUDIO, {"--version"});
+    QVERIFY(studio.waitForFinished(30000));
+    QCOMPARE(studio.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(studio.exitCode(), 0);
+    said = studio.readAll();
+    QVERIFY2(said.contains("Lowering Studio"), said.constData());
+  }
+
   void screenshotCommand() {
     QTemporaryDir dir;
     QString pt2 = dir.filePath("mlp.pt2"), png = dir.filePath("shot.png");
     QVERIFY(writePt2(*sample("mlp"), pt2.toStdString()).ok());
     QProcess studio;
     studio.setProcessChannelMode(QProcess::MergedChannels);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QProcessEnvironment env = isolatedEnvironment(dir);
     env.insert("QT_QPA_PLATFORM", "offscreen");
     studio.setProcessEnvironment(env);
     studio.start(LSTUDIO_STUDIO, {pt2, "--screenshot", png, "--run-to", "ToOutVarPass", "--select", "relu", "--size", "1200x800"});
