@@ -9,6 +9,8 @@
 #include <QDir>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMimeData>
+#include <QDropEvent>
 #include <QTextBlock>
 #include <QTabBar>
 #include <QComboBox>
@@ -1222,6 +1224,152 @@ class TestMainWindow : public QObject {
     QVERIFY(!said.isEmpty());
     QVERIFY(!w.isVisible());
     QVERIFY(!QFile::exists(autosave));
+  }
+
+  // Every action that replaces a session with unsaved changes asks first, as Quit
+  // does: Open (and Open Recent, the start page's recent files), a sample, a drop,
+  // a workspace. (Open replaced a session with a tagging rule added without asking.)
+  void replacingAnUnsavedSessionAsks() {
+    QTemporaryDir dir;
+    QString mlp = dir.filePath("mlp.pt2"), add = dir.filePath("dynamic_batch.pt2"), ws = dir.filePath("add.lstudio");
+    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
+    QVERIFY(writePt2(*sample("dynamic_batch"), add.toStdString()).ok());
+    Workspace addWs;
+    addWs.input = add.toStdString();
+    QVERIFY(saveWorkspace(addWs, ws.toStdString()).ok());
+    ui::MainWindow w;
+    w.show();
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(mlp);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!w.isModified());
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.segmentAlignment = 4096;
+    w.configEditor()->edit(c, "Change segment_alignment");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.isModified());
+
+    auto drop = [&](const QString& path) {
+      auto* mime = new QMimeData;
+      mime->setUrls({QUrl::fromLocalFile(path)});
+      // Qt delivers a drop to the widget that accepted the drag's entry.
+      QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+      QApplication::sendEvent(&w, &enter);
+      QDropEvent e(QPointF(10, 10), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+      QApplication::sendEvent(&w, &e);
+      delete mime;
+    };
+    const std::vector<std::pair<QString, std::function<void()>>> paths = {
+        {"open", [&] { w.openFile(add); }},
+        {"sample", [&] { w.openSample("dynamic_batch"); }},
+        {"drop", [&] { drop(add); }},
+        {"workspace", [&] { w.openFile(ws); }},
+    };
+    for (const auto& [name, replace] : paths) {
+      QString said;
+      answerNextBox("Cancel", &said);
+      replace();
+      QVERIFY2(said.contains("mlp.pt2") && said.contains("replaces it"), qPrintable(name + ": " + said));
+      QTest::qWait(200);
+      QVERIFY2(!loaded.wait(300), qPrintable(name));  // nothing loads
+      QCOMPARE(QFileInfo(QString::fromStdString(w.current()->path)).fileName(), QString("mlp.pt2"));
+      QVERIFY(w.isModified());
+      QCOMPARE(w.configEditor()->config().segmentAlignment, uint64_t(4096));
+    }
+    // Discard: the other file opens, from the default config.
+    QString said;
+    answerNextBox("Discard", &said);
+    loaded.clear();
+    w.openFile(add);
+    QVERIFY(!said.isEmpty());
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(QFileInfo(QString::fromStdString(w.current()->path)).fileName(), QString("dynamic_batch.pt2"));
+    QVERIFY(!w.isModified());
+  }
+
+  // A new file starts from the default config and a fresh undo history; carrying the
+  // previous file's config over is File > Apply the Previous File's Config, one undoable
+  // edit. (The last model's tagging rule and alignment were applied silently.)
+  void aNewFileStartsFromTheDefaults() {
+    QTemporaryDir dir;
+    QString mlp = dir.filePath("mlp.pt2"), add = dir.filePath("dynamic_batch.pt2");
+    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
+    QVERIFY(writePt2(*sample("dynamic_batch"), add.toStdString()).ok());
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(mlp);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.memoryPlanning.alignment = 64;
+    ConstantTagRule everything;
+    everything.namePattern = "*";
+    everything.file = "model.ptd";
+    c.externalConstantRules.push_back(everything);
+    w.configEditor()->edit(c, "Change memory_planning_pass.alignment");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.configEditor()->undoAction()->isEnabled());
+    QVERIFY(!w.applyPreviousAction()->isEnabled());
+
+    loaded.clear();
+    w.openFile(add);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    const ExecutorchBackendConfig defaults;
+    QCOMPARE(QString::fromStdString(configToJson(w.configEditor()->config())), QString::fromStdString(configToJson(defaults)));
+    QCOMPARE(w.runner()->state().config.memoryPlanning.alignment, defaults.memoryPlanning.alignment);
+    QVERIFY2(!w.configEditor()->undoAction()->isEnabled(), qPrintable(w.configEditor()->undoAction()->text()));
+    QVERIFY(!w.isModified());
+    QVERIFY(w.logView()->toPlainText().contains("Config reset to the defaults for dynamic_batch.pt2"));
+    QVERIFY(w.applyPreviousAction()->isEnabled());
+
+    w.applyPreviousAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.configEditor()->config().memoryPlanning.alignment, uint64_t(64));
+    QCOMPARE(w.runner()->state().config.memoryPlanning.alignment, uint64_t(64));
+    QCOMPARE(w.configEditor()->config().externalConstantRules.size(), size_t(1));
+    QVERIFY(w.isModified());
+    QVERIFY(w.logView()->toPlainText().contains("Applying the config of mlp.pt2"));
+    w.configEditor()->undoAction()->trigger();  // one edit: undone at once
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QCOMPARE(w.configEditor()->config().memoryPlanning.alignment, defaults.memoryPlanning.alignment);
+    QVERIFY(w.configEditor()->config().externalConstantRules.empty());
+  }
+
+  // A run's result belongs to the program it ran: the next program shows none of it.
+  // (The Inspector of another program showed "The run failed: …" of the last one.)
+  void runResultsGoWithTheirProgram() {
+    QTemporaryDir dir;
+    QString mlp = dir.filePath("mlp.pt2"), add = dir.filePath("dynamic_batch.pt2");
+    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
+    QVERIFY(writePt2(*sample("dynamic_batch"), add.toStdString()).ok());
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(mlp);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QString bad = dir.filePath("bad.npy");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not an array");
+    f.close();
+    w.runProgram({bad});  // fails: the result says why
+    QTRY_VERIFY_WITH_TIMEOUT(w.programRun()->result() != nullptr, 30000);
+    QVERIFY(!w.programRun()->result()->ok);
+    loaded.clear();
+    w.openFile(add);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.programRun()->result() == nullptr);
+    QVERIFY(w.programRun()->etdump() == nullptr);
+    QVERIFY(w.shownProgram() && !w.shownProgram()->methods.empty());
+    QVERIFY(w.selectNodeByName(QString::fromStdString(w.shownProgram()->methods[0].nodes.back().name)));
+    QVERIFY2(!w.inspector()->toPlainText().contains("run failed"), qPrintable(w.inspector()->toPlainText()));
   }
 
   // Each instance has its own autosave. At start the window offers the

@@ -86,6 +86,15 @@ void ProgramRunController::cancel() {
   if (cancel_) cancel_->store(true);
 }
 
+void ProgramRunController::clear() {
+  cancel();
+  ++serial_;  // a run still finishing reports to no one
+  running_ = false;
+  result_.reset();
+  everyPass_.reset();
+  etdump_.reset();
+}
+
 template <class R, class Work>
 void ProgramRunController::launch(Work work, std::shared_ptr<const R> ProgramRunController::*into,
                                   void (ProgramRunController::*done)()) {

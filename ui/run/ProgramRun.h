@@ -90,6 +90,9 @@ class ProgramRunController : public QObject {
   /// The last ETDump read; null before any.
   std::shared_ptr<const EtdumpResult> etdump() const { return etdump_; }
   void cancel();
+  /// Forgets every result (another program was opened): a run in progress is
+  /// cancelled and its result dropped.
+  void clear();
   bool running() const { return running_; }
   /// The last finished every-pass run; null before any.
   std::shared_ptr<const EveryPassResult> everyPass() const { return everyPass_; }

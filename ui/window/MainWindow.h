@@ -179,6 +179,11 @@ class MainWindow : public QMainWindow {
   /// Tests set this so that errors go to the status bar instead of a modal dialog.
   void setQuietErrors(bool quiet) { quietErrors_ = quiet; }
 
+  /// File > Apply the Previous File's Config: the config of the file open before
+  /// this one, as one undoable edit (a new file starts from the defaults).
+  void applyPreviousConfig();
+  QAction* applyPreviousAction() const { return applyPrevious_; }
+
  signals:
   /// Emitted on the GUI thread when a load finishes (ok or not).
   void loadFinished(bool ok, const QString& message);
@@ -189,6 +194,9 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
   void closeEvent(QCloseEvent* e) override;
+  /// Before the session is replaced or closed: with unsaved changes, asks Save / Discard /
+  /// Cancel (`consequence` says what the action does). False: the user kept the session.
+  bool settleUnsavedChanges(const QString& consequence);
 
  private:
   // Assembly (MainWindow.cpp): the window is built in these steps, in this order.
@@ -217,9 +225,13 @@ class MainWindow : public QMainWindow {
   // Files, workspaces and export (MainWindowFiles.cpp).
   void chooseFile();
   void onLoaded();
+  /// openSample without asking first (a workspace's sample, a sample: path).
+  void buildSample(const QString& spec);
   void startLoad(QFuture<LoadedProgram> future);
   void finishLoad(LoadedProgram r);
   void rememberRecent();
+  /// A file that replaces another starts from the default config (logged when that changes it).
+  void startFromDefaults();
   void startPipeline();
   void showSummary(const LoadedProgram& p);
   QString askWorkspacePath();
@@ -350,6 +362,10 @@ class MainWindow : public QMainWindow {
   QWidget* programCentre_ = nullptr;
   /// Actions that need an open program (disabled until one is loaded).
   QAction *saveWs_ = nullptr, *saveWsAs_ = nullptr, *export_ = nullptr;
+  QAction* applyPrevious_ = nullptr;  ///< File > Apply the Previous File's Config
+  /// The config of the file open before this one, and its name (for applyPreviousConfig).
+  std::optional<ExecutorchBackendConfig> previousConfig_;
+  QString previousFile_;
   QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;

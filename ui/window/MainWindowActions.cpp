@@ -68,6 +68,10 @@ QAction* MainWindow::buildFileMenu() {
     QString error;
     if (!path.isEmpty() && !config_->loadFile(path, &error)) QMessageBox::warning(this, tr("Cannot load config"), error);
   });
+  applyPrevious_ = file->addAction(tr("Apply the &Previous File's Config"), this, &MainWindow::applyPreviousConfig);
+  applyPrevious_->setEnabled(false);
+  applyPrevious_->setToolTip(tr("A new file starts from the default config (a .pte from the config it was made "
+                                "with); this carries over the config of the file open before it, as one undoable edit"));
   file->addAction(tr("Sa&ve Config As…"), this, [this] {
     QString path = QFileDialog::getSaveFileName(this, tr("Save config"), QSettings().value("lastDirectory").toString(),
                                                 tr("Config (*.json)"));

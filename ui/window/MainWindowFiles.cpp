@@ -79,6 +79,7 @@ void MainWindow::chooseFile() {
 }
 
 void MainWindow::openFile(const QString& path) {
+  if (!settleUnsavedChanges(tr("Opening %1 replaces it.").arg(QFileInfo(path).fileName()))) return;
   if (path.endsWith(kWorkspaceExtension)) {
     QString error;
     if (isAutosave(path) ? !recoverSession(path, &error) : !openWorkspace(path, &error)) {
@@ -88,7 +89,7 @@ void MainWindow::openFile(const QString& path) {
     }
     return;
   }
-  if (path.startsWith("sample:")) return openSample(path.mid(7));
+  if (path.startsWith("sample:")) return buildSample(path.mid(7));
   QSettings s;
   s.setValue("lastDirectory", QFileInfo(path).absolutePath());
   std::string p = path.toStdString();
@@ -98,6 +99,10 @@ void MainWindow::openFile(const QString& path) {
 }
 
 void MainWindow::openSample(const QString& spec) {
+  if (settleUnsavedChanges(tr("Opening the sample %1 replaces it.").arg(spec))) buildSample(spec);
+}
+
+void MainWindow::buildSample(const QString& spec) {
   std::string n = spec.toStdString();
   status_->setText(tr("Building sample %1…").arg(spec));
   log(tr("Building sample %1").arg(spec));
@@ -184,6 +189,14 @@ void MainWindow::finishLoad(LoadedProgram r) {
   }
   // Another program replaces a recovered session not saved: its autosave stays for the next start.
   if (!recovering_ && !recovered_.isEmpty()) releaseRecovered(false);
+  // Runs, ETDumps and the config's undo history belong to the program they were made on.
+  programRun_->clear();
+  updateRunValues();
+  if (current_.ok) {
+    previousConfig_ = config_->config();
+    previousFile_ = QFileInfo(q(current_.path)).fileName();
+  }
+  const bool replacing = current_.ok;
   current_ = std::move(r);
   centreStack_->setCurrentWidget(programCentre_);
   inspector_->showNothing();  // nothing of the program shown before is selected in this one
@@ -196,6 +209,7 @@ void MainWindow::finishLoad(LoadedProgram r) {
   snapshot_ = 0;
   selectedNode_ = -1;
   shownPosition_ = -1;
+  if (replacing && !pending_) startFromDefaults();
   if (current_.program && !current_.program->methods.empty()) {
     startPipeline();
   } else {
@@ -219,6 +233,28 @@ void MainWindow::rememberRecent() {
   while (recent.size() > 10) recent.removeLast();
   s.setValue("recentFiles", recent);
   updateRecentMenu();
+}
+
+void MainWindow::startFromDefaults() {
+  // The file before this one leaves nothing behind: its config (tagging rules, alignments)
+  // is offered under File, not applied silently; a .pte then takes the config it was made with.
+  const ExecutorchBackendConfig defaults;
+  {
+    QSignalBlocker a(config_), b(constants_);
+    config_->setConfig(defaults);  // a fresh undo history
+    constants_->setConfig(defaults);
+  }
+  const bool differed = previousConfig_ && configToJson(*previousConfig_) != configToJson(defaults);
+  applyPrevious_->setEnabled(differed);
+  if (differed)
+    log(tr("Config reset to the defaults for %1; File › Apply the Previous File's Config carries over the config of %2")
+            .arg(QFileInfo(q(current_.path)).fileName(), previousFile_));
+}
+
+void MainWindow::applyPreviousConfig() {
+  if (!previousConfig_) return;
+  log(tr("Applying the config of %1").arg(previousFile_));
+  config_->edit(*previousConfig_, tr("Apply the config of %1").arg(previousFile_));
 }
 
 void MainWindow::startPipeline() {
@@ -320,7 +356,7 @@ bool MainWindow::openWorkspace(const QString& path, QString* error) {
   std::string input = pending_->input;
   std::vector<std::string> data = pending_->dataFiles;
   if (input.rfind("sample:", 0) == 0) {
-    openSample(q(input.substr(7)));
+    buildSample(q(input.substr(7)));
     return true;
   }
   status_->setText(tr("Loading %1…").arg(QFileInfo(q(input)).fileName()));
@@ -442,26 +478,36 @@ void MainWindow::autosave() {
     log(tr("Autosave failed: %1").arg(q(st.error().message())));
 }
 
-void MainWindow::closeEvent(QCloseEvent* e) {
-  if (modified_ && !quietErrors_ && current_.ok) {
-    const QString name = QFileInfo(q(current_.path)).fileName();
-    auto answer = QMessageBox::question(
-        this, tr("Unsaved changes"),
-        recovered_.isEmpty() ? tr("The config or the lowering of %1 changed since the workspace was saved. Save the workspace?").arg(name)
-                             : tr("The session of %1 recovered from its autosave is not saved. Save it as a workspace?").arg(name),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Cancel) return e->ignore();
-    if (answer == QMessageBox::Discard) releaseRecovered(true);
-    if (answer == QMessageBox::Save) {
-      QString path = workspacePath_;
-      if (path.isEmpty()) path = askWorkspacePath();
-      QString error;
-      if (path.isEmpty() || !saveWorkspaceTo(path.endsWith(kWorkspaceExtension) ? path : path + kWorkspaceExtension, &error)) {
-        if (!error.isEmpty()) QMessageBox::warning(this, tr("Cannot save workspace"), error);
-        return e->ignore();
-      }
-    }
+bool MainWindow::settleUnsavedChanges(const QString& consequence) {
+  if (!modified_ || quietErrors_ || !current_.ok) return true;
+  const QString name = QFileInfo(q(current_.path)).fileName();
+  QMessageBox box(QMessageBox::Warning, tr("Unsaved changes"),
+                  recovered_.isEmpty()
+                      ? tr("The config or the lowering of %1 changed since the workspace was saved. Save the workspace?").arg(name)
+                      : tr("The session of %1 recovered from its autosave is not saved. Save it as a workspace?").arg(name),
+                  QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+  box.setInformativeText(consequence);
+  box.setDefaultButton(QMessageBox::Save);
+  const auto answer = box.exec();
+  if (answer == QMessageBox::Discard) {
+    releaseRecovered(true);
+    log(tr("Discarded the unsaved changes to %1").arg(name));
+    setModified(false);
+    return true;
   }
+  if (answer != QMessageBox::Save) return false;  // Cancel, Escape
+  QString path = workspacePath_;
+  if (path.isEmpty()) path = askWorkspacePath();
+  QString error;
+  if (path.isEmpty() || !saveWorkspaceTo(path.endsWith(kWorkspaceExtension) ? path : path + kWorkspaceExtension, &error)) {
+    if (!error.isEmpty()) QMessageBox::warning(this, tr("Cannot save workspace"), error);
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (!settleUnsavedChanges(tr("Quitting closes it."))) return e->ignore();
   QFile::remove(autosavePath());  // a clean close: nothing to recover
   QSettings s;
   s.setValue("window/geometry", saveGeometry());
