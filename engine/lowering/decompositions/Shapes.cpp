@@ -219,9 +219,16 @@ void stack(Rewrite& r) {
   r.finish("aten.cat.default", {list, dim});
 }
 
+/// The fill value of ones / zeros and their _like and new_ forms: as torch's references
+/// write it, True or False when the result is bool (the program keeps a Bool argument).
+BuildArg fillValue(Rewrite& r, int64_t value) {
+  if (r.resultSpec().dtype == ScalarType::Bool) return BuildArg(value != 0);
+  return BuildArg(value);
+}
+
 /// ones / zeros -> full(size, 1 or 0) with the default dtype and layout spelled out.
 void filled(Rewrite& r, int64_t value) {
-  r.finish("aten.full.default", {argRef(r, "size"), value, orDefault(r, "dtype", ScalarType::Float),
+  r.finish("aten.full.default", {argRef(r, "size"), fillValue(r, value), orDefault(r, "dtype", ScalarType::Float),
                                  orDefault(r, "layout", int64_t(0)), argRef(r, "device"), argRef(r, "pin_memory")});
 }
 void ones(Rewrite& r) { filled(r, 1); }
@@ -230,7 +237,7 @@ void zeros(Rewrite& r) { filled(r, 0); }
 /// zeros_like / ones_like -> full_like(self, 0 or 1), the options passed on, the memory
 /// format preserved unless given.
 void filledLike(Rewrite& r, int64_t value) {
-  r.finish("aten.full_like.default", {argRef(r, "self"), value, argRef(r, "dtype"), argRef(r, "layout"),
+  r.finish("aten.full_like.default", {argRef(r, "self"), fillValue(r, value), argRef(r, "dtype"), argRef(r, "layout"),
                                       argRef(r, "device"), argRef(r, "pin_memory"),
                                       orDefault(r, "memory_format", int64_t(1))});  // preserve_format
 }
@@ -238,7 +245,7 @@ void onesLike(Rewrite& r) { filledLike(r, 1); }
 void zerosLike(Rewrite& r) { filledLike(r, 0); }
 /// zero(x) (zero_ made functional) = zeros_like(x), as torch's reference: full_like(x, 0), format preserved.
 void zero(Rewrite& r) {
-  r.finish("aten.full_like.default", {argRef(r, "self"), int64_t(0), None{}, None{}, None{}, false, int64_t(1)});
+  r.finish("aten.full_like.default", {argRef(r, "self"), fillValue(r, 0), None{}, None{}, None{}, false, int64_t(1)});
 }
 
 /// fill.Scalar -> full_like(self, value) (torch decomposes it although it is core ATen);
@@ -258,8 +265,8 @@ void newFilled(Rewrite& r, BuildArg value) {
                                  orDefault(r, "layout", int64_t(0)), orDefault(r, "device", std::string("cpu")),
                                  orDefault(r, "pin_memory", false)});
 }
-void newZeros(Rewrite& r) { newFilled(r, int64_t(0)); }
-void newOnes(Rewrite& r) { newFilled(r, int64_t(1)); }
+void newZeros(Rewrite& r) { newFilled(r, fillValue(r, 0)); }
+void newOnes(Rewrite& r) { newFilled(r, fillValue(r, 1)); }
 void newFull(Rewrite& r) { newFilled(r, argRef(r, "fill_value")); }
 
 /// Python's &, | and ^ on tensors are the bitwise operators of the same overload.
