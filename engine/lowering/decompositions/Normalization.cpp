@@ -7,12 +7,24 @@ namespace {
 
 /// batch_norm in evaluation (running statistics, training=False) ->
 /// _native_batch_norm_legit_no_training(...)[0]; its statistics results are empty.
+/// In training mode without running statistics (the input's own statistics, as
+/// ScaledStdConv2d standardises its weight in eval too) -> _native_batch_norm_legit.no_stats,
+/// whose statistics results have one number per channel.
 void batchNorm(Rewrite& r) {
-  if (r.integer("training").value_or(0) != 0)
-    return r.fail("batch_norm in training mode is not decomposed (export the model in eval())");
+  const bool untracked = r.isNone("running_mean") && r.isNone("running_var");
+  const TensorSpec& x = r.tensor("input");
+  if (r.integer("training").value_or(0) != 0) {
+    if (!untracked)
+      return r.fail("batch_norm updating its running statistics (training mode) is not decomposed (export the model in eval())");
+    if (x.sizes.size() < 2) return r.fail("batch_norm of an input without a channel dimension");
+    const TensorSpec stats = denseSpec(x.dtype, {x.sizes[1]});
+    return r.finish("aten._native_batch_norm_legit.no_stats",
+                    {TensorRef{r.arg("input")}, TensorRef{r.arg("weight")}, TensorRef{r.arg("bias")}, true,
+                     TensorRef{r.arg("momentum")}, TensorRef{r.arg("eps")}},
+                    {stats, stats});
+  }
   if (r.isNone("running_mean") || r.isNone("running_var"))
     return r.fail("batch_norm without running statistics is not decomposed yet");
-  const TensorSpec& x = r.tensor("input");
   r.finish("aten._native_batch_norm_legit_no_training.default",
            {TensorRef{r.arg("input")}, TensorRef{r.arg("weight")}, TensorRef{r.arg("bias")}, TensorRef{r.arg("running_mean")},
             TensorRef{r.arg("running_var")}, TensorRef{r.arg("momentum")}, TensorRef{r.arg("eps")}},
@@ -96,12 +108,38 @@ void instanceNorm(Rewrite& r) {
   r.finish("aten.view.default", {outs[0], x.sizes});
 }
 
+/// _weight_norm(v, g, dim) = v * (g / ||v||), the norm over every dimension but `dim`
+/// (ATen's fused path, for dim 0 or the last, then torch's _weight_norm_interface
+/// decomposition: the norm as linalg_vector_norm with keepdim, which ExecuTorch writes as
+/// pow, sum, pow).
+void weightNorm(Rewrite& r) {
+  const TensorSpec v = r.tensor("v");
+  const int64_t rank = static_cast<int64_t>(v.sizes.size());
+  const int64_t dim = r.integer("dim").value_or(0);
+  if (v.dtype != ScalarType::Float && v.dtype != ScalarType::Double)
+    return r.fail("_weight_norm of a weight that is not float32 or float64 is not decomposed yet");
+  if (rank == 0 || (dim != 0 && dim != rank - 1))
+    return r.fail("_weight_norm along a dimension other than the first or the last is not decomposed yet");
+  if (!isContiguous(v) || r.tensor("g").dtype != v.dtype)
+    return r.fail("_weight_norm of a strided weight, or of a gain of another dtype, is not decomposed yet");
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim) others.push_back(d);
+  if (others.empty()) return r.fail("_weight_norm of a 1-d weight is not decomposed yet");
+  TensorRef squares = r.op("aten.pow.Tensor_Scalar", {TensorRef{r.arg("v")}, int64_t(2)});
+  TensorRef sum = r.op("aten.sum.dim_IntList", {squares, others, true});
+  TensorRef norm = r.op("aten.pow.Tensor_Scalar", {sum, 0.5});
+  TensorRef scale = r.op("aten.div.Tensor", {TensorRef{r.arg("g")}, norm});
+  r.finish("aten.mul.Tensor", {TensorRef{r.arg("v")}, scale});
+}
+
 }  // namespace
 
 void registerNormalizationRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::batch_norm.default", batchNorm}, {"aten::layer_norm.default", layerNorm},
                      {"aten::group_norm.default", groupNorm},
-                     {"aten::instance_norm.default", instanceNorm}});
+                     {"aten::instance_norm.default", instanceNorm},
+                     {"aten::_weight_norm.default", weightNorm}});
 }
 
 }  // namespace lstudio::decompositions

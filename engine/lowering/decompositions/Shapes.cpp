@@ -145,6 +145,29 @@ void indexCopy(Rewrite& r) {
   r.finish("aten.index_put.default", {argRef(r, "self"), indices, argRef(r, "source"), false});
 }
 
+/// arange(start, end) = arange.start_step(start, end) with the default step, as torch's
+/// decomposition writes it (the step left out, the layout strided).
+void arangeStart(Rewrite& r) {
+  r.finish("aten.arange.start_step", {TensorRef{r.arg("start")}, TensorRef{r.arg("end")}, int64_t(1),
+                                      orDefault(r, "dtype", None{}), orDefault(r, "layout", int64_t(0)),
+                                      orDefault(r, "device", None{}), orDefault(r, "pin_memory", false)});
+}
+
+/// reshape_as(x, other) and view_as(x, other): reshape / view to other's sizes.
+void reshapeAs(Rewrite& r) {
+  if (!hasSymbols(r.resultSpec())) return finishReshape(r, argRef(r, "self"));
+  if (!isContiguous(r.tensor("self")))
+    return r.fail("reshape_as of a strided tensor to symbolic sizes is not decomposed yet");
+  r.finish("aten.view.default", {argRef(r, "self"), r.sizes(r.arg("other"), 0, r.tensor("other").sizes.size())});
+}
+
+/// min(x, y) and max(x, y) of two tensors are minimum and maximum.
+template <const char* kTarget>
+void elementwise(Rewrite& r) {
+  r.finish(kTarget, {argRef(r, "self"), argRef(r, "other")});
+}
+constexpr char kMinimum[] = "aten.minimum.default", kMaximum[] = "aten.maximum.default";
+
 /// The dimension split and chunk cut along (wrapped), or none when the rule fails:
 /// out of range, or of symbolic size (its pieces would be the bound's).
 std::optional<int64_t> pieceDimension(Rewrite& r, const TensorSpec& x, const std::string& op) {
@@ -702,6 +725,11 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::narrow.default", narrow},
                      {"aten::item.default", item},
                      {"aten::arange.default", arangeEnd},
+                     {"aten::arange.start", arangeStart},
+                     {"aten::reshape_as.default", reshapeAs},
+                     {"aten::view_as.default", reshapeAs},
+                     {"aten::min.other", elementwise<kMinimum>},
+                     {"aten::max.other", elementwise<kMaximum>},
                      {"aten::index_copy.default", indexCopy},
                      {"aten::chunk.default", chunk},
                      {"aten::split.Tensor", splitTensor},
