@@ -161,6 +161,11 @@ std::vector<int64_t> stridesOf(const TensorSpec& t);
 /// bytes allow one without a copy (torch's computeStride); nullopt otherwise.
 std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                                                 const std::vector<int64_t>& newSizes);
+/// The strides torch's fake tensors give that view (torch._refs' view, which keeps the
+/// stride of a dimension it does not touch, a 1 included, where computeStride
+/// recomputes it): those of the exported program and of upstream's to_edge.
+std::optional<std::vector<int64_t>> fakeViewStrides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                                    const std::vector<int64_t>& newSizes);
 /// torch's reshape: a view when the layout allows one, else a contiguous clone viewed.
 TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes);
 /// The same with sizes that may be symbolic.

@@ -19,16 +19,15 @@ int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
   return p;
 }
 
-/// ATen's should_fold for a >= 3-d tensor times a <= 2-d one: mm on the larger
-/// folded to a matrix, when that needs no copy. (During run_decompositions
-/// nothing requires grad, so the gradient shortcut never applies.)
+/// torch's should_fold (the Python decomposition run_decompositions traces) for a >= 3-d
+/// tensor times a <= 2-d one: mm on the larger folded to a matrix when it is contiguous,
+/// size-1 dimensions skipped (xcit's [1, 64, 128] at strides (8192, 1, 64) is not folded,
+/// llama's [1, 8, 64] at (64, 64, 1) is). (During run_decompositions nothing requires
+/// grad, so the gradient shortcut never applies.)
 bool shouldFold(const TensorSpec& a, const TensorSpec& b) {
   if (!(a.sizes.size() >= 3 && b.sizes.size() <= 2)) return false;
   if (a.numel().value_or(1) == 0) return true;
-  std::vector<int64_t> st = stridesOf(a);
-  for (size_t i = 0; i + 2 < a.sizes.size(); ++i)
-    if (st[i] != st[i + 1] * a.sizes[i + 1]) return false;
-  return true;
+  return isContiguous(a);
 }
 
 /// Broadcast of two batch shapes.

@@ -71,6 +71,72 @@ std::optional<std::vector<int64_t>> viewStrides(const std::vector<int64_t>& size
   return out;
 }
 
+std::optional<std::vector<int64_t>> fakeViewStrides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                                    const std::vector<int64_t>& newSizes) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return contiguousStrides(newSizes);
+  if (sizes.empty()) return std::vector<int64_t>(newSizes.size(), 1);  // unsqueezed at the end, one by one
+  if (newSizes.empty()) return std::vector<int64_t>{};
+  TensorSpec t;
+  t.sizes = sizes;
+  t.strides = strides;
+  if (isContiguous(t)) {  // the reference's shortcuts for nd -> 1d and 1d -> 2d
+    if (newSizes.size() == 1 && sizes.size() > 1) return std::vector<int64_t>{1};
+    if (newSizes.size() == 2 && sizes.size() == 1) return std::vector<int64_t>{newSizes[1], 1};
+  }
+  // Left to right: a dimension of the right length is kept with its stride; else the
+  // dimensions that make it up are collapsed (the smallest stride of the non-1 ones,
+  // starting from the last) and split (outer stride = inner stride * inner length).
+  std::vector<int64_t> shape = sizes, st = strides;
+  auto split = [&](size_t d, int64_t outer) {
+    const int64_t inner = shape[d] / outer;
+    shape[d] = inner;
+    shape.insert(shape.begin() + static_cast<long>(d), outer);
+    st.insert(st.begin() + static_cast<long>(d), st[d] * inner);
+  };
+  size_t idx = 0;
+  for (int64_t length : newSizes) {
+    if (idx >= shape.size()) {  // a trailing 1: the last dimension split by its own length
+      if (length != 1) return std::nullopt;
+      split(shape.size() - 1, shape.back());
+      ++idx;
+      continue;
+    }
+    if (length == shape[idx]) {
+      ++idx;
+      continue;
+    }
+    if (length <= 0) return std::nullopt;
+    int64_t accum = shape[idx];
+    size_t end = idx;
+    while (accum % length != 0) {
+      if (++end >= shape.size()) return std::nullopt;
+      accum *= shape[end];
+    }
+    if (end != idx) {
+      for (size_t i = end; i-- > idx;)
+        if (shape[i] != 1 && shape[i + 1] != 1 && st[i] != st[i + 1] * shape[i + 1]) return std::nullopt;
+      int64_t stride = st[end];
+      for (size_t i = end; i-- > idx;)
+        if (shape[i] != 1) stride = std::min(stride, st[i]);
+      shape.erase(shape.begin() + static_cast<long>(idx) + 1, shape.begin() + static_cast<long>(end) + 1);
+      st.erase(st.begin() + static_cast<long>(idx) + 1, st.begin() + static_cast<long>(end) + 1);
+      shape[idx] = accum;
+      st[idx] = stride;
+    }
+    if (accum != length) split(idx, length);
+    ++idx;
+  }
+  while (idx < shape.size()) {  // trailing 1s squeezed
+    if (shape[idx] != 1) return std::nullopt;
+    shape.erase(shape.begin() + static_cast<long>(idx));
+    st.erase(st.begin() + static_cast<long>(idx));
+  }
+  if (shape != newSizes) return std::nullopt;
+  return st;
+}
+
 TensorRef reshape(Rewrite& r, ValueId x, const std::vector<int64_t>& sizes) {
   const TensorSpec& t = r.spec(x);
   if (viewStrides(t.sizes, stridesOf(t), sizes)) return r.op("aten.view.default", {TensorRef{x}, sizes});
@@ -223,7 +289,7 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
     return out;
   }
   if (op.name == "aten::view" || op.name == "aten::_unsafe_view")
-    return viewStrides(in->sizes, st, result.sizes).value_or(contiguousStrides(result.sizes));
+    return fakeViewStrides(in->sizes, st, result.sizes).value_or(contiguousStrides(result.sizes));
   if (op.name == "aten::clone") {
     // memory_format: absent or preserve (1) keeps the input's layout; contiguous (0) does not.
     const Value* mf = args.size() > 1 && args[1] >= 0 ? &m.values[args[1]] : nullptr;
