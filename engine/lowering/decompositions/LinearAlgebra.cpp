@@ -236,10 +236,34 @@ void baddbmm(Rewrite& r) {
   r.finish("aten.add.Tensor", {self, prod});
 }
 
+/// Whether ATen picks the CPU flash kernel for this attention (select_sdp_backend_cpp's
+/// checks that can fail here): its decomposition then lays the output out as that kernel
+/// does; otherwise the math kernel's output is the result as it is.
+bool flashOnCpu(Rewrite& r) {
+  const TensorSpec q = r.tensor("query"), k = r.tensor("key"), v = r.tensor("value");
+  if (q.dtype != ScalarType::Float && q.dtype != ScalarType::Double && q.dtype != ScalarType::Half &&
+      q.dtype != ScalarType::BFloat16)
+    return false;
+  if (q.sizes[3] != k.sizes[3] || q.sizes[3] != v.sizes[3]) return false;  // head sizes
+  if (q.sizes[0] != k.sizes[0] || q.sizes[0] != v.sizes[0] || k.sizes[1] != v.sizes[1]) return false;
+  if (q.sizes[2] == 0 || k.sizes[2] == 0) return false;
+  for (const TensorSpec* t : {&q, &k, &v})
+    if (t->sizes[3] != 1 && stridesOf(*t)[3] != 1) return false;
+  if (r.isNone("attn_mask")) return true;
+  const TensorSpec mask = r.tensor("attn_mask");
+  const size_t rank = mask.sizes.size();
+  if (rank < 2) return false;
+  const int64_t rows = mask.sizes[rank - 2], cols = mask.sizes[rank - 1];
+  if ((rows != q.sizes[2] && rows != 1) || (cols != k.sizes[2] && cols != 1)) return false;
+  if (rank == 2) return true;
+  return rank == 4 && (mask.sizes[0] == 1 || mask.sizes[0] == q.sizes[0]) &&
+         (mask.sizes[1] == 1 || mask.sizes[1] == q.sizes[1]);
+}
+
 /// scaled_dot_product_attention in its math form (PyTorch's decomposition for
 /// CPU): q and k^T each scaled by sqrt(scale); a boolean mask becomes 0 / -inf
-/// and is added; a softmax that gives 0 on rows that are all -inf; then the
-/// output laid out as the flash kernel lays it out.
+/// and is added; a softmax that gives 0 on rows that are all -inf; then, when ATen
+/// would run the flash kernel, the output laid out as that kernel lays it out.
 void sdpa(Rewrite& r) {
   const TensorSpec& q = r.tensor("query");
   const TensorSpec& k = r.tensor("key");
@@ -274,6 +298,10 @@ void sdpa(Rewrite& r) {
   TensorRef allNinf = r.op("aten.logical_not.default", {anyFinite});
   TensorRef zeros = r.op("aten.full_like.default", {soft, int64_t(0), None{}, None{}, None{}, false, int64_t(1)});
   TensorRef probs = r.op("aten.where.self", {allNinf, zeros, soft});
+  if (!flashOnCpu(r)) {  // the math kernel's output as it is
+    matmul(r, probs, argRef(r, "value"), true);
+    return;
+  }
   TensorRef out = matmul(r, probs, argRef(r, "value"), false);
   // The flash kernel's layout: (L, N, H, E) in memory.
   TensorRef lnhe = r.op("aten.permute.default", {out, std::vector<int64_t>{2, 0, 1, 3}});
