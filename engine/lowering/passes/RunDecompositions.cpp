@@ -276,14 +276,18 @@ class MethodDecomposition {
     for (size_t k = a.steps.size(); k-- > 0 && !out_.failed;) {
       const Node& step = a.steps[k];
       const OperatorRef op = *operatorOf(m_, step);  // by value: new calls move the table
-      // detach and alias view the whole tensor: what was written is its new value.
-      if ((op.name == "aten::detach" || op.name == "aten::alias") && (op.overload == "default" || op.overload.empty()))
-        continue;
-      ValueId parent = k == 0 ? renames_(a.root) : remake(a, k, origin);
+      // detach views the whole tensor: what was written is its new value (functionalization's
+      // detach_inverse is the identity). alias's inverse is an alias of what was written.
+      const bool whole = op.overload == "default" || op.overload.empty();
+      if (op.name == "aten::detach" && whole) continue;
+      const bool aliased = op.name == "aten::alias" && whole;
+      ValueId parent = aliased ? kNoValue : k == 0 ? renames_(a.root) : remake(a, k, origin);
       std::vector<Node> calls;
       decompositions::Rewrite b(m_, written, calls, [this](const std::string& x) { return fresh_(x); });
       TensorRef scattered;
-      if (op.name == "aten::select" && op.overload == "int") {
+      if (aliased) {
+        scattered = b.op("aten.alias.default", {TensorRef{content}});
+      } else if (op.name == "aten::select" && op.overload == "int") {
         scattered = b.op("aten.select_scatter.default",
                          {TensorRef{parent}, TensorRef{content}, stepArg(step, "dim"), stepArg(step, "index")});
       } else if (op.name == "aten::slice" && op.overload == "Tensor") {
