@@ -494,6 +494,46 @@ class TestInterpreter : public QObject {
     QCOMPARE(expanded, (std::vector<int64_t>{big, big + 2, big, big + 2}));
   }
 
+  // as_strided_copy reads its input's storage with the given strides and offset (upstream's
+  // ConvNeXt head writes one after a pooling); a read past the input's end is refused.
+  void asStridedCopyReadsTheStorage() {
+    std::vector<float> in{0, 1, 2, 3, 4, 5}, out(6, -1);
+    std::vector<run::RunValue> v(12);
+    auto tensor = [](run::RunValue& t, std::vector<int64_t> sizes, void* data) {
+      t.kind = ValueKind::Tensor;
+      t.t.dtype = ScalarType::Float;
+      t.t.sizes = std::move(sizes);
+      t.t.data = static_cast<uint8_t*>(data);
+      t.t.capacity = 24;
+    };
+    auto ints = [&](size_t at, std::vector<int64_t> xs, size_t itemsFrom) {
+      v[at].kind = ValueKind::IntList;
+      v[at].items.clear();
+      for (size_t i = 0; i < xs.size(); ++i) {
+        v[itemsFrom + i].kind = ValueKind::Int;
+        v[itemsFrom + i].i = xs[i];
+        v[at].items.push_back(static_cast<ValueId>(itemsFrom + i));
+      }
+    };
+    tensor(v[0], {6}, in.data());
+    ints(1, {2, 2}, 6);
+    ints(2, {1, 2}, 8);  // a transposed 2x2 window
+    v[3].kind = ValueKind::Int;
+    v[3].i = 1;  // storage_offset
+    tensor(v[4], {}, out.data());
+    run::KernelContext c(v);
+    const auto* kernel = run::findKernel("aten::as_strided_copy.out");
+    QVERIFY(kernel);
+    QVERIFY2((*kernel)(c, {0, 1, 2, 3, 4, 4}), c.message().c_str());
+    QCOMPARE(out[0], 1.f);
+    QCOMPARE(out[1], 3.f);
+    QCOMPARE(out[2], 2.f);
+    QCOMPARE(out[3], 4.f);
+    v[3].i = 3;  // the last element would be storage[3 + 1 + 2] = storage[6]: past the end
+    QVERIFY(!(*kernel)(c, {0, 1, 2, 3, 4, 4}));
+    QVERIFY2(c.message().find("past the end") != std::string::npos, c.message().c_str());
+  }
+
   // What the Inspector shows of a tensor: statistics over the finite values, NaN and Inf
   // counted apart, a histogram over [min, max].
   // A node in a loop runs once per iteration: its k-th visit is compared with its namesake's k-th.

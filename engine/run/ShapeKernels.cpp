@@ -192,6 +192,39 @@ bool expandCopy(KernelContext& c, const Args& a) {
   return true;
 }
 
+/// as_strided_copy (self, size, stride, storage_offset?, out): out's elements read from self's
+/// storage at storage_offset + sum(index * stride), self in the default dim order (the
+/// runtime's kernel checks that too). Reads outside self's elements are refused.
+bool asStridedCopy(KernelContext& c, const Args& a) {
+  RunTensor& in = c.tensor(a[0]);
+  RunTensor& out = c.tensor(a[4]);
+  const std::vector<int64_t> sizes = c.ints(a[1]), strides = c.ints(a[2]);
+  const int64_t offset = c.isNone(a[3]) ? 0 : c.integer(a[3]);
+  if (sizes.size() != strides.size()) return c.fail("as_strided_copy: size and stride differ in length");
+  if (!in.contiguous()) return c.fail("as_strided_copy of a tensor not in the default dim order");
+  int64_t last = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0 || strides[d] < 0) return c.fail("as_strided_copy: a negative size or stride");
+    if (sizes[d] == 0) last = -1;
+    if (last >= 0) last += (sizes[d] - 1) * strides[d];
+  }
+  if (offset < 0 || (last >= 0 && static_cast<uint64_t>(last) >= in.numel()))
+    return c.fail("as_strided_copy reads past the end of its input");
+  if (!c.resize(out, sizes)) return false;
+  Walker w(sizes, {&out});
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (uint64_t e = 0, n = out.numel(); e < n; ++e, w.next()) {
+    int64_t from = offset;
+    for (size_t d = 0; d < sizes.size(); ++d) from += index[d] * strides[d];
+    copyElement(in, from, out, w.offset(0));
+    for (size_t d = sizes.size(); d-- > 0;) {  // the next index, last dimension fastest
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+  return true;
+}
+
 bool unsqueezeCopy(KernelContext& c, const Args& a) {
   RunTensor& in = c.tensor(a[0]);
   RunTensor& out = c.tensor(a[2]);
@@ -598,6 +631,7 @@ void addShapeKernels(KernelTable& k) {
   k["aten::slice_scatter.out"] = sliceScatter;
   k["aten::select_copy.int_out"] = selectCopy;
   k["aten::expand_copy.out"] = expandCopy;
+  k["aten::as_strided_copy.out"] = asStridedCopy;
   k["aten::unsqueeze_copy.out"] = unsqueezeCopy;
   k["aten::squeeze_copy.dims_out"] = squeezeCopyDims;
   k["aten::cat.out"] = catOut;

@@ -95,11 +95,37 @@ void adaptiveAvgPool1d(Rewrite& r) {
   r.finish("aten.squeeze.dims", {pooled, std::vector<int64_t>{-2}});
 }
 
-/// adaptive_avg_pool2d: to 1x1 it is a mean over the last two dimensions, else _adaptive_avg_pool2d.
+/// Whether torch's suggest_memory_format calls a 4-d tensor channels-last (its strides
+/// ordered C, W, H, N from the innermost). The studio's strides of a size-1 dimension can
+/// differ from torch's, so a channels-last dim order counts too.
+bool stridesLikeChannelsLast(const TensorSpec& t) {
+  if (t.sizes.size() != 4) return false;
+  if (t.dimOrder == std::vector<uint8_t>{0, 2, 3, 1}) return true;
+  const std::vector<int64_t> st = stridesOf(t);
+  if (st[1] == 0) return false;
+  int64_t min = 0;
+  for (size_t d : {1, 3, 2, 0}) {
+    if (t.sizes[d] == 0 || st[d] < min) return false;
+    if (d == 0 && min == st[1]) return false;
+    min = st[d];
+    if (st[d] > 1) min *= t.sizes[d];
+  }
+  return true;
+}
+
+/// adaptive_avg_pool2d: to 1x1 it is a mean over the last two dimensions (ATen's shortcut,
+/// which gives a channels-last input's result channels-last strides by as_strided_), else
+/// _adaptive_avg_pool2d.
 void adaptiveAvgPool2d(Rewrite& r) {
   auto size = r.ints("output_size");
-  if (size && size->size() == 2 && (*size)[0] == 1 && (*size)[1] == 1)
-    return r.finish("aten.mean.dim", {argRef(r, "self"), std::vector<int64_t>{-1, -2}, true});
+  const TensorSpec x = r.tensor("self");
+  if (size && size->size() == 2 && (*size)[0] == 1 && (*size)[1] == 1) {
+    if (!stridesLikeChannelsLast(x) || !x.symbols.empty())
+      return r.finish("aten.mean.dim", {argRef(r, "self"), std::vector<int64_t>{-1, -2}, true});
+    TensorRef mean = r.op("aten.mean.dim", {argRef(r, "self"), std::vector<int64_t>{-1, -2}, true});
+    const int64_t n = x.sizes[0], c = x.sizes[1];
+    return r.finish("aten.as_strided.default", {mean, std::vector<int64_t>{n, c, 1, 1}, std::vector<int64_t>{c, 1, c, c}});
+  }
   r.finish("aten._adaptive_avg_pool2d.default", {argRef(r, "self"), argRef(r, "output_size")});
 }
 

@@ -199,10 +199,15 @@ namespace {
 // Any other operator (convolution, pooling, normalization, matmul...) lays its result out as a
 // non-contiguous input of its rank suggests (torch's suggest_memory_format), else contiguously.
 // A recorded layout that no input has any more (torch.export saw a view there, the edge program
-// has its contiguous copy) is contiguous again, as upstream's retrace makes it.
+// has its contiguous copy) is contiguous again, as upstream's retrace makes it. That holds for
+// a dim order that only size-1 dimensions make non-trivial too ([1, C, 1, 1] recorded
+// channels-last after a pooling): ExecuTorch's kernels compare dim orders, not strides.
 std::optional<std::vector<int64_t>> layoutOfOtherOperator(const Method& m, const std::vector<ValueId>& args,
                                                           const TensorSpec& result) {
-  if (result.dimOrder.size() != result.sizes.size() || isContiguous(result)) return std::nullopt;
+  if (result.dimOrder.size() != result.sizes.size()) return std::nullopt;
+  bool identity = true;
+  for (size_t d = 0; d < result.dimOrder.size(); ++d) identity = identity && result.dimOrder[d] == d;
+  if (identity) return std::nullopt;
   std::vector<ValueId> inputs;  // tensor lists (cat's) included
   for (ValueId a : args)
     if (a >= 0) m.appendTensors(a, inputs);
@@ -220,7 +225,7 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
   // The edge dialect's copies of views make fresh contiguous tensors.
   if (op.name.ends_with("_copy") && op.name != "aten::_to_copy") return contiguousStrides(result.sizes);
   const TensorSpec* in = !args.empty() && args[0] >= 0 ? m.values[args[0]].tensorIf() : nullptr;
-  if (!in) return std::nullopt;
+  if (!in) return layoutOfOtherOperator(m, args, result);  // cat's first argument is a list
   auto ints = [&](size_t i) {
     std::vector<int64_t> out;
     if (i < args.size() && args[i] >= 0)
