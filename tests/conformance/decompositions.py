@@ -117,6 +117,32 @@ def modules():
         def forward(self, *xs):
             return self.f(*xs)
 
+    class WeightNormConv(nn.Module):  # wav2vec2's positional convolution: weight_norm along dim 2
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.utils.parametrizations.weight_norm(nn.Conv1d(4, 4, 3, padding=1, groups=2), name="weight", dim=2)
+
+        def forward(self, x):
+            return self.conv(x)
+
+    class MergedHeadsProjection(nn.Module):  # xcit's attention output: (attn @ v) permuted, merged, projected
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(32, 32)
+
+        def forward(self, a, v):
+            return self.proj((a @ v).permute(0, 3, 1, 2).reshape(1, 16, 32))
+
+    class ChannelsLastPool(nn.Module):  # ConvNeXt's head: pooling an input laid out channels-last
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(8, 8, 3, padding=1)
+            self.norm = nn.LayerNorm(8)
+
+        def forward(self, x):
+            y = self.norm(self.conv(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + x
+            return F.adaptive_avg_pool2d(y, 1).flatten(1)
+
     def write_through_select_and_slice(x):
         y = x.clone()
         v = y[1]
@@ -483,6 +509,29 @@ def modules():
         ("preserved_portable_ops", lambda: Fn(lambda x, y: (torch.stack([x, y], 1), x.tril(1), x.tril(-1) * 2,
                                                              x.masked_fill(x > 0, 0.5), torch.split(x, 3, 1)[1],
                                                              x.unbind(0)[1])), [(3, 8), (3, 8)]),
+        # Issue 42's model sweep, by class: the aliases torch decomposes (levit, xcit, t5, bart).
+        ("shape_and_range_aliases", lambda: Fn(lambda x, y: (x.reshape_as(y) + 1, x.view_as(y) * 2,
+                                                             torch.min(x, y.reshape_as(x)), torch.max(x, y.view_as(x)),
+                                                             x + torch.arange(2, 2 + x.shape[-1], dtype=torch.float32),
+                                                             torch.arange(1, x.shape[-1] + 1))), [(2, 3, 4), (6, 4)]),
+        # ones/zeros of bool keep a Bool fill value (the attention-mask code of transformers).
+        ("bool_fills", lambda: Fn(lambda x: (x.new_ones((2, 3), dtype=torch.bool) & (x > 0),
+                                             x.new_zeros((2, 3), dtype=torch.bool) | (x > 0),
+                                             torch.ones(2, 3, dtype=torch.bool) ^ (x < 0),
+                                             torch.zeros_like(x, dtype=torch.bool) | (x > 1))), [(2, 3)]),
+        ("weight_norm_conv", WeightNormConv, [(1, 4, 16)]),
+        ("batch_norm_own_statistics", lambda: Fn(lambda x: (F.batch_norm(x, None, None, training=True, momentum=0.0, eps=1e-5),
+                                                            F.batch_norm(x.reshape(1, 4, -1), None, None,
+                                                                         weight=torch.ones(4) * 2, training=True))),
+         [(2, 4, 3, 3)]),
+        # An attention mask that is not 2-d or 4-d: ATen's math kernel, no flash layout.
+        ("attention_with_3d_mask", lambda: Fn(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)),
+         [(2, 4, 6, 8), (2, 4, 6, 8), (2, 4, 6, 8), (4, 6, 6)]),
+        # A linear whose input a transposed view made, with a leading 1: torch's fake strides keep the 1's.
+        ("linear_on_merged_heads", MergedHeadsProjection, [(1, 4, 8, 8), (1, 4, 8, 16)]),
+        ("adaptive_pool_of_channels_last", ChannelsLastPool, [(1, 8, 4, 4)]),
+        ("write_through_alias", lambda: Fn(lambda x: torch.ops.aten.alias(torch.cat([x, x], 1)).add_(x.repeat(1, 2)) * 2),
+         [(2, 3)]),
     ]
 
 
