@@ -8,6 +8,7 @@
 #include <QProgressBar>
 #include <QDir>
 #include <QMenu>
+#include <QScreen>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QDropEvent>
@@ -1515,6 +1516,31 @@ class TestMainWindow : public QObject {
     QVERIFY(loaded.wait(30000));
     QCOMPARE(loaded.first().at(0).toBool(), true);
     QVERIFY(w.current());
+  }
+
+  // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768
+  // screen) and the Log starts a few lines high, the graph getting the room (the Constants
+  // table tabbed with it held the bottom area at 200 px).
+  void firstWindowFitsTheScreen() {
+    {
+      QSettings s;
+      s.remove("window/geometry");
+      s.remove("window/state");
+    }
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // Nine tenths of the free space, unless the window's content needs more (the offscreen
+    // test screen is 800 px wide, narrower than the docks' minimum widths together).
+    const QRect free = w.screen()->availableGeometry();
+    const QSize want = QSize(free.width() * 9 / 10, free.height() * 9 / 10).expandedTo(w.minimumSizeHint());
+    QVERIFY2(std::abs(w.width() - want.width()) <= 2 && std::abs(w.height() - want.height()) <= 2,
+             qPrintable(QString("%1x%2 on %3x%4").arg(w.width()).arg(w.height()).arg(free.width()).arg(free.height())));
+    auto* log = w.findChild<QDockWidget*>("logDock");
+    QVERIFY(log);
+    const int fewLines = w.fontMetrics().lineSpacing() * 5 + 40;
+    QTRY_VERIFY2_WITH_TIMEOUT(log->height() <= fewLines + 10, qPrintable(QString::number(log->height())), 5000);
   }
 
   // --help and --version answer on a machine without a display (they aborted in the platform plugin).

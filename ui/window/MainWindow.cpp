@@ -6,6 +6,8 @@
 // compare mode (Ctrl+D) in MainWindowCompare.cpp.
 #include "ui/window/MainWindow.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -27,6 +29,9 @@
 #include <QTabWidget>
 #include <QTextBlock>
 #include <QTime>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QScrollArea>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -211,9 +216,14 @@ MainWindow::Docks MainWindow::buildDocks() {
   docks.config = dock(tr("Config"), "configDock", config_, Qt::RightDockWidgetArea);
   constants_ = new ConstantTable;
   constants_->setObjectName("constantTable");
-  // Narrow is fine (the table scrolls), but never shorter than a few rows: its layout sets the height.
+  // Narrow is fine (the table scrolls). Its layout keeps a few rows; in a scroll area that
+  // minimum does not hold the whole bottom area (and the Log tabbed with it) that tall.
   constants_->setMinimumWidth(200);
-  docks.constants = dock(tr("Constants"), "constantsDock", constants_, Qt::BottomDockWidgetArea);
+  auto* constantsScroll = new QScrollArea;
+  constantsScroll->setWidget(constants_);
+  constantsScroll->setWidgetResizable(true);
+  constantsScroll->setFrameShape(QFrame::NoFrame);
+  docks.constants = dock(tr("Constants"), "constantsDock", constantsScroll, Qt::BottomDockWidgetArea);
 
   log_ = new QPlainTextEdit;
   log_->setObjectName("log");
@@ -325,13 +335,25 @@ void MainWindow::restoreSettings(const Docks& docks) {
   restoreGeometry(s.value("window/geometry").toByteArray());
   restoreState(s.value("window/state").toByteArray());
   hideUnchanged_->setChecked(s.value("timeline/hideUnchanged", false).toBool());
-  if (!s.contains("window/geometry")) resize(1400, 860);
+  if (!s.contains("window/geometry")) placeFirstWindow();
   if (!s.contains("window/state"))  // first start: most of the window for the graph, once shown
     QTimer::singleShot(0, this, [this, docks] {
-      // The passes dock as wide as the longest pass name; the inspector gives way on small screens.
-      resizeDocks({docks.timeline, docks.inspector}, {timelineWidth(), std::min(360, width() / 4)}, Qt::Horizontal);
-      resizeDocks({docks.log}, {height() / 6}, Qt::Vertical);
+      // The passes dock as wide as the longest pass name; the inspector a readable width that
+      // gives way on small screens; the log a few lines (it grows when dragged).
+      resizeDocks({docks.timeline, docks.inspector}, {timelineWidth(), std::clamp(width() / 4, 300, 420)}, Qt::Horizontal);
+      resizeDocks({docks.log}, {fontMetrics().lineSpacing() * 5 + 40}, Qt::Vertical);
     });
+}
+
+void MainWindow::placeFirstWindow() {
+  // The first window fits the screen it opens on (a fixed 1400x860 ran off a 1366x768
+  // screen): nine tenths of the space the desktop leaves free, centred.
+  const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+  if (!screen) return resize(1400, 860);
+  const QRect free = screen->availableGeometry();
+  const QSize size(free.width() * 9 / 10, free.height() * 9 / 10);
+  resize(size);
+  move(free.center() - QPoint(size.width() / 2, size.height() / 2));
 }
 
 bool MainWindow::idle() const {

@@ -207,6 +207,8 @@ class MainWindow : public QMainWindow {
   Docks buildDocks();
   void buildStatusBar();
   void addDockToggles(const Docks& docks);
+  /// A first start's window: sized to the screen's free space, centred.
+  void placeFirstWindow();
   void connectViews();
   void connectEditors();
   void restoreSettings(const Docks& docks);
