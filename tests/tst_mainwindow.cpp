@@ -8,6 +8,7 @@
 #include <QProgressBar>
 #include <QDir>
 #include <QMenu>
+#include <QToolButton>
 #include <QScreen>
 #include <QMenuBar>
 #include <QMimeData>
@@ -1516,6 +1517,52 @@ class TestMainWindow : public QObject {
     QVERIFY(loaded.wait(30000));
     QCOMPARE(loaded.first().at(0).toBool(), true);
     QVERIFY(w.current());
+  }
+
+  // Undo and Redo of the config are in an Edit menu with window-wide keys: Ctrl+Z with the
+  // focus on the graph undoes the last config edit (it worked only inside the Config dock).
+  // The Config dock's buttons keep short labels; what they undo is in their tooltips.
+  void editMenuUndoesTheConfigFromAnywhere() {
+    QTemporaryDir dir;
+    QString mlp = dir.filePath("mlp.pt2");
+    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+    w.openFile(mlp);
+    QVERIFY(loaded.wait(30000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QMenu* edit = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+      if (a->text() == "&Edit") edit = a->menu();
+    QVERIFY(edit);
+    QStringList items;
+    for (QAction* a : edit->actions())
+      if (!a->isSeparator()) items << a->text();
+    QCOMPARE(items.size(), 5);
+    QVERIFY(items[0].startsWith("Undo") && items[1].startsWith("Redo") && items[2] == QString("&Find Node…"));
+
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    const uint64_t before = c.memoryPlanning.alignment;
+    c.memoryPlanning.alignment = 64;
+    w.configEditor()->edit(c, "Change memory_planning_pass.alignment");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QToolButton* undoButton = nullptr;
+    for (QToolButton* b : w.configEditor()->findChildren<QToolButton*>())
+      if (b->text() == "Undo") undoButton = b;
+    QVERIFY(undoButton);
+    QVERIFY(undoButton->isEnabled());
+    QVERIFY2(undoButton->toolTip().contains("memory_planning_pass.alignment"), qPrintable(undoButton->toolTip()));
+
+    auto* graph = w.findChild<QGraphicsView*>();
+    QVERIFY(graph);
+    graph->setFocus();
+    QTest::keySequence(&w, QKeySequence::Undo);
+    QTRY_COMPARE(w.configEditor()->config().memoryPlanning.alignment, before);
+    QTest::keySequence(&w, QKeySequence::Redo);
+    QTRY_COMPARE(w.configEditor()->config().memoryPlanning.alignment, uint64_t(64));
   }
 
   // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768

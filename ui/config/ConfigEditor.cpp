@@ -164,11 +164,11 @@ ConfigEditor::ConfigEditor(QWidget* parent) : QWidget(parent) {
   undo_ = new QUndoStack(this);
   undoAction_ = undo_->createUndoAction(this, tr("Undo"));
   redoAction_ = undo_->createRedoAction(this, tr("Redo"));
+  // Window-wide keys: the main window also lists these actions in its Edit menu, which keeps
+  // them live while the Config dock is hidden behind the Inspector. A text field being edited
+  // still takes Ctrl+Z for its own text first.
   undoAction_->setShortcut(QKeySequence::Undo);
   redoAction_->setShortcut(QKeySequence::Redo);
-  // Inside the dock only, so the window's own undo (if any) keeps its keys elsewhere.
-  undoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  redoAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
   addAction(undoAction_);
   addAction(redoAction_);
   buildUi();
@@ -387,8 +387,20 @@ void ConfigEditor::buildUi() {
 void ConfigEditor::buildToolBar(QVBoxLayout* outer) {
   auto* bar = new QToolBar(this);
   bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  bar->addAction(undoAction_);
-  bar->addAction(redoAction_);
+  // Fixed labels (the undo stack's own actions grow to "Undo Change memory_planning_pass
+  // .alignment" and pushed Load, Save and Copy as Python into an overflow menu); what they
+  // undo or redo is in their tooltips.
+  auto button = [&](const QString& text, QAction* stackAction) {
+    QAction* a = bar->addAction(text, stackAction, &QAction::trigger);
+    auto sync = [a, stackAction] {
+      a->setEnabled(stackAction->isEnabled());
+      a->setToolTip(stackAction->text() + " (" + stackAction->shortcut().toString(QKeySequence::NativeText) + ")");
+    };
+    connect(stackAction, &QAction::changed, a, sync);
+    sync();
+  };
+  button(tr("Undo"), undoAction_);
+  button(tr("Redo"), redoAction_);
   bar->addSeparator();
   bar->addAction(tr("Load…"), this, &ConfigEditor::chooseAndLoad)->setToolTip(tr("Load a config from a JSON file"));
   bar->addAction(tr("Save…"), this, &ConfigEditor::chooseAndSave)->setToolTip(tr("Save the config as JSON"));

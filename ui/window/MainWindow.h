@@ -217,6 +217,7 @@ class MainWindow : public QMainWindow {
   void buildActions();
   QAction* buildFileMenu();
   void buildLoweringMenu();
+  void buildEditMenu();
   void buildViewMenu();
   /// Returns Help > Keyboard Shortcuts.
   QAction* buildHelpMenu();
@@ -368,7 +369,7 @@ class MainWindow : public QMainWindow {
   /// The config of the file open before this one, and its name (for applyPreviousConfig).
   std::optional<ExecutorchBackendConfig> previousConfig_;
   QString previousFile_;
-  QAction* find_ = nullptr;  ///< View > Find Node (the start page tells its keys)
+  QAction* find_ = nullptr;  ///< Edit > Find Node (the start page tells its keys)
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
   QAction *runProgram_ = nullptr, *runWithInputs_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;

@@ -25,6 +25,7 @@ namespace lstudio::ui {
 
 void MainWindow::buildActions() {
   QAction* open = buildFileMenu();
+  buildEditMenu();
   buildLoweringMenu();
   buildViewMenu();
   QAction* keys = buildHelpMenu();
@@ -122,23 +123,31 @@ void MainWindow::buildLoweringMenu() {
   firstDifference_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
 }
 
-void MainWindow::buildViewMenu() {
-  auto* view = menuBar()->addMenu(tr("&View"));
+void MainWindow::buildEditMenu() {
+  auto* edit = menuBar()->addMenu(tr("&Edit"));
+  // Undo and Redo of the config (tagging rules included), their keys live in the whole window.
+  edit->addAction(config_->undoAction());
+  edit->addAction(config_->redoAction());
+  edit->addSeparator();
   // Find opens the bar over the views; F3 and Shift+F3 step through its matches.
-  find_ = view->addAction(tr("&Find Node…"), this, [this] { findBar_->open(); });
+  find_ = edit->addAction(tr("&Find Node…"), this, [this] { findBar_->open(); });
   find_->setShortcut(QKeySequence::Find);
-  auto* next = view->addAction(tr("Find &Next"), this, [this] {
+  auto* next = edit->addAction(tr("Find &Next"), this, [this] {
     if (findText_.isEmpty()) return findBar_->open();
     findBar_->show();
     findNode(findText_);
   });
   next->setShortcut(QKeySequence::FindNext);
-  auto* prev = view->addAction(tr("Find &Previous"), this, [this] {
+  auto* prev = edit->addAction(tr("Find &Previous"), this, [this] {
     if (findText_.isEmpty()) return findBar_->open();
     findBar_->show();
     findNode(findText_, true);
   });
   prev->setShortcut(QKeySequence::FindPrevious);
+}
+
+void MainWindow::buildViewMenu() {
+  auto* view = menuBar()->addMenu(tr("&View"));
   auto* fit = view->addAction(tr("&Fit Graph"), this, [this] { graph_->fitToView(); });
   fit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
   auto* zoomIn = view->addAction(tr("Zoom &In"), this, [this] { graph_->zoomBy(1.25); });
