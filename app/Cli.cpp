@@ -114,7 +114,7 @@ const char* const kUsageText =
     "\n"
     "  run FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--config CFG.json] [--method NAME]\n"
     "      [--inputs iota|sample|IN.npy...] [--after PASS] [--compare-to PASS]\n"
-    "      [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
+    "      [--expect OUT.npy...] [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
     "      Run a method in the studio's own interpreter (no ExecuTorch runtime).\n"
     "      A .pt2 that torch.export.save wrote with example inputs runs on them\n"
     "      by default (--inputs sample); anything else on iota inputs\n"
@@ -143,6 +143,10 @@ const char* const kUsageText =
     "      from its namesake's by more than --tolerance T (default 0).\n"
     "      --every-pass runs every snapshot on the same inputs and marks each pass\n"
     "      that changed the outputs, with the first node whose values it changed.\n"
+    "      --expect OUT.npy... compares the outputs with what the eager model\n"
+    "      returned, one .npy per output in order: per output the largest\n"
+    "      |difference| and the largest distance in ULPs of the output's dtype;\n"
+    "      an output further than --tolerance T (default 0) exits 6.\n"
     "\n"
     "  etdump FILE.etdp --program P.pte [--ptd DATA.ptd]... [--etrecord ETRECORD]\n"
     "         [--debug-buffer B.bin] [--method NAME] [--inputs iota|IN.npy...] [--json]\n"
@@ -164,7 +168,8 @@ const char* const kUsageText =
     "  --version  show the version\n"
     "\n"
     "exit codes: 0 ok, 2 usage error, 3 a file that cannot be read or is invalid,\n"
-    "            4 a lowering pass failed, 5 the program could not be run\n";
+    "            4 a lowering pass failed, 5 the program could not be run,\n"
+    "            6 run --expect: an output further from the expected one than --tolerance\n";
 
 
 /// The usage text of one command: the blocks of kUsageText that start with it.

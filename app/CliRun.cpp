@@ -19,6 +19,7 @@
 #include "engine/lowering/Executable.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/run/Interpreter.h"
+#include "engine/run/Expected.h"
 #include "engine/run/Npy.h"
 #include "engine/support/AtomicFile.h"
 #include "engine/support/FormatUtil.h"
@@ -148,20 +149,26 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
 struct RunRequest {
   std::string file, configPath, method, saveDir, afterPass, comparePass, etrecord;
   std::vector<std::string> ptds, npys;
+  std::vector<std::string> expected;  ///< --expect: one .npy per output
   std::string namedInputs;  ///< "iota" or "sample" when --inputs named them
   double tolerance = 0;
   bool json = false, everyPass = false;
 };
+
+/// The .npy files that follow args[i] go to `npys` (i left at the last one read); false when none.
+bool readNpyList(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys) {
+  auto isNpy = [](const std::string& f) { return f.size() > 4 && f.substr(f.size() - 4) == ".npy"; };
+  size_t before = npys.size();
+  while (i + 1 < args.size() && isNpy(args[i + 1])) npys.push_back(args[++i]);
+  return npys.size() > before;
+}
 
 /// `--inputs iota|sample|IN.npy...` at args[i]: the .npy files up to the next option go to
 /// `npys` (i left at the last one read), else `named` is set to the word; false when none follows.
 bool readInputsOption(const std::vector<std::string>& args, size_t& i, std::vector<std::string>& npys, std::string& named) {
   if (i + 1 >= args.size()) return false;
   if (args[i + 1] == "iota" || args[i + 1] == "sample") return named = args[++i], true;
-  auto isNpy = [](const std::string& f) { return f.size() > 4 && f.substr(f.size() - 4) == ".npy"; };
-  size_t before = npys.size();
-  while (i + 1 < args.size() && isNpy(args[i + 1])) npys.push_back(args[++i]);
-  return npys.size() > before;
+  return readNpyList(args, i, npys);
 }
 
 /// The arguments of a command, read one at a time.
@@ -207,6 +214,7 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
     else if (a == "--compare-to") ok = in.next(r.comparePass);
     else if (a == "--tolerance") ok = in.next(toleranceText);
     else if (a == "--inputs") ok = readInputsOption(args, in.i, r.npys, r.namedInputs);
+    else if (a == "--expect") ok = readNpyList(args, in.i, r.expected);
     else if (a == "--save-outputs") ok = in.next(r.saveDir);
     else if (a == "--ptd") ok = in.next(v), r.ptds.push_back(v);
     else ok = false;
@@ -228,23 +236,70 @@ int parseRunArgs(const std::vector<std::string>& args, RunRequest& r, std::ostre
       err << "lowering-cli run: --tolerance takes a number >= 0, not '" << toleranceText << "'\n";
       return kUsage;
     }
-    if (r.comparePass.empty()) {
-      err << "lowering-cli run: --tolerance applies with --compare-to\n";
+    if (r.comparePass.empty() && r.expected.empty()) {
+      err << "lowering-cli run: --tolerance applies with --compare-to or --expect\n";
       return kUsage;
     }
   }
-  if (r.everyPass && (!r.afterPass.empty() || !r.comparePass.empty() || !r.saveDir.empty())) {
-    err << "lowering-cli run: --every-pass runs every snapshot; it takes no --after, --compare-to or --save-outputs\n";
+  if (r.everyPass && (!r.afterPass.empty() || !r.comparePass.empty() || !r.saveDir.empty() || !r.expected.empty())) {
+    err << "lowering-cli run: --every-pass runs every snapshot; it takes no --after, --compare-to, --expect or --save-outputs\n";
     return kUsage;
   }
   return kOk;
 }
 
+/// Reads each .npy of `files` into `into`; false (the reason written to `err`) at the first
+/// that cannot be read.
+bool readNpys(const std::vector<std::string>& files, std::vector<run::HostValue>& into, std::ostream& err) {
+  for (const std::string& f : files) {
+    auto v = run::readNpy(f);
+    if (!v) return err << "error: " << v.error().message() << "\n", false;
+    into.push_back(std::move(v.value()));
+  }
+  return true;
+}
+
+/// --expect: each output against its expected array.
+struct ExpectedReport {
+  std::vector<run::ExpectedDifference> outputs;  ///< empty without --expect
+  bool withinTolerance = true;
+};
+
+ExpectedReport compareExpected(const RunRequest& req, const run::RunResult& r, const std::vector<run::HostValue>& expected) {
+  ExpectedReport rep;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    run::ExpectedDifference d;
+    if (i < r.outputs.size()) d = run::differenceFromExpected(r.outputs[i], expected[i]);
+    else d.mismatch = "the method has " + std::to_string(r.outputs.size()) + " outputs";
+    rep.withinTolerance = rep.withinTolerance && d.mismatch.empty() && d.maxAbs <= req.tolerance;
+    rep.outputs.push_back(std::move(d));
+  }
+  if (!expected.empty() && expected.size() != r.outputs.size()) rep.withinTolerance = false;
+  return rep;
+}
+
+nlohmann::json numberJson(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); }
+
+/// --expect's lines: per output its largest |difference| and ULPs, or why it was not compared.
+void printExpected(const RunRequest& req, const run::RunResult& r, const ExpectedReport& e, std::ostream& out) {
+  out << "compared to the expected outputs (tolerance " << req.tolerance << "):\n";
+  for (size_t i = 0; i < e.outputs.size(); ++i) {
+    const run::ExpectedDifference& d = e.outputs[i];
+    out << "  output " << i << " (" << req.expected[i] << "): ";
+    if (!d.mismatch.empty()) out << "not compared: " << d.mismatch << "\n";
+    else out << "max |difference| " << d.maxAbs << ", " << d.maxUlp << " ULP" << (d.maxAbs > req.tolerance ? "  (past the tolerance)" : "") << "\n";
+  }
+  if (e.outputs.size() != r.outputs.size())
+    out << "  " << e.outputs.size() << " expected arrays for " << r.outputs.size() << " outputs\n";
+}
+
 /// run's report: each output, and with a reference how far each output is from it and the
-/// first node past the tolerance (text, or JSON with --json).
+/// first node past the tolerance, and with --expect how far from the expected values (text, or
+/// JSON with --json).
 void printRunResult(const RunRequest& req, const run::RunResult& r, const run::RunResult* ref,
                     const std::optional<run::NodeDifference>& firstDiff, const std::string& after,
-                    const std::string& referenceName, const std::string& inputs, std::ostream& out) {
+                    const std::string& referenceName, const std::string& inputs, const ExpectedReport& expect,
+                    std::ostream& out) {
   // Output i against the reference's output i.
   std::vector<double> outputDiffs;
   if (ref)
@@ -269,6 +324,18 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
         c["first_differing_node"] = nullptr;
       j["compared_to"] = c;
     }
+    if (!req.expected.empty()) {
+      nlohmann::json e = {{"tolerance", req.tolerance}, {"within_tolerance", expect.withinTolerance}};
+      e["outputs"] = nlohmann::json::array();
+      for (size_t i = 0; i < expect.outputs.size(); ++i) {
+        const run::ExpectedDifference& d = expect.outputs[i];
+        nlohmann::json o = {{"file", req.expected[i]}};
+        if (!d.mismatch.empty()) o["not_compared"] = d.mismatch;
+        else o["max_abs_diff"] = numberJson(d.maxAbs), o["max_ulp"] = numberJson(d.maxUlp);
+        e["outputs"].push_back(o);
+      }
+      j["expected"] = e;
+    }
     out << jsonText(j) << "\n";
     return;
   }
@@ -288,6 +355,7 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
     else
       out << "  no node differs by more than " << req.tolerance << "\n";
   }
+  if (!req.expected.empty()) printExpected(req, r, expect, out);
 }
 
 }  // namespace
@@ -295,12 +363,8 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
 int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   RunRequest req;
   if (int rc = parseRunArgs(args, req, err); rc != kOk) return rc;
-  std::vector<run::HostValue> given;
-  for (const std::string& f : req.npys) {
-    auto v = run::readNpy(f);
-    if (!v) return err << "error: " << v.error().message() << "\n", kBadFile;
-    given.push_back(std::move(v.value()));
-  }
+  std::vector<run::HostValue> given, expected;
+  if (!readNpys(req.npys, given, err) || !readNpys(req.expected, expected, err)) return kBadFile;
   // A .pt2 runs on the example inputs torch.export.save kept in it, when it has them and no
   // others were named; else on iota inputs.
   const bool sampleByDefault = req.namedInputs.empty() && req.npys.empty() && req.file.ends_with(".pt2");
@@ -384,8 +448,10 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     }
   }
   std::string after = asStored ? std::string() : snapshotName(at);
-  printRunResult(req, r.value(), ref ? &*ref : nullptr, firstDiff, after, ref ? snapshotName(reference) : "", inputs, out);
-  return kOk;
+  const ExpectedReport expect = compareExpected(req, r.value(), expected);
+  printRunResult(req, r.value(), ref ? &*ref : nullptr, firstDiff, after, ref ? snapshotName(reference) : "", inputs,
+                 expect, out);
+  return expect.withinTolerance ? kOk : kNotAsExpected;
 }
 
 namespace {

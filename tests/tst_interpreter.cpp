@@ -21,6 +21,7 @@
 #include "engine/lowering/Pipeline.h"
 #include "engine/run/Interpreter.h"
 #include "engine/run/KernelSupport.h"
+#include "engine/run/Expected.h"
 #include "engine/run/Npy.h"
 #include "engine/support/AtomicFile.h"
 #include "engine/samples/SampleZoo.h"
@@ -492,6 +493,47 @@ class TestInterpreter : public QObject {
     tensor(v[3], {}, expanded.data());
     QVERIFY2((*run::findKernel("aten::expand_copy.out"))(c, {0, 1, 2, 3, 3}), c.message().c_str());
     QCOMPARE(expanded, (std::vector<int64_t>{big, big + 2, big, big + 2}));
+  }
+
+  // run --expect: each output against what the eager model returned (.npy): its largest
+  // |difference| and ULPs; past --tolerance, or not comparable (shape), exits 6.
+  void expectedOutputs() {
+    QTemporaryDir dir;
+    auto emitted = emittedSample(dir.path().toStdString(), "mlp");
+    QVERIFY(emitted);
+    const std::string pte = (dir.path() + "/mlp.pte").toStdString(), saved = (dir.path() + "/outs").toStdString();
+    QVERIFY(writePte(emitted.value(), pte, PteWriteOptions{}));
+    std::ostringstream out, err;
+    QCOMPARE(cli::run({"run", pte, "--save-outputs", saved}, out, err), int(cli::kOk));
+    auto got = run::readNpy(saved + "/output_0.npy");
+    QVERIFY(got && got->dtype == ScalarType::Float && !got->bytes.empty());
+    // Two ULPs up in one element, a number far off in another.
+    run::HostValue near = got.value();
+    float* f = reinterpret_cast<float*>(near.bytes.data());
+    f[0] = std::nextafter(std::nextafter(f[0], 1e30f), 1e30f);
+    run::ExpectedDifference d = run::differenceFromExpected(got.value(), near);
+    QVERIFY(d.mismatch.empty());
+    QCOMPARE(d.maxUlp, 2.0);
+    QVERIFY(d.maxAbs > 0 && d.maxAbs < 1e-5);
+    const std::string nearFile = (dir.path() + "/near.npy").toStdString();
+    QVERIFY(writeFileAtomically(nearFile, run::npyBytes(near)));
+
+    std::ostringstream o1, e1, o2, e2, o3, e3, o4, e4;
+    QCOMPARE(cli::run({"run", pte, "--expect", saved + "/output_0.npy"}, o1, e1), int(cli::kOk));
+    QVERIFY2(o1.str().find("max |difference| 0, 0 ULP") != std::string::npos, o1.str().c_str());
+    QCOMPARE(cli::run({"run", pte, "--expect", nearFile}, o2, e2), int(cli::kNotAsExpected));
+    QVERIFY2(o2.str().find("2 ULP  (past the tolerance)") != std::string::npos, o2.str().c_str());
+    QCOMPARE(cli::run({"run", pte, "--expect", nearFile, "--tolerance", "0.001", "--json"}, o3, e3), int(cli::kOk));
+    auto j = nlohmann::json::parse(o3.str());
+    QCOMPARE(j["expected"]["outputs"][0]["max_ulp"].get<double>(), 2.0);
+    QVERIFY(j["expected"]["within_tolerance"].get<bool>());
+    // Another shape: not compared, exit 6 with the shapes named.
+    run::HostValue flat = got.value();
+    flat.sizes = {static_cast<int64_t>(flat.bytes.size() / 4)};
+    const std::string flatFile = (dir.path() + "/flat.npy").toStdString();
+    QVERIFY(writeFileAtomically(flatFile, run::npyBytes(flat)));
+    QCOMPARE(cli::run({"run", pte, "--expect", flatFile}, o4, e4), int(cli::kNotAsExpected));
+    QVERIFY2(o4.str().find("not compared: shape [") != std::string::npos, o4.str().c_str());
   }
 
   // as_strided_copy reads its input's storage with the given strides and offset (upstream's

@@ -1,0 +1,28 @@
+// A run's outputs against the values the user expects: what the eager model returned, saved
+// as one .npy per output. The studio's interpreter follows ExecuTorch's portable kernels, so
+// the gap is the lowering's and the kernels' together, per output in |difference| and ULPs.
+#pragma once
+
+#include <string>
+
+#include "engine/run/Interpreter.h"
+
+namespace lstudio::run {
+
+struct ExpectedDifference {
+  double maxAbs = 0;  ///< the largest |got - expected| over the elements
+  /// The largest distance in units in the last place of the output's dtype (float32,
+  /// float64, float16, bfloat16; for integers and bool, the |difference|).
+  double maxUlp = 0;
+  /// Why the two cannot be compared (another shape, a tensor against a number); empty when
+  /// they were compared.
+  std::string mismatch;
+};
+
+/// `got` (an output of a run) against `expected` (read from a .npy): shapes must be equal;
+/// the expected values are taken at the output's dtype (numpy's float64 against a float32
+/// output is compared after rounding to float32, as the eager model's output was). NaN
+/// matches NaN; NaN against a number, or infinities of other signs, are infinitely apart.
+ExpectedDifference differenceFromExpected(const HostValue& got, const HostValue& expected);
+
+}  // namespace lstudio::run
