@@ -1565,6 +1565,29 @@ class TestMainWindow : public QObject {
     QTRY_COMPARE(w.configEditor()->config().memoryPlanning.alignment, uint64_t(64));
   }
 
+  // Lowering > Compare With Expected Outputs: the eager model's outputs (.npy) against the
+  // run's, per output the largest |difference| and ULPs, in the log; read on a worker.
+  void expectedOutputsCompared() {
+    QTemporaryDir dir;
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(openLowered(w, sample("mlp"), "mlp"));
+    QVERIFY(menuAction(w, "Compare With E&xpected Outputs…")->isEnabled());
+    w.runProgram();
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.programRun()->result() && w.programRun()->result()->ok);
+    run::HostValue out = w.programRun()->result()->run.outputs.at(0);
+    float* f = reinterpret_cast<float*>(out.bytes.data());
+    f[1] = std::nextafter(f[1], 1e30f);  // one ULP up
+    const QString file = dir.filePath("output_0.npy");
+    QVERIFY(writeFileAtomically(file.toStdString(), run::npyBytes(out)));
+    w.setExpectedOutputs({file});
+    QTRY_VERIFY_WITH_TIMEOUT(w.logView()->toPlainText().contains("at most 1 ULP apart"), 30000);
+    QVERIFY2(w.logView()->toPlainText().contains("Output 0 against output_0.npy: largest |difference|"),
+             qPrintable(w.logView()->toPlainText().right(400)));
+  }
+
   // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768
   // screen) and the Log starts a few lines high, the graph getting the room (the Constants
   // table tabbed with it held the bottom area at 200 px).

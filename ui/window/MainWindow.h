@@ -159,6 +159,9 @@ class MainWindow : public QMainWindow {
   /// With `npys` (Lowering > Run Program With Inputs…): one .npy file per input, taken in the
   /// order of their names; a wrong count, dtype or shape fails the run naming the input.
   void runProgram(QStringList npys = {});
+  /// Lowering > Compare With Expected Outputs…, the files chosen: the eager model's outputs,
+  /// one .npy per output; the shown snapshot's run is compared with them (run first if needed).
+  void setExpectedOutputs(QStringList files);
   ProgramRunController* programRun() const { return programRun_; }
   /// Lowering > Run Every Pass: the shown method after every pass run so far, on a worker;
   /// the timeline then marks (≠) each pass that changed the outputs.
@@ -296,6 +299,9 @@ class MainWindow : public QMainWindow {
   void showRunStarted(const QString& status);
   void showRunEnded();
   void onProgramRunFinished();
+  /// Compares the last run's outputs with expectedFiles_ (on a worker); logs each output's gap.
+  void compareWithExpected();
+  void chooseExpectedOutputs();
   void onEveryPassFinished();
   void onEtdumpFinished();
   /// The ETDump opened is of the shown program's input and method.
@@ -373,6 +379,11 @@ class MainWindow : public QMainWindow {
   QAction *step_ = nullptr, *back_ = nullptr, *runEnd_ = nullptr, *runSelected_ = nullptr, *reset_ = nullptr,
           *stop_ = nullptr;
   QAction *runProgram_ = nullptr, *runWithInputs_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
+  QAction* compareExpected_ = nullptr;  ///< Lowering > Compare With Expected Outputs…
+  /// The .npy files of the eager model's outputs (one per output, in name order): every run's
+  /// outputs are compared with them, off the GUI thread, and the result logged.
+  QStringList expectedFiles_;
+  QFutureWatcher<QStringList> expectedWatcher_;
   ProgramRunController* programRun_ = nullptr;
   ValueColouring valueColouring_ = ValueColouring::Magnitude;
   QFutureWatcher<LoadedProgram> watcher_;

@@ -116,6 +116,9 @@ void MainWindow::buildLoweringMenu() {
   });
   runWithInputs_->setToolTip(tr("Run the shown snapshot on inputs you choose: one .npy file per input, in the order of "
                                 "their names (input_0.npy, input_1.npy, …)"));
+  compareExpected_ = lower->addAction(tr("Compare With E&xpected Outputs…"), this, &MainWindow::chooseExpectedOutputs);
+  compareExpected_->setToolTip(tr("The outputs your eager model returned, one .npy file per output (in name order): "
+                                  "every run is compared with them, per output its largest |difference| and ULPs"));
   runEveryPass_ = lower->addAction(tr("Run &Every Pass"), this, &MainWindow::runEveryPass);
   runEveryPass_->setToolTip(tr("Run the program after every pass on the same inputs: the passes that changed the "
                                "outputs are marked ≠ in the timeline"));
@@ -246,6 +249,7 @@ void MainWindow::updateActions() {
   stop_->setEnabled(busy);
   runProgram_->setEnabled(on && shown_ && !busy);
   runWithInputs_->setEnabled(on && shown_ && !busy);
+  compareExpected_->setEnabled(on && shown_ && !busy);
   runEveryPass_->setEnabled(on && shown_ && !busy && runner_->state().position > 0);
   auto last = programRun_->result();
   firstDifference_->setEnabled(last && last->firstDifference.has_value());

@@ -2,13 +2,18 @@
 #include <QLabel>
 #include <algorithm>
 #include <cmath>
+#include <QFileDialog>
 #include <QPlainTextEdit>
+#include <QSettings>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QProgressBar>
 #include <QPushButton>
 
 #include "ui/graph/GraphView.h"
 #include "ui/graph/Inspector.h"
 #include "ui/window/MainWindow.h"
+#include "engine/run/Expected.h"
+#include "engine/run/Npy.h"
 #include "ui/support/StdString.h"
 
 namespace lstudio::ui {
@@ -124,6 +129,7 @@ void MainWindow::onProgramRunFinished() {
                      : r->run.stoppedAt.empty() ? tr("Ran the program")
                                                 : tr("Ran up to a delegate call"));
   }
+  if (r->ok && !expectedFiles_.isEmpty()) compareWithExpected();
   updateRunValues();
   applyValueTints();
   if (!r->ok || !r->firstDifference || !selectFirstDifference()) {
@@ -131,6 +137,67 @@ void MainWindow::onProgramRunFinished() {
   }
   updateActions();
   emit shownChanged();
+}
+
+void MainWindow::chooseExpectedOutputs() {
+  QStringList files = QFileDialog::getOpenFileNames(this, tr("The eager model's outputs: one .npy file per output (name order)"),
+                                                    QSettings().value("lastDirectory").toString(),
+                                                    tr("NumPy arrays (*.npy);;All files (*)"));
+  if (!files.isEmpty()) setExpectedOutputs(files);
+}
+
+void MainWindow::setExpectedOutputs(QStringList files) {
+  std::sort(files.begin(), files.end());  // output_0.npy, output_1.npy, …: the outputs' order
+  expectedFiles_ = files;
+  log(tr("Expected outputs: %1; every run is compared with them").arg(files.join(", ")));
+  auto r = programRun_->result();
+  if (r && r->ok && r->snapshot == snapshot_) compareWithExpected();
+  else runProgram();
+}
+
+void MainWindow::compareWithExpected() {
+  auto r = programRun_->result();
+  if (!r || !r->ok || expectedWatcher_.isRunning()) return;
+  // Reading the arrays (a language model's logits are large) and comparing run on a worker.
+  const QStringList files = expectedFiles_;
+  std::vector<run::HostValue> outputs = r->run.outputs;
+  expectedWatcher_.disconnect();
+  connect(&expectedWatcher_, &QFutureWatcher<QStringList>::finished, this, [this] {
+    const QStringList lines = expectedWatcher_.result();
+    for (const QString& l : lines) log(l);
+    status_->setText(lines.isEmpty() ? QString() : lines.back());
+  });
+  expectedWatcher_.setFuture(QtConcurrent::run([files, outputs = std::move(outputs)] {
+    QStringList lines;
+    double worstUlp = 0;
+    bool compared = true;
+    for (qsizetype i = 0; i < files.size(); ++i) {
+      const QString name = QFileInfo(files[i]).fileName();
+      auto expected = run::readNpy(files[i].toStdString());
+      if (!expected) {
+        lines << QObject::tr("Expected output %1: %2").arg(i).arg(q(expected.error().message()));
+        compared = false;
+        continue;
+      }
+      if (static_cast<size_t>(i) >= outputs.size()) {
+        lines << QObject::tr("Expected output %1 (%2): the method has %3 outputs").arg(i).arg(name).arg(outputs.size());
+        compared = false;
+        continue;
+      }
+      const run::ExpectedDifference d = run::differenceFromExpected(outputs[i], expected.value());
+      if (!d.mismatch.empty()) {
+        lines << QObject::tr("Output %1 against %2: not compared, %3").arg(i).arg(name, q(d.mismatch));
+        compared = false;
+        continue;
+      }
+      worstUlp = std::max(worstUlp, d.maxUlp);
+      lines << QObject::tr("Output %1 against %2: largest |difference| %3, %4 ULP").arg(i).arg(name).arg(d.maxAbs, 0, 'g', 4).arg(d.maxUlp);
+    }
+    if (static_cast<size_t>(files.size()) != outputs.size()) compared = false;
+    lines << (compared ? QObject::tr("Expected outputs: every output compared, at most %1 ULP apart").arg(worstUlp)
+                       : QObject::tr("Expected outputs: %1 files for %2 outputs, not all compared").arg(files.size()).arg(outputs.size()));
+    return lines;
+  }));
 }
 
 bool MainWindow::runApplies() const {
