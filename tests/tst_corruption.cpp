@@ -6,9 +6,11 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/inspect/Inspect.h"
+#include "engine/formats/OpenProgram.h"
 #include "engine/formats/PtdReader.h"
 #include "app/Cli.h"
 #include "engine/formats/Pt2Reader.h"
@@ -274,6 +276,32 @@ class TestCorruption : public QObject {
     QVERIFY2(e.error().found.find("an ETDump") != std::string::npos && e.error().found.find("open the .pte") != std::string::npos &&
                  e.error().found.find("lowering-cli etdump") != std::string::npos,
              e.error().found.c_str());
+  }
+
+  // A file named .pt2 that is not a zip is told as such (it read "expected ET12", as if it
+  // were a .pte); an ExecuTorch program misnamed .pt2 opens for what it is.
+  void pt2ThatIsNoZip() {
+    QTemporaryDir dir;
+    const std::string junk = (dir.path() + "/model.pt2").toStdString();
+    {
+      std::ofstream f(junk, std::ios::binary);
+      f << "hello, this is not a model at all";
+    }
+    auto p = openProgramFile(junk);
+    QVERIFY(!p.ok());
+    QCOMPARE(p.error().code, ErrorCode::BadMagic);
+    QCOMPARE(p.error().offset.value_or(1), uint64_t(0));
+    QVERIFY2(p.error().expected.find("zip archive") != std::string::npos, p.error().expected.c_str());
+    QVERIFY(p.error().found.find("ET12") == std::string::npos);
+    auto synthetic = planProgram({2, 3}, 24);
+    const std::string misnamed = (dir.path() + "/program.pt2").toStdString();
+    {
+      std::ofstream f(misnamed, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(synthetic.data()), static_cast<std::streamsize>(synthetic.size()));
+    }
+    auto q = openProgramFile(misnamed);
+    QVERIFY2(q.ok(), q.ok() ? "" : q.error().message().c_str());
+    QCOMPARE(q.value().format, SourceFormat::Pte);
   }
 
   void extendedHeaderFields() {
