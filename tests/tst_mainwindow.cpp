@@ -1588,6 +1588,26 @@ class TestMainWindow : public QObject {
              qPrintable(w.logView()->toPlainText().right(400)));
   }
 
+  // Stepping through passes (a failed one too) is looking, not editing: the session stays
+  // saved, and opening another file does not ask. A config edit does make it unsaved.
+  void steppingLeavesTheSessionSaved() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(openLowered(w, sample("mlp"), "mlp"));
+    QVERIFY(!w.isModified());
+    QVERIFY(w.runToPass("ToOutVarPass"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runner()->runTo(2);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!w.isModified());
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.memoryPlanning.alignment = 64;
+    w.configEditor()->edit(c, "Change memory_planning_pass.alignment");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(w.isModified());
+  }
+
   // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768
   // screen) and the Log starts a few lines high, the graph getting the room (the Constants
   // table tabbed with it held the bottom area at 200 px).

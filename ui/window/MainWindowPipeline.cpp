@@ -149,7 +149,8 @@ void MainWindow::onPipelineState() {
   // Running or undoing passes shows the newest snapshot; a state with the
   // same position (a re-delivery) keeps what the user chose on the timeline.
   if (static_cast<int>(s.position) != shownPosition_) {
-    if (shownPosition_ >= 0 && !pending_) setModified(true);
+    // Stepping through passes is looking, not editing: it does not make the session unsaved
+    // (a saved workspace still records where the lowering stands).
     shownPosition_ = static_cast<int>(s.position);
     snapshot_ = static_cast<int>(s.position);
     if (s.failed) {
