@@ -39,6 +39,15 @@ QColor ramp(double t) {
 
 enum Column { kInstruction, kWhat, kMedian, kShare, kGap, kNode, kColumns };
 
+/// A duration of the runtime's ticks, read as nanoseconds (ExecuTorch's clock on Linux and
+/// most POSIX targets; its ETDump stores no tick rate), in the unit that suits it.
+QString duration(double ticks) {
+  if (ticks < 1e3) return QString::number(ticks, 'f', 0) + " ns";
+  if (ticks < 1e6) return QString::number(ticks / 1e3, 'f', ticks < 1e4 ? 2 : 1) + " µs";
+  if (ticks < 1e9) return QString::number(ticks / 1e6, 'f', ticks < 1e7 ? 2 : 1) + " ms";
+  return QString::number(ticks / 1e9, 'f', 2) + " s";
+}
+
 /// A Profile row: sorts by the number behind a column's text (UserRole) where there is one.
 class ProfileItem : public QTreeWidgetItem {
  public:
@@ -82,10 +91,11 @@ void MainWindow::onEtdumpFinished() {
     if (!quietErrors_ && e->error != "cancelled") QMessageBox::warning(this, tr("Cannot read the ETDump"), e->error);
   } else {
     const EtdumpReport& r = e->report;
-    QString line = tr("ETDump %1: %2 execution(s) of %3, Method::execute median %4 ticks, %5 instructions timed")
+    QString line = tr("ETDump %1: %2 execution(s) of %3, Method::execute median %4 (%5 ticks), %6 instructions timed")
                        .arg(QFileInfo(e->path).fileName())
                        .arg(r.executions)
                        .arg(q(r.method))
+                       .arg(duration(static_cast<double>(e->executeMedian())))
                        .arg(e->executeMedian())
                        .arg(r.instructions.size());
     if (!r.logged.empty()) {
@@ -99,6 +109,7 @@ void MainWindow::onEtdumpFinished() {
     }
     log(line);
     status_->setText(tr("Read the ETDump: times in the Profile tab"));
+    views_->setCurrentWidget(profile_);  // what was asked for, in front
     if (valueColouring_ == ValueColouring::Magnitude || valueColouring_ == ValueColouring::None) {
       valueColouring_ = ValueColouring::Time;
       if (auto it = colouringActions_.find(valueColouring_); it != colouringActions_.end()) it->second->setChecked(true);
@@ -116,8 +127,11 @@ void MainWindow::buildProfileTab() {
   profile_ = new QTreeWidget;
   profile_->setObjectName("profileTree");
   profile_->setColumnCount(kColumns);
-  profile_->setHeaderLabels({tr("#"), tr("Operator / delegate"), tr("Median (ticks)"), tr("Share"), tr("Logged gap"),
+  profile_->setHeaderLabels({tr("#"), tr("Operator / delegate"), tr("Median time"), tr("Share"), tr("Logged gap"),
                              tr("Node")});
+  profile_->headerItem()->setToolTip(kMedian, tr("The runtime's ticks read as nanoseconds, its clock on Linux (the "
+                                                 "ETDump stores no tick rate); the ticks of every execution in each "
+                                                 "row's tooltip"));
   profile_->setRootIsDecorated(true);
   profile_->setSortingEnabled(true);
   profile_->setAlternatingRowColors(true);
@@ -149,8 +163,7 @@ void MainWindow::fillProfile() {
     item->setData(kInstruction, Qt::DisplayRole, static_cast<qulonglong>(t.instruction));
     item->setText(kWhat, q(t.what));
     item->setText(kNode, q(t.node));
-    item->setData(kMedian, Qt::DisplayRole, static_cast<qulonglong>(median));
-    item->setTextAlignment(kMedian, Qt::AlignRight | Qt::AlignVCenter);
+    number(item, kMedian, static_cast<double>(median), duration(static_cast<double>(median)));
     double share = total ? 100.0 * static_cast<double>(median) / static_cast<double>(total) : 0.0;
     number(item, kShare, share, QString::number(share, 'f', 1) + "%");
     if (const LoggedInstruction* l = e->logged(t.node)) {
@@ -165,8 +178,8 @@ void MainWindow::fillProfile() {
     for (const auto& inner : t.delegateEvents) {
       auto* child = new ProfileItem(item);
       child->setText(kWhat, q(inner.name));
-      child->setData(kMedian, Qt::DisplayRole, static_cast<qulonglong>(medianOf(inner.ticks)));
-      child->setTextAlignment(kMedian, Qt::AlignRight | Qt::AlignVCenter);
+      const double m = static_cast<double>(medianOf(inner.ticks));
+      number(child, kMedian, m, duration(m));
     }
   }
   profile_->setSortingEnabled(true);
