@@ -438,6 +438,39 @@ class TestConfigUi : public QObject {
     QCOMPARE(t.bytesPerDestination().keys(), QStringList{""});
   }
 
+  // Add rule > New rule… opens an empty row to fill in; it is no rule (and re-tags nothing)
+  // until a criterion is set. ("Empty rule" put `* -> weights.ptd` in and moved every constant.)
+  void newRuleIsADraftUntilFilledIn() {
+    auto p = std::make_shared<const Program>(std::move(buildSample("llama", {.dim = 512}).value()));
+    ConstantTable t;
+    t.show();
+    Recorder r;
+    r.watch(&t);
+    t.setProgram(p, 0, {});
+    QToolButton* add = nullptr;
+    for (auto* b : t.findChildren<QToolButton*>())
+      if (b->text() == "Add rule") add = b;
+    QVERIFY(add && add->menu());
+    QAction* draft = nullptr;
+    for (QAction* a : add->menu()->actions())
+      if (a->text() == "New rule…") draft = a;
+    QVERIFY(draft);
+    draft->trigger();
+    QCOMPARE(t.rulesView()->rowCount(), 1);
+    QCOMPARE(r.count, 0);  // nothing applied
+    QCOMPARE(t.bytesPerDestination().keys(), QStringList{""});
+    t.rulesView()->item(0, ConstantTable::RuleFile)->setText("big.ptd");  // the file alone: still a draft
+    QCOMPARE(r.count, 0);
+    QCOMPARE(t.rulesView()->rowCount(), 1);
+    t.rulesView()->item(0, ConstantTable::RuleName)->setText("*.wq.weight");  // a criterion: now a rule
+    QCOMPARE(r.count, 1);
+    QCOMPARE(r.last.externalConstantRules.size(), size_t(1));
+    QCOMPARE(r.last.externalConstantRules[0].namePattern, std::string("*.wq.weight"));
+    QCOMPARE(r.last.externalConstantRules[0].file, std::string("big.ptd"));
+    QVERIFY(t.bytesPerDestination().contains("big.ptd"));
+    QVERIFY(t.bytesPerDestination().contains(""));  // the others stay inside
+  }
+
   void destinationComboInTheView() {
     auto p = llama();
     ConstantTable t;

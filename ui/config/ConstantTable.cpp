@@ -324,7 +324,8 @@ QHBoxLayout* ConstantTable::buildRuleBar(QWidget* parent) {
                      [this] { addRule({.op = "aten::embedding", .file = "embeddings.ptd"}); });
   presets->addAction(tr("Everything else → model.ptd"), this, [this] { addRule({.namePattern = "*", .file = "model.ptd"}); });
   presets->addSeparator();
-  presets->addAction(tr("Empty rule"), this, [this] { addRule({.namePattern = "*", .file = "weights.ptd"}); });
+  presets->addAction(tr("New rule…"), this, &ConstantTable::addDraftRule)
+      ->setToolTip(tr("An empty row to fill in: it applies once it has a pattern, a module, an op or a size"));
   add->setMenu(presets);
   add->setToolTip(tr("Add a rule at the end of the list"));
   auto* remove = new QToolButton(parent);
@@ -515,6 +516,20 @@ void ConstantTable::addRule(const ConstantTagRule& r) {
   rules_->selectRow(row);
 }
 
+void ConstantTable::addDraftRule() {
+  // A row of the table only: an empty rule would match every constant ("Empty rule" once put
+  // `* -> weights.ptd` on top and re-tagged them all). rulesEdited() takes it into the config
+  // when one of its criteria is filled in.
+  const int row = rules_->rowCount();
+  showingRules_ = true;
+  rules_->insertRow(row);
+  for (int col = 0; col < RuleColumnCount; ++col) rules_->setItem(row, col, new QTableWidgetItem);
+  rules_->item(row, RuleFile)->setText("weights.ptd");
+  showingRules_ = false;
+  rules_->setCurrentCell(row, RuleName);
+  rules_->editItem(rules_->item(row, RuleName));
+}
+
 void ConstantTable::removeRule() {
   int row = rules_->currentRow();
   auto rules = config_.externalConstantRules;
@@ -547,9 +562,19 @@ void ConstantTable::rulesEdited() {
       return;
     }
     r.file = normalizedFile(text(RuleFile)).toStdString();
-    rules.push_back(std::move(r));
+    // A row past the config's rules with no criterion yet is a draft (New rule…): not a rule.
+    const bool draft = i >= int(config_.externalConstantRules.size()) && r.namePattern.empty() && r.modulePrefix.empty() &&
+                       r.op.empty() && r.minBytes == 0;
+    if (!draft) rules.push_back(std::move(r));
   }
   rulesError_->hide();
+  // Only a draft row changed (its file, say): nothing to apply, and the row stays to be filled in.
+  auto same = [](const ConstantTagRule& a, const ConstantTagRule& b) {
+    return a.namePattern == b.namePattern && a.modulePrefix == b.modulePrefix && a.op == b.op && a.minBytes == b.minBytes &&
+           a.file == b.file;
+  };
+  const auto& now = config_.externalConstantRules;
+  if (rules.size() < size_t(rules_->rowCount()) && std::equal(rules.begin(), rules.end(), now.begin(), now.end(), same)) return;
   setRules(rules);
 }
 

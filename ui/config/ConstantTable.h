@@ -90,6 +90,8 @@ class ConstantTable : public QWidget {
   void showTotals();
   void rulesEdited();
   void addRule(const ConstantTagRule& r);
+  /// Add rule > New rule…: an empty row to fill in, not a rule until it has a criterion.
+  void addDraftRule();
   void removeRule();
   void moveRule(int delta);
   void commit(ExecutorchBackendConfig c);
