@@ -469,6 +469,22 @@ class TestConfigUi : public QObject {
     QCOMPARE(r.last.externalConstantRules[0].file, std::string("big.ptd"));
     QVERIFY(t.bytesPerDestination().contains("big.ptd"));
     QVERIFY(t.bytesPerDestination().contains(""));  // the others stay inside
+    // Two destinations get clearly distinct colours (a hue hashed from the name gave two
+    // files nearly the same purple): the swatches differ by more than a glance needs.
+    t.setRules({{.namePattern = "*.wq.weight", .file = "weights.ptd"}, {.namePattern = "*.wk.weight", .file = "weights2.ptd"}});
+    QAbstractItemModel* m = t.model();
+    QColor first, second;
+    for (int i = 0; i < m->rowCount(); ++i) {
+      const QString dest = m->index(i, ConstantTable::Destination).data().toString();
+      const QColor c = qvariant_cast<QIcon>(m->index(i, ConstantTable::Destination).data(Qt::DecorationRole))
+                           .pixmap(8, 8).toImage().pixelColor(4, 4);
+      if (dest == "weights.ptd") first = c;
+      if (dest == "weights2.ptd") second = c;
+    }
+    QVERIFY(first.isValid() && second.isValid());
+    const int distance = std::abs(first.red() - second.red()) + std::abs(first.green() - second.green()) +
+                         std::abs(first.blue() - second.blue());
+    QVERIFY2(distance > 120, qPrintable(first.name() + " vs " + second.name()));
   }
 
   void destinationComboInTheView() {

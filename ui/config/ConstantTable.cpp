@@ -47,10 +47,18 @@ QString shapeText(const std::vector<int64_t>& sizes) {
   return "[" + dims.join(", ") + "]";
 }
 
-/// A steady colour per .ptd file, so a file's rows and its total are easy to match up.
+/// A steady colour per .ptd file, so a file's rows and its total are easy to match up. Files
+/// take clearly distinct colours in the order they first appear in the session (a hue from
+/// the name's hash gave two files nearly the same purple); grey is "inside the .pte".
 QColor fileColor(const QString& file) {
   if (file.isEmpty()) return QColor(0x9e, 0x9e, 0x9e);
-  return QColor::fromHsv(int(qHash(file) % 360), 140, 200);
+  static const QColor kDistinct[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0x59, 0xa1, 0x4f),
+                                     QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0x7a, 0xa1), QColor(0x76, 0xb7, 0xb2),
+                                     QColor(0xed, 0xc9, 0x48), QColor(0x9c, 0x75, 0x5f), QColor(0xff, 0x9d, 0xa7)};
+  static QHash<QString, int> order;  // the GUI thread's, for the session
+  auto it = order.constFind(file);
+  if (it == order.constEnd()) it = order.insert(file, int(order.size()));
+  return kDistinct[*it % int(std::size(kDistinct))];
 }
 
 QIcon fileIcon(const QString& file) {
