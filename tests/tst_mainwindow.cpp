@@ -53,6 +53,7 @@
 #include "ui/config/ConstantTable.h"
 #include "ui/config/ExportDialog.h"
 #include "ui/graph/FindBar.h"
+#include "ui/graph/GraphItems.h"
 #include "ui/graph/GraphView.h"
 #include "ui/window/HelpPages.h"
 #include "ui/window/MainWindow.h"
@@ -1611,6 +1612,35 @@ class TestMainWindow : public QObject {
     w.configEditor()->edit(c, "Change memory_planning_pass.alignment");
     QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
     QVERIFY(w.isModified());
+  }
+
+  // The QNN llama opens on its delegate call (Inspector: backend, compile specs, payload); a
+  // click on its group's frame shows that call again. Clicking the group showed nothing.
+  void delegateGroupShowsItsCall() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QSignalSpy spy(&w, &ui::MainWindow::loadFinished);
+    w.openFile(fixture("pte/stories260k_hybrid_llama_qnn.pte"));
+    QVERIFY(spy.wait(60000));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->toPlainText().contains("QnnBackend"), 5000);
+    w.inspector()->showNothing();
+    QGraphicsView* canvas = nullptr;
+    for (QGraphicsView* v : w.graphView()->findChildren<QGraphicsView*>())
+      if (v->scene() && !canvas) canvas = v;
+    QVERIFY(canvas);
+    // The group is open (it holds the selected call): a click on its frame, off every box.
+    ui::GraphClusterItem* frame = nullptr;
+    for (QGraphicsItem* it : canvas->scene()->items())
+      if (auto* c = dynamic_cast<ui::GraphClusterItem*>(it); c && w.graphView()->model()->groups[c->group()].delegate) frame = c;
+    QVERIFY(frame);
+    const QPointF corner = frame->sceneBoundingRect().topLeft() + QPointF(6, 6);
+    canvas->centerOn(corner);
+    QTest::mouseClick(canvas->viewport(), Qt::LeftButton, {}, canvas->mapFromScene(corner));
+    QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->toPlainText().contains("QnnBackend"), 5000);
   }
 
   // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768

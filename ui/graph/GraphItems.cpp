@@ -293,12 +293,19 @@ T* GraphCanvas::itemUnder(const QPoint& pos) const {
 }
 
 void GraphCanvas::mousePressEvent(QMouseEvent* e) {
-  if (e->button() == Qt::LeftButton && !owner_->stale_)
+  if (e->button() == Qt::LeftButton && !owner_->stale_) {
     if (auto* it = itemUnder<GraphItem>(e->position().toPoint())) {
       owner_->clickedItem(it->id(), false, it->lineAt(mapToScene(e->position().toPoint())));
       e->accept();
       return;
     }
+    // An open delegate's frame: its call (a QNN payload has no nodes to click inside).
+    if (auto* c = itemUnder<GraphClusterItem>(e->position().toPoint()); c && owner_->delegateCallOfGroup(c->group()) >= 0) {
+      owner_->clickedItem(int(owner_->model()->nodes.size()) + c->group(), false);
+      e->accept();
+      return;
+    }
+  }
   QGraphicsView::mousePressEvent(e);
 }
 

@@ -131,6 +131,8 @@ class GraphView : public QWidget {
   void queueMinimapRebuild();
   /// `weight`: the constant whose line inside the item's box was clicked, or -1.
   void clickedItem(int item, bool doubleClick, int weight = -1);
+  /// The Method node that calls the delegate whose payload `group` draws; -1 for other groups.
+  int delegateCallOfGroup(int group) const;
   void setSelectedItem(int item, bool center);
   void revealNode(int graphNode, bool findHit = false);  // expands groups above it
   /// Closes what the last reveal (find hit or selection) opened, but the groups above

@@ -58,7 +58,21 @@ void GraphView::clickedItem(int item, bool doubleClick, int weight) {
     if (gn.node >= 0) emit nodeSelected(gn.node);
     else if (gn.delegateCall >= 0) emit nodeSelected(gn.delegateCall);  // a payload operator: its delegate
     else if (gn.value >= 0) emit valueSelected(gn.value);
+  } else if (const int call = delegateCallOfGroup(item - n); call >= 0) {
+    emit nodeSelected(call);  // a delegate's group, folded or open: its call (backend, specs, payload)
   }
+}
+
+int GraphView::delegateCallOfGroup(int group) const {
+  if (!model_ || group < 0 || group >= int(model_->groups.size()) || !model_->groups[group].delegate) return -1;
+  // The group holds the call's own box (and, for a payload the studio decodes, its operators).
+  for (const GraphNode& gn : model_->nodes) {
+    const int call = gn.kind == VisualKind::Delegate && gn.node >= 0 ? gn.node : gn.delegateCall;
+    if (call < 0) continue;
+    for (int g = gn.group; g >= 0; g = model_->groups[g].parent)
+      if (g == group) return call;
+  }
+  return -1;
 }
 
 void GraphView::revealNode(int graphNode, bool findHit) {

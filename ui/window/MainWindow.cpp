@@ -367,6 +367,10 @@ void MainWindow::refreshShown() {
   if (shown_ && selectedNode_ >= static_cast<int>(shown_->methods[method_].nodes.size())) selectedNode_ = -1;
   refreshText();
   refreshGraphs();
+  if (revealOnShow_ >= 0 && shown_) {  // a file that opens on a node: the graph shows it too
+    graph_->selectNode(revealOnShow_);
+    revealOnShow_ = -1;
+  }
   refreshConstantsAndPlan();
   // The inspector shows the selected node of the shown method, else what the
   // shown pass did, else nothing: never what an earlier program or method showed.

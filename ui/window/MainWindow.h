@@ -236,6 +236,8 @@ class MainWindow : public QMainWindow {
   void startLoad(QFuture<LoadedProgram> future);
   void finishLoad(LoadedProgram r);
   void rememberRecent();
+  /// The delegate call a method mostly is (one call, at most two kernels beside it), or -1.
+  static int soleDelegateCall(const Method& m);
   /// A file that replaces another starts from the default config (logged when that changes it).
   void startFromDefaults();
   void startPipeline();
@@ -380,6 +382,7 @@ class MainWindow : public QMainWindow {
           *stop_ = nullptr;
   QAction *runProgram_ = nullptr, *runWithInputs_ = nullptr, *runEveryPass_ = nullptr, *firstDifference_ = nullptr;
   QAction* compareExpected_ = nullptr;  ///< Lowering > Compare With Expected Outputs…
+  int revealOnShow_ = -1;  ///< a node the graph selects and shows once the opened file is shown
   /// The .npy files of the eager model's outputs (one per output, in name order): every run's
   /// outputs are compared with them, off the GUI thread, and the result logged.
   QStringList expectedFiles_;

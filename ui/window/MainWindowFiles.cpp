@@ -207,7 +207,8 @@ void MainWindow::finishLoad(LoadedProgram r) {
 
   method_ = 0;
   snapshot_ = 0;
-  selectedNode_ = -1;
+  selectedNode_ = current_.program && !current_.program->methods.empty() ? soleDelegateCall(current_.program->methods[0]) : -1;
+  revealOnShow_ = selectedNode_;
   shownPosition_ = -1;
   if (replacing && !pending_) startFromDefaults();
   if (current_.program && !current_.program->methods.empty()) {
@@ -223,6 +224,21 @@ void MainWindow::finishLoad(LoadedProgram r) {
   if (pending_ && !runner_->busy()) restorePending();
   if (!pending_) setModified(false);
   emit loadFinished(true, {});
+}
+
+int MainWindow::soleDelegateCall(const Method& m) {
+  // A program that is one delegate and a little glue (a QNN or XNNPACK .pte as phones get it)
+  // opens on that delegate: the Inspector tells its backend, compile specs and payload at once.
+  int call = -1, kernels = 0;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    if (m.nodes[i].kind == NodeKind::Delegate) {
+      if (call >= 0) return -1;
+      call = static_cast<int>(i);
+    } else if (m.nodes[i].kind == NodeKind::Kernel) {
+      ++kernels;
+    }
+  }
+  return kernels <= 2 ? call : -1;
 }
 
 void MainWindow::rememberRecent() {
