@@ -812,12 +812,16 @@ class TestMainWindow : public QObject {
     custom.methods[0].operators[0] = OperatorRef{"my_ns::linear_nonexistent", "default"};
     ui::MainWindow w;
     w.setQuietErrors(true);
+    w.resize(1000, 480);  // the Passes list shorter than its 31 rows
+    w.show();
     w.openProgram(std::make_shared<const Program>(std::move(custom)), "broken");
     w.runner()->runToEnd();
     w.runner()->waitForIdle();
     QVERIFY(w.runner()->state().failed);
     int failed = row(w.timeline(), "ToOutVarPass");
     QVERIFY(w.timeline()->topLevelItem(failed)->toolTip(0).contains("failed"));
+    // The failed pass is in sight in the list (it was below the fold).
+    QTRY_VERIFY(w.timeline()->viewport()->rect().contains(w.timeline()->visualItemRect(w.timeline()->topLevelItem(failed))));
     // The window shows the program the pass choked on, with the node selected.
     QCOMPARE(w.shownSnapshot(), failed - 1);
     QCOMPARE(w.selectedNode(), 0);

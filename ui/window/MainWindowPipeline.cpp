@@ -159,12 +159,15 @@ void MainWindow::onPipelineState() {
       const PassRecord& r = s.records[s.position - 1];
       for (const Diagnostic& d : r.diagnostics)
         if (d.node >= 0) selectedNode_ = d.node;
+      revealOnShow_ = selectedNode_;  // the graph centres it (and opens the groups above it)
       status_->setText(tr("%1 failed: %2").arg(q(r.name), r.diagnostics.empty() ? QString() : q(r.diagnostics.front().message)));
     }
   }
   snapshot_ = std::min(snapshot_, static_cast<int>(s.position));
   shown_ = s.snapshotAtOrBefore(snapshot_);
   refreshTimeline();
+  // A failed pass in sight in the Passes list (the 29th of 30 was below its fold).
+  if (s.failed) timeline_->scrollToItem(timeline_->topLevelItem(static_cast<int>(s.position)));
   refreshShown();
   updateActions();
 }
