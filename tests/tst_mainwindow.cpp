@@ -54,6 +54,7 @@
 #include "ui/config/ExportDialog.h"
 #include "ui/graph/FindBar.h"
 #include "ui/graph/GraphItems.h"
+#include "ui/graph/GraphModel.h"
 #include "ui/graph/GraphView.h"
 #include "ui/window/HelpPages.h"
 #include "ui/window/MainWindow.h"
@@ -1645,6 +1646,45 @@ class TestMainWindow : public QObject {
     canvas->centerOn(corner);
     QTest::mouseClick(canvas->viewport(), Qt::LeftButton, {}, canvas->mapFromScene(corner));
     QTRY_VERIFY_WITH_TIMEOUT(w.inspector()->toPlainText().contains("QnnBackend"), 5000);
+  }
+
+  // Another snapshot of the same program keeps the groups the user opened and the place the
+  // view looks at: stepping back a pass and a config change (which re-runs the passes) did
+  // fold them up and scroll back to the top.
+  void graphKeepsItsPlaceAcrossSnapshots() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(openLowered(w, sample("llama"), "llama"));
+    const ui::GraphModel* m = w.graphView()->model();
+    QVERIFY(m);
+    QString path;
+    for (const ui::GraphGroup& g : m->groups)
+      if (!g.delegate && g.parent >= 0 && g.nodeCount > 3 && path.isEmpty()) path = QString::fromStdString(g.path);
+    QVERIFY(!path.isEmpty());
+    QVERIFY(w.graphView()->setGroupCollapsed(path, false));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(!w.graphView()->isGroupCollapsed(path));
+    QGraphicsView* canvas = nullptr;
+    for (QGraphicsView* v : w.graphView()->findChildren<QGraphicsView*>())
+      if (v->scene() && !canvas) canvas = v;
+    QVERIFY(canvas);
+    const QRectF scene = canvas->scene()->sceneRect();
+    canvas->centerOn(scene.center().x(), scene.top() + scene.height() * 0.6);
+    const QPointF before = canvas->mapToScene(canvas->viewport()->rect().center());
+    auto stillThere = [&] {
+      const QPointF now = canvas->mapToScene(canvas->viewport()->rect().center());
+      return !w.graphView()->isGroupCollapsed(path) && std::abs(now.y() - before.y()) < 0.25 * scene.height();
+    };
+    w.runner()->runTo(w.runner()->state().position - 1);
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY2(stillThere(), "stepping back a pass");
+    ExecutorchBackendConfig c = w.configEditor()->config();
+    c.memoryPlanning.alignment = 64;
+    w.configEditor()->edit(c, "Change memory_planning_pass.alignment");
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY2(stillThere(), "a config change");
   }
 
   // The first window fits the screen's free space (a fixed 1400x860 ran off a 1366x768

@@ -90,7 +90,7 @@ void GraphView::forgetGraph() {
   selectedItem_ = selectedGraphNode_ = pendingCenter_ = findPos_ = focusGroup_ = pendingSelect_ = -1;
 }
 
-void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks) {
+void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks, bool keepPlace) {
   if (!program || methodIndex < 0 || static_cast<size_t>(methodIndex) >= program->methods.size()) return clear();
   // The previous picture stays up, dimmed and inert, until the new layout replaces it:
   // a blank canvas between two passes loses the reader's place.
@@ -107,7 +107,8 @@ void GraphView::setGraph(std::shared_ptr<const Program> program, int methodIndex
   marks_ = std::move(marks);
   if (marks_.size() != program_->methods[methodIndex].nodes.size()) marks_.clear();
   tints_.clear();
-  firstLayout_ = true;
+  // Another snapshot of the same program keeps the zoom and the place the view looks at.
+  firstLayout_ = !(keepPlace && stale_);
   // Folding 10,000 nodes into a model takes tens of milliseconds: not on the GUI thread.
   struct Prepared {
     std::shared_ptr<const GraphModel> model;

@@ -41,7 +41,8 @@ class GraphView : public QWidget {
   ~GraphView() override;
 
   /// Shows method `methodIndex` of `program`; `marks` is empty or one entry per node (diff of the last pass).
-  void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {});
+  void setGraph(std::shared_ptr<const Program> program, int methodIndex, std::vector<NodeMark> marks = {},
+                bool keepPlace = false);
   void clear();
   /// Stripes on the boxes: one colour per node of the shown method (invalid: none); empty
   /// clears them. Kept until the next setGraph.

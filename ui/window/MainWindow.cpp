@@ -419,12 +419,20 @@ void MainWindow::refreshGraphs() {
   if (shown_ == graphShown_ && method_ == graphMethod_ && snapshot_ == graphSnapshot_) return;
   // Comparing, the groups open in either pane stay open in both for another snapshot of the same program.
   // Those a selection opened (in either pane) stay the next selection's to close.
+  // Without comparing too: another snapshot of the same program and method keeps the groups
+  // the user opened and the place the view looks at (run_decompositions folded them up, a
+  // config change scrolled back to the top).
   QStringList keepOpen, revealed;
   const auto input = runner_->state().input;
-  if (comparing() && input && input == graphInput_ && method_ == graphMethod_) {
-    keepOpen = graph_->expandedGroups() + before_->expandedGroups();
+  const bool sameProgram = input && input == graphInput_ && method_ == graphMethod_ && graph_->model();
+  if (sameProgram) {
+    keepOpen = graph_->expandedGroups();
+    revealed = graph_->revealedGroups();
+    if (comparing()) {
+      keepOpen += before_->expandedGroups();
+      revealed += before_->revealedGroups();
+    }
     keepOpen.removeDuplicates();
-    revealed = graph_->revealedGroups() + before_->revealedGroups();
     revealed.removeDuplicates();
   }
   graphShown_ = shown_;
@@ -444,7 +452,8 @@ void MainWindow::refreshGraphs() {
   for (size_t i = 0; i < marks.size(); ++i)
     marks[i] = diff_.after[i] == MethodDiff::Mark::Added ? NodeMark::Added
                : diff_.after[i] == MethodDiff::Mark::Modified ? NodeMark::Modified : NodeMark::None;
-  graph_->setGraph(shown_, method_, std::move(marks));
+  graph_->setGraph(shown_, method_, std::move(marks), sameProgram);
+  if (sameProgram && !comparing()) graph_->setExpandedGroups(keepOpen, revealed);
   applyValueTints();
   refreshCompare(keepOpen, revealed);
 }
