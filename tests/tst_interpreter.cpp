@@ -52,6 +52,30 @@ std::string message(const Result<run::RunResult>& r) { return r ? std::string() 
 
 }  // namespace
 
+namespace {
+
+/// A kernel's tensor argument built by hand over `data` (`capacity` bytes).
+void tensorArgument(run::RunValue& t, ScalarType dtype, std::vector<int64_t> sizes, void* data, uint64_t capacity) {
+  t.kind = ValueKind::Tensor;
+  t.t.dtype = dtype;
+  t.t.sizes = std::move(sizes);
+  t.t.data = static_cast<uint8_t*>(data);
+  t.t.capacity = capacity;
+}
+
+/// v[at] made an IntList of `xs`, its Int items at v[itemsFrom], v[itemsFrom + 1], ...
+void intListArgument(std::vector<run::RunValue>& v, size_t at, const std::vector<int64_t>& xs, size_t itemsFrom) {
+  v[at].kind = ValueKind::IntList;
+  v[at].items.clear();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    v[itemsFrom + i].kind = ValueKind::Int;
+    v[itemsFrom + i].i = xs[i];
+    v[at].items.push_back(static_cast<ValueId>(itemsFrom + i));
+  }
+}
+
+}  // namespace
+
 class TestInterpreter : public QObject {
   Q_OBJECT
  private slots:
@@ -465,21 +489,9 @@ class TestInterpreter : public QObject {
     std::vector<int64_t> in{big, big + 2, low, 7}, out(4, 0), expanded(4, 0);
     std::vector<run::RunValue> v(8);
     auto tensor = [](run::RunValue& t, std::vector<int64_t> sizes, void* data) {
-      t.kind = ValueKind::Tensor;
-      t.t.dtype = ScalarType::Long;
-      t.t.sizes = std::move(sizes);
-      t.t.data = static_cast<uint8_t*>(data);
-      t.t.capacity = 32;
+      tensorArgument(t, ScalarType::Long, std::move(sizes), data, 32);
     };
-    auto ints = [&](size_t at, std::vector<int64_t> xs, size_t itemsFrom) {
-      v[at].kind = ValueKind::IntList;
-      v[at].items.clear();
-      for (size_t i = 0; i < xs.size(); ++i) {
-        v[itemsFrom + i].kind = ValueKind::Int;
-        v[itemsFrom + i].i = xs[i];
-        v[at].items.push_back(static_cast<ValueId>(itemsFrom + i));
-      }
-    };
+    auto ints = [&](size_t at, std::vector<int64_t> xs, size_t itemsFrom) { intListArgument(v, at, xs, itemsFrom); };
     tensor(v[0], {2, 2}, in.data());
     ints(1, {1, 0}, 4);
     tensor(v[2], {}, out.data());
@@ -541,28 +553,12 @@ class TestInterpreter : public QObject {
   void asStridedCopyReadsTheStorage() {
     std::vector<float> in{0, 1, 2, 3, 4, 5}, out(6, -1);
     std::vector<run::RunValue> v(12);
-    auto tensor = [](run::RunValue& t, std::vector<int64_t> sizes, void* data) {
-      t.kind = ValueKind::Tensor;
-      t.t.dtype = ScalarType::Float;
-      t.t.sizes = std::move(sizes);
-      t.t.data = static_cast<uint8_t*>(data);
-      t.t.capacity = 24;
-    };
-    auto ints = [&](size_t at, std::vector<int64_t> xs, size_t itemsFrom) {
-      v[at].kind = ValueKind::IntList;
-      v[at].items.clear();
-      for (size_t i = 0; i < xs.size(); ++i) {
-        v[itemsFrom + i].kind = ValueKind::Int;
-        v[itemsFrom + i].i = xs[i];
-        v[at].items.push_back(static_cast<ValueId>(itemsFrom + i));
-      }
-    };
-    tensor(v[0], {6}, in.data());
-    ints(1, {2, 2}, 6);
-    ints(2, {1, 2}, 8);  // a transposed 2x2 window
+    tensorArgument(v[0], ScalarType::Float, {6}, in.data(), 24);
+    intListArgument(v, 1, {2, 2}, 6);
+    intListArgument(v, 2, {1, 2}, 8);  // a transposed 2x2 window
     v[3].kind = ValueKind::Int;
     v[3].i = 1;  // storage_offset
-    tensor(v[4], {}, out.data());
+    tensorArgument(v[4], ScalarType::Float, {}, out.data(), 24);
     run::KernelContext c(v);
     const auto* kernel = run::findKernel("aten::as_strided_copy.out");
     QVERIFY(kernel);

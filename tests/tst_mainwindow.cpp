@@ -122,6 +122,22 @@ QAction* quitAction(QWidget& w) {
 }
 
 /// Opens `program` in `w` and lowers it to the end; false if the window did not settle.
+/// Opens `file` in `w` and waits until it has loaded and the window is idle.
+bool openAndSettle(ui::MainWindow& w, const QString& file) {
+  QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
+  w.openFile(file);
+  return loaded.wait(30000) && QTest::qWaitFor([&] { return w.idle(); }, 30000);
+}
+
+/// The mlp and dynamic_batch samples saved as .pt2 files in `dir`: a file to start with and
+/// another to open after it.
+std::pair<QString, QString> twoSampleFiles(const QTemporaryDir& dir) {
+  const QString mlp = dir.filePath("mlp.pt2"), other = dir.filePath("dynamic_batch.pt2");
+  if (!writePt2(*sample("mlp"), mlp.toStdString()).ok() || !writePt2(*sample("dynamic_batch"), other.toStdString()).ok())
+    return {};
+  return {mlp, other};
+}
+
 bool openLowered(ui::MainWindow& w, std::shared_ptr<const Program> program, const QString& title) {
   w.openProgram(std::move(program), title);
   if (!QTest::qWaitFor([&] { return w.idle(); }, 30000)) return false;
@@ -1306,16 +1322,12 @@ class TestMainWindow : public QObject {
   // edit. (The last model's tagging rule and alignment were applied silently.)
   void aNewFileStartsFromTheDefaults() {
     QTemporaryDir dir;
-    QString mlp = dir.filePath("mlp.pt2"), add = dir.filePath("dynamic_batch.pt2");
-    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
-    QVERIFY(writePt2(*sample("dynamic_batch"), add.toStdString()).ok());
+    const auto [mlp, add] = twoSampleFiles(dir);
+    QVERIFY(!mlp.isEmpty());
     ui::MainWindow w;
     w.setQuietErrors(true);
     w.show();
-    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
-    w.openFile(mlp);
-    QVERIFY(loaded.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openAndSettle(w, mlp));
     ExecutorchBackendConfig c = w.configEditor()->config();
     c.memoryPlanning.alignment = 64;
     ConstantTagRule everything;
@@ -1327,10 +1339,7 @@ class TestMainWindow : public QObject {
     QVERIFY(w.configEditor()->undoAction()->isEnabled());
     QVERIFY(!w.applyPreviousAction()->isEnabled());
 
-    loaded.clear();
-    w.openFile(add);
-    QVERIFY(loaded.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openAndSettle(w, add));
     const ExecutorchBackendConfig defaults;
     QCOMPARE(QString::fromStdString(configToJson(w.configEditor()->config())), QString::fromStdString(configToJson(defaults)));
     QCOMPARE(w.runner()->state().config.memoryPlanning.alignment, defaults.memoryPlanning.alignment);
@@ -1356,16 +1365,12 @@ class TestMainWindow : public QObject {
   // (The Inspector of another program showed "The run failed: …" of the last one.)
   void runResultsGoWithTheirProgram() {
     QTemporaryDir dir;
-    QString mlp = dir.filePath("mlp.pt2"), add = dir.filePath("dynamic_batch.pt2");
-    QVERIFY(writePt2(*sample("mlp"), mlp.toStdString()).ok());
-    QVERIFY(writePt2(*sample("dynamic_batch"), add.toStdString()).ok());
+    const auto [mlp, add] = twoSampleFiles(dir);
+    QVERIFY(!mlp.isEmpty());
     ui::MainWindow w;
     w.setQuietErrors(true);
     w.show();
-    QSignalSpy loaded(&w, &ui::MainWindow::loadFinished);
-    w.openFile(mlp);
-    QVERIFY(loaded.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openAndSettle(w, mlp));
     QString bad = dir.filePath("bad.npy");
     QFile f(bad);
     QVERIFY(f.open(QIODevice::WriteOnly));
@@ -1374,10 +1379,7 @@ class TestMainWindow : public QObject {
     w.runProgram({bad});  // fails: the result says why
     QTRY_VERIFY_WITH_TIMEOUT(w.programRun()->result() != nullptr, 30000);
     QVERIFY(!w.programRun()->result()->ok);
-    loaded.clear();
-    w.openFile(add);
-    QVERIFY(loaded.wait(30000));
-    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    QVERIFY(openAndSettle(w, add));
     QVERIFY(w.programRun()->result() == nullptr);
     QVERIFY(w.programRun()->etdump() == nullptr);
     QVERIFY(w.shownProgram() && !w.shownProgram()->methods.empty());
