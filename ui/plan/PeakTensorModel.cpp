@@ -9,27 +9,30 @@ void PeakTensorModel::setLane(std::shared_ptr<const PlanLayout> layout, int lane
   layout_ = std::move(layout);
   lane_ = lane;
   if (layout_ && (lane_ < 0 || lane_ >= static_cast<int>(layout_->lanes.size()))) layout_.reset();
+  rows_.clear();
+  if (layout_)
+    for (int32_t st : layout_->lanes[static_cast<size_t>(lane_)].peakStorages)
+      if (layout_->report.storages[static_cast<size_t>(st)].size > 0) rows_.push_back(st);
   endResetModel();
 }
 
 int PeakTensorModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !layout_) return 0;
-  return static_cast<int>(layout_->lanes[static_cast<size_t>(lane_)].peakStorages.size());
+  return static_cast<int>(rows_.size());
 }
 
 int PeakTensorModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 int PeakTensorModel::rowOfRect(int32_t rect) const {
   if (!layout_ || rect < 0 || static_cast<size_t>(rect) >= layout_->rects.size()) return -1;
-  const auto& rows = layout_->lanes[static_cast<size_t>(lane_)].peakStorages;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i] == layout_->rects[static_cast<size_t>(rect)].storage) return static_cast<int>(i);
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (rows_[i] == layout_->rects[static_cast<size_t>(rect)].storage) return static_cast<int>(i);
   return -1;
 }
 
 QVariant PeakTensorModel::data(const QModelIndex& index, int role) const {
   if (!layout_ || !index.isValid() || index.row() >= rowCount()) return {};
-  const int32_t st = layout_->lanes[static_cast<size_t>(lane_)].peakStorages[static_cast<size_t>(index.row())];
+  const int32_t st = rows_[static_cast<size_t>(index.row())];
   const Storage& s = layout_->report.storages[static_cast<size_t>(st)];
   const int32_t rect = layout_->rectOfStorage(st);
   if (role == RectRole) return rect;

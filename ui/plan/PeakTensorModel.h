@@ -32,6 +32,9 @@ class PeakTensorModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const PlanLayout> layout_;
   int lane_ = 0;
+  /// The lane's peak storages that hold bytes: a 0-byte tensor is no part of the peak (it
+  /// showed as "0 B" rows).
+  std::vector<int32_t> rows_;
 };
 
 /// Compares text with its digit runs as numbers ("layers_2" < "layers_10"),
