@@ -140,6 +140,7 @@ constexpr BuiltinSchema kTable[] = {
     {kCore, "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"},
     {kNoSet, "aten::adaptive_avg_pool1d.out(Tensor self, int[1] output_size, *, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"},
+    {kNoSet, "aten::adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"},
     {kNoSet, "aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)"},
     {kNoSet, "aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"},

@@ -530,6 +530,9 @@ def modules():
         # A linear whose input a transposed view made, with a leading 1: torch's fake strides keep the 1's.
         ("linear_on_merged_heads", MergedHeadsProjection, [(1, 4, 8, 8), (1, 4, 8, 16)]),
         ("adaptive_pool_of_channels_last", ChannelsLastPool, [(1, 8, 4, 4)]),
+        # torchvision's video models (r3d, mc3, r2plus1d, swin3d) pool to 1x1x1.
+        ("adaptive_pool3d_to_mean", lambda: Fn(lambda x: F.adaptive_avg_pool3d(torch.relu(x), 1).flatten(1)),
+         [(1, 4, 2, 3, 3)]),
         ("write_through_alias", lambda: Fn(lambda x: torch.ops.aten.alias(torch.cat([x, x], 1)).add_(x.repeat(1, 2)) * 2),
          [(2, 3)]),
     ]

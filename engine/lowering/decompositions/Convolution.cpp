@@ -129,6 +129,20 @@ void adaptiveAvgPool2d(Rewrite& r) {
   r.finish("aten._adaptive_avg_pool2d.default", {argRef(r, "self"), argRef(r, "output_size")});
 }
 
+/// adaptive_avg_pool3d: to 1x1x1 a mean over the last three dimensions (ATen's shortcut),
+/// else _adaptive_avg_pool3d. An input laid out channels-last-3d would get ATen's as_strided_
+/// too: not written yet, so it fails naming why.
+void adaptiveAvgPool3d(Rewrite& r) {
+  auto size = r.ints("output_size");
+  const TensorSpec x = r.tensor("self");
+  if (size && size->size() == 3 && (*size)[0] == 1 && (*size)[1] == 1 && (*size)[2] == 1) {
+    if (x.dimOrder == std::vector<uint8_t>{0, 2, 3, 4, 1})
+      return r.fail("adaptive_avg_pool3d to 1x1x1 of a channels-last-3d input is not decomposed yet");
+    return r.finish("aten.mean.dim", {argRef(r, "self"), std::vector<int64_t>{-1, -2, -3}, true});
+  }
+  r.finish("aten._adaptive_avg_pool3d.default", {argRef(r, "self"), argRef(r, "output_size")});
+}
+
 }  // namespace
 
 void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& t) {
@@ -142,7 +156,8 @@ void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::max_pool1d.default", maxPool1d},
                      {"aten::avg_pool1d.default", avgPool1d},
                      {"aten::adaptive_avg_pool1d.default", adaptiveAvgPool1d},
-                     {"aten::adaptive_avg_pool2d.default", adaptiveAvgPool2d}});
+                     {"aten::adaptive_avg_pool2d.default", adaptiveAvgPool2d},
+                     {"aten::adaptive_avg_pool3d.default", adaptiveAvgPool3d}});
 }
 
 }  // namespace lstudio::decompositions
