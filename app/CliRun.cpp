@@ -27,6 +27,9 @@
 namespace lstudio::cli {
 namespace {
 
+/// A difference as JSON: the number, or "inf" (JSON has no infinity).
+nlohmann::json numberJson(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); }
+
 std::string hex64(uint64_t v) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
@@ -95,7 +98,6 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
   auto title = [&](size_t k) { return k == 0 ? std::string("input") : names[k - 1]; };
   size_t ran = 0, changed = 0;
   for (const auto& r : rows) ran += r.ran, changed += r.changed;
-  auto diff = [](double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); };
   if (json) {
     nlohmann::json a = nlohmann::json::array();
     for (size_t k = 0; k < rows.size(); ++k) {
@@ -104,14 +106,14 @@ int runEveryPass(Pipeline& pipeline, const std::string& file, const std::string&
       if (!r.ran) e["error"] = r.error;
       else {
         e["changed"] = r.changed;
-        e["max_abs_diff"] = diff(r.difference);
+        e["max_abs_diff"] = numberJson(r.difference);
         e["outputs"] = r.checksums.size();
         nlohmann::json sums = nlohmann::json::array();
         for (uint64_t c : r.checksums) sums.push_back(hex64(c));
         e["fnv1a64"] = sums;
         if (r.firstDifference)
           e["first_differing_node"] = {{"node", r.firstDifference->node}, {"op", r.firstDifference->op},
-                                       {"max_abs_diff", diff(r.firstDifference->difference)}};
+                                       {"max_abs_diff", numberJson(r.firstDifference->difference)}};
       }
       a.push_back(e);
     }
@@ -278,8 +280,6 @@ ExpectedReport compareExpected(const RunRequest& req, const run::RunResult& r, c
   return rep;
 }
 
-nlohmann::json numberJson(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"); }
-
 /// --expect's lines: per output its largest |difference| and ULPs, or why it was not compared.
 void printExpected(const RunRequest& req, const run::RunResult& r, const ExpectedReport& e, std::ostream& out) {
   out << "compared to the expected outputs (tolerance " << req.tolerance << "):\n";
@@ -314,12 +314,11 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
     if (ref) {
       nlohmann::json c = {{"snapshot", referenceName}, {"tolerance", req.tolerance}};
       c["output_max_abs_diff"] = nlohmann::json::array();
-      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(std::isfinite(d) ? nlohmann::json(d) : nlohmann::json("inf"));
+      for (double d : outputDiffs) c["output_max_abs_diff"].push_back(numberJson(d));
       if (firstDiff)
         c["first_differing_node"] = {{"node", firstDiff->node}, {"op", firstDiff->op},
                                      {"instruction", firstDiff->instruction},
-                                     {"max_abs_diff", std::isfinite(firstDiff->difference) ? nlohmann::json(firstDiff->difference)
-                                                                                         : nlohmann::json("inf")}};
+                                     {"max_abs_diff", numberJson(firstDiff->difference)}};
       else
         c["first_differing_node"] = nullptr;
       j["compared_to"] = c;
@@ -488,7 +487,7 @@ int parseEtdumpArgs(const std::vector<std::string>& args, EtdumpRequest& r, std:
 }
 
 nlohmann::json differenceJson(const std::optional<double>& d) {
-  return !d ? nlohmann::json(nullptr) : std::isfinite(*d) ? nlohmann::json(*d) : nlohmann::json("inf");
+  return d ? numberJson(*d) : nlohmann::json(nullptr);
 }
 
 /// etdump's report as JSON: every instruction's ticks, every logged value's gap.
