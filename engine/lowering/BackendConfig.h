@@ -22,6 +22,7 @@ struct ConstantTagRule {
   std::string op;             ///< operator of the first node reading it ("aten::embedding"); empty = any
   uint64_t minBytes = 0;      ///< only constants at least this large
   std::string file;           ///< destination .ptd ("model.ptd"); empty = keep inside the .pte
+  bool operator==(const ConstantTagRule&) const = default;
 };
 
 struct MemoryPlanningConfig {

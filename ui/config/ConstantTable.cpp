@@ -577,12 +577,7 @@ void ConstantTable::rulesEdited() {
   }
   rulesError_->hide();
   // Only a draft row changed (its file, say): nothing to apply, and the row stays to be filled in.
-  auto same = [](const ConstantTagRule& a, const ConstantTagRule& b) {
-    return a.namePattern == b.namePattern && a.modulePrefix == b.modulePrefix && a.op == b.op && a.minBytes == b.minBytes &&
-           a.file == b.file;
-  };
-  const auto& now = config_.externalConstantRules;
-  if (rules.size() < size_t(rules_->rowCount()) && std::equal(rules.begin(), rules.end(), now.begin(), now.end(), same)) return;
+  if (rules.size() < size_t(rules_->rowCount()) && rules == config_.externalConstantRules) return;
   setRules(rules);
 }
 
