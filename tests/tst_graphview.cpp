@@ -4,6 +4,7 @@
 // keep PNGs of the mlp, mobilenet_v2 and llama views.
 #include <QGraphicsScene>
 #include <QGraphicsView>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -480,6 +481,48 @@ class TestGraphView : public QObject {
     QVERIFY(v.setGroupCollapsed("nodes 150", false));
     QVERIFY(settle(v));
     QVERIFY(!v.viewportPosOfMethodNode(200).isNull());
+  }
+
+  // The overview sits bottom right, but never on the selected node: scrolled under it, the
+  // node pushes it to another corner.
+  void minimapMovesOffTheSelectedNode() {
+    auto p = sample("llama", 8);
+    const Method& m = p->methods[0];
+    GraphView v;
+    v.resize(900, 700);
+    v.show();
+    v.setGraph(p, 0, {});
+    QVERIFY(settle(v));
+    int target = nodeInModule(m, "layers.3.feed_forward");
+    QVERIFY(target >= 0);
+    v.selectNode(target);
+    QVERIFY(settle(v));
+    v.zoomBy(3);  // wider than the view: it scrolls both ways
+    QVERIFY(settle(v));
+    QWidget* vp = v.canvas()->viewport();
+    QPoint at = v.viewportPosOfMethodNode(target);
+    // Scroll so that the node's centre lies where the overview is drawn by default.
+    const QPoint want(vp->width() - 60, vp->height() - 50);
+    auto* h = v.canvas()->horizontalScrollBar();
+    auto* s = v.canvas()->verticalScrollBar();
+    h->setValue(h->value() - (want.x() - at.x()));
+    s->setValue(s->value() - (want.y() - at.y()));
+    QCoreApplication::processEvents();
+    at = vp->mapTo(&v, v.viewportPosOfMethodNode(target));
+    QVERIFY(v.minimap()->isVisible());
+    const int margin = 10;
+    QRect usual(QPoint(v.width() - v.minimap()->width() - margin - (s->isVisible() ? s->width() : 0),
+                       v.height() - v.minimap()->height() - margin - (h->isVisible() ? h->height() : 0)),
+                v.minimap()->size());
+    QVERIFY2(usual.contains(at), qPrintable(QString("the scroll did not bring the node (%1,%2) under the usual corner %3,%4 %5x%6; h %7..%8 v %9..%10")
+                                              .arg(at.x()).arg(at.y()).arg(usual.x()).arg(usual.y()).arg(usual.width()).arg(usual.height())
+                                              .arg(h->minimum()).arg(h->maximum()).arg(s->minimum()).arg(s->maximum())));
+    QVERIFY(!v.minimap()->geometry().contains(at));
+    // Scrolled away again, it goes back to its corner.
+    s->setValue(s->minimum());
+    h->setValue(h->minimum());
+    QCoreApplication::processEvents();
+    if (!usual.contains(vp->mapTo(&v, v.viewportPosOfMethodNode(target)))) QCOMPARE(v.minimap()->geometry(), usual);
   }
 
   void selectNodeOpensItsGroup() {

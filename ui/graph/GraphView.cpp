@@ -484,7 +484,23 @@ void GraphView::placeMinimap() {
   const int margin = 10;
   int sb = view_->verticalScrollBar()->isVisible() ? view_->verticalScrollBar()->width() : 0;
   int hb = view_->horizontalScrollBar()->isVisible() ? view_->horizontalScrollBar()->height() : 0;
-  minimap_->move(width() - minimap_->width() - margin - sb, height() - minimap_->height() - margin - hb);
+  const int left = margin, right = width() - minimap_->width() - margin - sb;
+  const int top = margin, bottom = height() - minimap_->height() - margin - hb;
+  // Bottom right unless that hides the selected node; then the first corner that does not.
+  QRect selected;
+  if (selectedItem_ >= 0 && selectedItem_ < int(items_.size()) && items_[selectedItem_]) {
+    QRect r = view_->mapFromScene(items_[selectedItem_]->sceneBoundingRect()).boundingRect();  // viewport coordinates
+    selected = QRect(view_->viewport()->mapTo(this, r.topLeft()), r.size());
+  }
+  const QPoint corners[] = {{right, bottom}, {left, bottom}, {right, top}, {left, top}};
+  QPoint at = corners[0];
+  if (!selected.isEmpty())
+    for (const QPoint& c : corners)
+      if (!QRect(c, minimap_->size()).intersects(selected)) {
+        at = c;
+        break;
+      }
+  minimap_->move(at);
   minimap_->raise();
 }
 

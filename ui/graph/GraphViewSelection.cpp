@@ -32,6 +32,7 @@ void GraphView::setSelectedItem(int item, bool center) {
   selectedGraphNode_ = item >= 0 && item < n ? item : -1;
   updateHighlight();
   if (center && item >= 0 && item < int(items_.size()) && items_[item]) view_->centerOn(items_[item]);
+  refreshMinimap();  // it moves off the selected node
 }
 
 void GraphView::clickedItem(int item, bool doubleClick, int weight) {
