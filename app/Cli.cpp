@@ -112,6 +112,18 @@ const char* const kUsageText =
     "      prints, after each pass that changed the program, only the lines it\n"
     "      added (+), removed (-) or changed (- then +).\n"
     "\n"
+    "  partition FILE [--etrecord ETRECORD] [--config CFG.json] [--set KEY=VALUE]... [--json]\n"
+    "      Partition a program for XNNPACK as to_edge_transform_and_lower(...,\n"
+    "      partitioner=[XnnpackPartitioner()]) does: to_edge with the\n"
+    "      partitioner's operators kept whole (linear, hardswish, max_pool2d, ...),\n"
+    "      then the partitioner's checks per node and its merging of groups into\n"
+    "      partitions. Prints per partition (ExecuTorch's delegation tag) its\n"
+    "      operators and the constants it takes, and per node left out the\n"
+    "      partitioner's reason. The config's `partitioner` list is used when it\n"
+    "      has one (e.g. --set partitioner=xnnpack, or an object with\n"
+    "      config_precisions, per_op_mode, force_non_static_weights_for_f32_linear,\n"
+    "      enable_bf16); else XnnpackPartitioner's defaults.\n"
+    "\n"
     "  run FILE [--ptd DATA.ptd]... [--etrecord ETRECORD] [--config CFG.json] [--method NAME]\n"
     "      [--inputs iota|sample|IN.npy...] [--after PASS] [--compare-to PASS]\n"
     "      [--expect OUT.npy...] [--tolerance T] [--every-pass] [--save-outputs DIR] [--json]\n"
@@ -465,7 +477,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const bool known = cmd == "inspect" || cmd == "delegates" || cmd == "plan" || cmd == "sample" || cmd == "lower" || cmd == "export" ||
-                     cmd == "config" || cmd == "run" || cmd == "etdump";
+                     cmd == "config" || cmd == "run" || cmd == "etdump" || cmd == "partition";
   if (known && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     out << commandUsage(cmd);
     return kOk;
@@ -479,6 +491,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (cmd == "config") return configCommand(rest, out, err);
   if (cmd == "run") return runProgramCommand(rest, out, err);
   if (cmd == "etdump") return etdumpCommand(rest, out, err);
+  if (cmd == "partition") return partitionCommand(rest, out, err);
   err << "lowering-cli: unknown command '" << cmd << "'\n" << kUsageText;
   return kUsage;
 }

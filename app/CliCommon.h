@@ -54,6 +54,8 @@ std::shared_ptr<const Program> lowerToEnd(std::shared_ptr<const Program> program
 int configCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int lowerCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int exportCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+/// lowering-cli partition (CliPartition.cpp).
+int partitionCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 /// lowering-cli plan (CliPlan.cpp).
 int planCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 /// lowering-cli run and etdump (CliRun.cpp).

@@ -916,7 +916,7 @@ class TestPasses : public QObject {
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
         "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "RemoveToCopyPass",
-        "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
+        "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",
@@ -929,6 +929,9 @@ class TestPasses : public QObject {
     QVERIFY(!passes::reinplace()->enabled(c));
     c.reinplaceExtraOps = {"aten::index_copy"};
     QVERIFY(passes::reinplace()->enabled(c));  // reinplace_extra_ops alone turns it on, as in to_executorch
+    QVERIFY(!passes::partition()->enabled(c));  // to_edge alone unless the config names a partitioner
+    c.partitioners.push_back(PartitionerSpec{});
+    QVERIFY(passes::partition()->enabled(c));
   }
 };
 

@@ -102,6 +102,10 @@ conformance() {  # conformance [harness options...]
   # models_expected.txt lists the rows that do not agree yet). The whole sweep: tools/dev.sh models.
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/models.py" --tier ci --work "$root/build/models-ci"
+  # XnnpackPartitioner: the studio's partitions of every corpus program and of the models above
+  # against upstream's to_edge_transform_and_lower, node for node.
+  LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/partition.py" \
+    --work "$root/build/partition" --models "$root/build/models-ci"
 }
 
 build() {  # build DIR [cmake options...]

@@ -316,11 +316,19 @@ struct ShapeCall {
     return r;
   }
 
-  /// any.dim / all.dim: one dimension reduced (kept as 1 with keepdim), bool.
+  /// any.dim / all.dim (bool) and argmax / argmin (int64): one dimension reduced (kept as 1 with
+  /// keepdim; argmax without a dim reduces all).
   Specs reduceOneDim() const {
     if (!a0) return shapeError(op, "an input tensor");
-    int64_t d = wrapDim(intArg(m, args, 1).value_or(0), a0->sizes.size());
+    const bool index = name == "aten::argmax" || name == "aten::argmin";
+    auto dim = intArg(m, args, 1);
     bool keep = intArg(m, args, 2).value_or(0) != 0;
+    if (index && !dim) {  // argmax without a dim: over all elements
+      TensorSpec r = like(*a0, keep ? std::vector<int64_t>(a0->sizes.size(), 1) : std::vector<int64_t>{});
+      r.dtype = ScalarType::Long;
+      return one(r);
+    }
+    int64_t d = wrapDim(dim.value_or(0), a0->sizes.size());
     std::vector<int64_t> s;
     std::vector<std::string> sy;
     for (size_t k = 0; k < a0->sizes.size(); ++k) {
@@ -333,7 +341,7 @@ struct ShapeCall {
       }
     }
     TensorSpec r = like(*a0, s, sy);
-    r.dtype = ScalarType::Bool;
+    r.dtype = index ? ScalarType::Long : ScalarType::Bool;
     return one(r);
   }
 
@@ -418,6 +426,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::cos", &ShapeCall::sameShape}, {"aten::sin", &ShapeCall::sameShape},
     {"aten::hardtanh", &ShapeCall::sameShape}, {"aten::clone", &ShapeCall::sameShape},
     {"aten::alias", &ShapeCall::sameShape}, {"aten::exp", &ShapeCall::sameShape},
+    {"aten::cumsum", &ShapeCall::sameShape},
     {"aten::tanh", &ShapeCall::sameShape}, {"aten::sqrt", &ShapeCall::sameShape},
     {"aten::_softmax", &ShapeCall::sameShape}, {"aten::_log_softmax", &ShapeCall::sameShape},
     {"aten::index_put", &ShapeCall::sameShape}, {"aten::abs", &ShapeCall::sameShape},
@@ -436,6 +445,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::le", &ShapeCall::predicate}, {"aten::gt", &ShapeCall::predicate}, {"aten::ge", &ShapeCall::predicate},
     {"aten::logical_not", &ShapeCall::predicate},
     {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
+    {"aten::argmax", &ShapeCall::reduceOneDim}, {"aten::argmin", &ShapeCall::reduceOneDim},
     {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
     {"aten::arange", &ShapeCall::arange}, {"aten::repeat", &ShapeCall::repeat},
     {"aten::_to_copy", &ShapeCall::toCopy}, {"aten::linear", &ShapeCall::linear},

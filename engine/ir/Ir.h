@@ -174,6 +174,10 @@ struct NodeMeta {
   std::optional<int64_t> debugHandle;
   std::vector<ModuleFrame> moduleStack;  ///< outermost first
   std::vector<StackFrame> stackTrace;    ///< innermost last
+  /// A partitioner's verdict (to_edge_transform_and_lower): the partition that takes the
+  /// node ("tag0", ExecuTorch's delegation_tag), or why it was left out.
+  std::string delegationTag;
+  std::string notDelegatedBecause;
 };
 
 enum class NodeKind : uint8_t {

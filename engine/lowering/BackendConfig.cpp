@@ -63,7 +63,7 @@ Status checkKnownFields(const json& j, const std::string& file) {
                                 "remove_view_copy", "external_constants", "external_mutable_weights",
                                 "emit_mutable_buffer_names", "do_quant_fusion_and_const_prop", "run_reinplace_pass",
                                 "reinplace_extra_ops", "studio_memory_aware_order", "passes",
-                                "enable_non_cpu_memory_planning", "propagate_device_config"};
+                                "enable_non_cpu_memory_planning", "propagate_device_config", "partitioner"};
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -346,12 +346,60 @@ Status ExecutorchBackendConfig::validate() const {
     if (auto s = align("delegate_alignment", *delegateAlignment); !s) return s;
   for (const auto& p : initializedMutableBuffers)
     if (p.empty()) return fieldError("config", "passes.patterns", "non-empty names", "\"\"");
+  for (size_t k = 0; k < partitioners.size(); ++k)
+    for (const std::string& p : partitioners[k].configPrecisions)
+      if (p != "FP32" && p != "STATIC_QUANT" && p != "DYNAMIC_QUANT")
+        return fieldError("config", "partitioner[" + std::to_string(k) + "].config_precisions",
+                          "FP32, STATIC_QUANT or DYNAMIC_QUANT", p);
   for (const char* mode : {"dynamic_memory_planning_mode", "sym_shape_eval_pass"}) {
     const std::string& v = std::string(mode) == "sym_shape_eval_pass" ? symShapeEval : dynamicMemoryPlanningMode;
     if (v != "upper_bound" && v != "hint") return fieldError("config", mode, "\"upper_bound\" or \"hint\"", v);
   }
   return Ok{};
 }
+
+namespace {
+
+/// partitioner: a list, each entry a partitioner's name ("xnnpack" or "XnnpackPartitioner": its
+/// defaults) or an object {"name": ..., and XnnpackPartitioner's constructor options}.
+Status readPartitioners(const json& j, const FieldReader& read, const std::string& file, std::vector<PartitionerSpec>& into) {
+  if (!j.is_array()) return fieldError(file, "partitioner", "a list of partitioners", j.dump());
+  for (size_t k = 0; k < j.size(); ++k) {
+    const json& e = j[k];
+    const std::string path = "partitioner[" + std::to_string(k) + "]";
+    PartitionerSpec spec;
+    std::string name;
+    if (e.is_string()) {
+      name = e.get<std::string>();
+    } else if (e.is_object()) {
+      for (const auto& [key, value] : e.items())
+        if (key != "name" && key != "config_precisions" && key != "per_op_mode" &&
+            key != "force_non_static_weights_for_f32_linear" && key != "enable_bf16")
+          return fieldError(file, path + "." + key, "an option of XnnpackPartitioner", "an unknown option");
+      if (!e.contains("name")) return fieldError(file, path + ".name", "a partitioner's name", "none");
+      if (Status s = read.text(e, "name", name, path + ".name"); !s) return s;
+      if (e.contains("config_precisions")) {
+        const json& p = e["config_precisions"];
+        for (const json& x : p.is_array() ? p : json::array({p})) {
+          if (!x.is_string()) return fieldError(file, path + ".config_precisions", "FP32, STATIC_QUANT or DYNAMIC_QUANT", x.dump());
+          spec.configPrecisions.push_back(x.get<std::string>());
+        }
+      }
+      for (auto [key, flag] : {std::pair{"per_op_mode", &spec.perOpMode},
+                               std::pair{"force_non_static_weights_for_f32_linear", &spec.forceNonStaticWeightsForF32Linear},
+                               std::pair{"enable_bf16", &spec.enableBf16}})
+        if (Status s = read.boolean(e, key, *flag, path + "." + key); !s) return s;
+    } else {
+      return fieldError(file, path, "a partitioner's name or options", e.dump());
+    }
+    if (name != "xnnpack" && name != "XnnpackPartitioner")
+      return fieldError(file, path + ".name", "XnnpackPartitioner (the partitioner the studio has)", name);
+    into.push_back(spec);
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const std::string& file) {
   json j = json::parse(text, nullptr, false);
@@ -399,6 +447,8 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
     if (!(s = readPasses(j["passes"], file, c))) return s.error();
   if (j.contains("propagate_device_config"))
     if (!(s = readPropagateDevice(j["propagate_device_config"], file, c.propagateDevice))) return s.error();
+  if (j.contains("partitioner"))
+    if (!(s = readPartitioners(j["partitioner"], read, file, c.partitioners))) return s.error();
   if (auto v = c.validate(); !v) {
     Error e = v.error();
     e.file = file;
@@ -406,6 +456,19 @@ Result<ExecutorchBackendConfig> configFromJson(const std::string& text, const st
   }
   return c;
 }
+
+namespace {
+json partitionersToJson(const std::vector<PartitionerSpec>& ps) {
+  json out = json::array();
+  for (const PartitionerSpec& p : ps)
+    out.push_back({{"name", p.name},
+                   {"config_precisions", p.configPrecisions},
+                   {"per_op_mode", p.perOpMode},
+                   {"force_non_static_weights_for_f32_linear", p.forceNonStaticWeightsForF32Linear},
+                   {"enable_bf16", p.enableBf16}});
+  return out;
+}
+}  // namespace
 
 std::string configToJson(const ExecutorchBackendConfig& c) {
   json rules = json::array();
@@ -441,7 +504,8 @@ std::string configToJson(const ExecutorchBackendConfig& c) {
             {"propagate_device_config",
              {{"skip_h2d_for_method_inputs", flagToJson(c.propagateDevice.skipH2dForMethodInputs)},
               {"skip_d2h_for_method_outputs", flagToJson(c.propagateDevice.skipD2hForMethodOutputs)}}},
-            {"studio_memory_aware_order", c.studioMemoryAwareOrder}};
+            {"studio_memory_aware_order", c.studioMemoryAwareOrder},
+            {"partitioner", partitionersToJson(c.partitioners)}};
   if (!c.memoryPlanningPerMethod.empty()) {
     json perMethod = json::object();
     for (const auto& [method, mp] : c.memoryPlanningPerMethod) perMethod[method] = planningToJson(mp);

@@ -70,6 +70,18 @@ struct EdgeCompileConfig {
   static bool lists(const std::vector<std::string>& ops, const std::string& name, const std::string& overload);
 };
 
+/// A partitioner of to_edge_transform_and_lower (`partitioner=[...]`). Only ExecuTorch's
+/// XnnpackPartitioner for now, with its constructor's options by upstream's names.
+struct PartitionerSpec {
+  std::string name = "XnnpackPartitioner";
+  /// config_precisions: "FP32", "STATIC_QUANT", "DYNAMIC_QUANT"; empty: every precision a config supports.
+  std::vector<std::string> configPrecisions;
+  bool perOpMode = false;                          ///< per_op_mode: one partition per matched op
+  bool forceNonStaticWeightsForF32Linear = false;  ///< force_non_static_weights_for_f32_linear
+  bool enableBf16 = false;                         ///< enable_bf16
+  bool operator==(const PartitionerSpec&) const = default;
+};
+
 /// The studio's config: ExecutorchBackendConfig's fields (to_executorch), and
 /// to_edge's EdgeCompileConfig, written as "edge_compile_config" in the JSON.
 struct ExecutorchBackendConfig {
@@ -113,6 +125,9 @@ struct ExecutorchBackendConfig {
   /// planning, and elementwise results written over an argument that dies at
   /// them. Off by default; Copy as Python writes it as a comment.
   bool studioMemoryAwareOrder = false;
+  /// partitioner: to_edge_transform_and_lower's partitioners, in order (empty: to_edge alone).
+  /// Saved as "partitioner" in the JSON; a name alone ("xnnpack") takes the defaults.
+  std::vector<PartitionerSpec> partitioners;
 
   /// The memory planning pass that plans `method`.
   const MemoryPlanningConfig& planningFor(const std::string& method) const;

@@ -62,6 +62,12 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
   if (program.format == SourceFormat::Pte)
     return Error{ErrorCode::Unsupported, program.path, std::nullopt, "export", "a lowered program (run the pipeline: it de-lowers a .pte first)",
                  "a .pte as read"};
+  // Never a silent non-delegated export: the partitions are tagged, but to_backend (each
+  // partition made an executorch_call_delegate with XNNPACK's payload) is not in the studio yet.
+  if (!config.partitioners.empty())
+    return Error{ErrorCode::Unsupported, output, std::nullopt, "export with a partitioner",
+                 "a config without `partitioner` (the studio shows XNNPACK's partitions but cannot write its payloads yet)",
+                 std::to_string(config.partitioners.size()) + " partitioner(s) in the config"};
   EmitReport emitted;
   auto pte = emitProgram(program, config, &emitted);
   if (!pte) return pte.error();

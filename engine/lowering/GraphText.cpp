@@ -122,7 +122,9 @@ std::string graphText(const Method& m) {
   }
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     printViewsReadBy(m, m.nodes[i].args, printed, o);
-    o << "  " << nodeLine(m, i) << "\n";
+    o << "  " << nodeLine(m, i);
+    if (!m.nodes[i].meta.delegationTag.empty()) o << "  # delegation_tag " << m.nodes[i].meta.delegationTag;
+    o << "\n";
   }
   printViewsReadBy(m, m.outputs, printed, o);
   o << "  return (";

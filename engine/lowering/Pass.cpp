@@ -11,6 +11,8 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
           runDecompositions(), removeNonCoreAtenOpGraphAsserts(), atenDialectVerifier(), removeUnusedParameters(),
           replaceViewOpsWithViewCopyOps(), symToTensor(), removeNoop(), removeToCopy(),
           removeMixedTypeOperators(), memoryFormatOps(),
+          // to_edge_transform_and_lower, when the config names partitioners
+          partition(),
           // to_executorch, per method, before edge_to_executorch_passes
           quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
           insertWriteBack(),

@@ -1,9 +1,11 @@
 // libFuzzer target: .pt2 / ETRecord zips through the importer (zip, JSON,
 // pickle, program mapping, edge-dialect check) and the lowering pipeline, under the
-// default config and with constant folding and reinplacing on.
+// default config, with constant folding and reinplacing on, and through XnnpackPartitioner
+// (to_edge_transform_and_lower's decompositions and the partition, default and per-op mode).
 #include "engine/inspect/Inspect.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 
 using namespace lstudio;
 
@@ -21,5 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   folding.runReinplacePass = true;
   Pipeline folded(input, folding);
   folded.runToEnd();
+  ExecutorchBackendConfig partitioned;
+  partitioned.partitioners = {PartitionerSpec{}};
+  Pipeline partitioning(input, partitioned);
+  partitioning.runTo("XnnpackPartitioner");
+  if (!partitioning.failed()) {
+    PartitionerSpec perOp;
+    perOp.perOpMode = true;
+    for (const Method& m : partitioning.current()->methods) (void)partitionForXnnpack(m, perOp);
+  }
   return 0;
 }

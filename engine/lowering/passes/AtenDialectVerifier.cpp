@@ -10,6 +10,7 @@
 
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 
@@ -56,7 +57,8 @@ class AtenDialectVerifier : public Pass {
           why = "operator " + op->fullName() + " is not an ATen operator the studio knows";
         else if (s && s->ns == "aten" && !reg.isCoreAten(*s) && !upstreamException(*op) &&
                  !EdgeCompileConfig::lists(edge.coreAtenOpsExceptionList, op->name, op->overload) &&
-                 !EdgeCompileConfig::lists(edge.preserveOps, op->name, op->overload))
+                 !EdgeCompileConfig::lists(edge.preserveOps, op->name, op->overload) &&
+                 !(!config.partitioners.empty() && xnnpackMayKeepWhole(*op)))
           why = "operator " + s->qualifiedName() +
                 " is not core ATen and the studio has no decomposition for it (list it in "
                 "edge_compile_config._core_aten_ops_exception_list to lower it as it is)";

@@ -19,6 +19,8 @@ std::shared_ptr<const Pass> removeNoop();
 std::shared_ptr<const Pass> removeToCopy();
 std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
+/// to_edge_transform_and_lower's partitioners (the config's `partitioner`): tags, and why not.
+std::shared_ptr<const Pass> partition();
 std::shared_ptr<const Pass> quantFusion();
 std::shared_ptr<const Pass> constantProp();
 std::shared_ptr<const Pass> initializedMutableBuffer();

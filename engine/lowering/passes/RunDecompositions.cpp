@@ -17,6 +17,7 @@
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/decompositions/Decomposition.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 
@@ -73,8 +74,10 @@ bool isView(const OpSchema* s) {
 /// One method made functional and decomposed, node by node, into a new node list.
 class MethodDecomposition {
  public:
-  MethodDecomposition(Method& m, const EdgeCompileConfig& config, PassOutcome& out)
-      : m_(m), config_(config), out_(out), fresh_(m), inputs_(m.inputs.begin(), m.inputs.end()) {
+  /// `keepWhole`: per node, kept undecomposed for a partitioner (its ops_to_not_decompose).
+  MethodDecomposition(Method& m, const EdgeCompileConfig& config, PassOutcome& out, std::vector<bool> keepWhole = {})
+      : m_(m), config_(config), out_(out), fresh_(m), inputs_(m.inputs.begin(), m.inputs.end()),
+        keepWhole_(std::move(keepWhole)) {
     nodes_.reserve(m.nodes.size() * 2);
   }
 
@@ -133,6 +136,7 @@ class MethodDecomposition {
       if (auto a = aliases_.find(n.args[0]); a != aliases_.end()) writtenView = a->second;
       if (!functionalize(i, n)) return;
     }
+    if (i < keepWhole_.size() && keepWhole_[i]) return nodes_.push_back(std::move(n));
     lower(std::move(n), i);
     if (writtenView && !out_.failed) writeBack(*writtenView, m_.nodes[i], i);
   }
@@ -472,6 +476,7 @@ class MethodDecomposition {
   std::unordered_map<ValueId, std::pair<ValueId, uint64_t>> refreshed_;  // a view -> made again, at version
   std::vector<ValueId> mutatedInputs_;   // in the order they are first written
   std::unordered_set<ValueId> inputs_;
+  std::vector<bool> keepWhole_;
 };
 
 class RunDecompositions : public Pass {
@@ -485,7 +490,21 @@ class RunDecompositions : public Pass {
     // Branches first: their caller then tells them which operands require grad.
     auto decompose = [&](auto& self, Method& m) -> void {
       for (Method& b : m.subgraphs) self(self, b);
-      MethodDecomposition(m, config.edgeCompile, out).run();
+      if (config.partitioners.empty()) return MethodDecomposition(m, config.edgeCompile, out).run();
+      // to_edge_transform_and_lower decomposes twice. First every operator a partitioner may
+      // keep whole (XNNPACK's linear, hardswish, max_pool2d, ...) stays, also where another
+      // operator's decomposition makes it (an lstm's linears).
+      EdgeCompileConfig first = config.edgeCompile;
+      for (const std::string& op : xnnpackOpsToNotDecompose()) first.preserveOps.push_back(op);
+      MethodDecomposition(m, first, out).run();
+      if (out.failed) return;
+      // Then those the partitioner's checks refuse (its check_op_support) are decomposed after all.
+      std::vector<bool> keep(m.nodes.size(), false);
+      for (const PartitionerSpec& spec : config.partitioners) {
+        std::vector<bool> k = xnnpackKeepsWhole(m, spec);
+        for (size_t i = 0; i < k.size(); ++i) keep[i] = keep[i] || k[i];
+      }
+      MethodDecomposition(m, config.edgeCompile, out, std::move(keep)).run();
     };
     for (Method& m : p.methods) decompose(decompose, m);
     return out;

@@ -1,0 +1,180 @@
+"""XNNPACK partitions: the studio's XnnpackPartitioner against ExecuTorch's, node for node.
+
+For every corpus program (tests/conformance/corpus.py; training and multi-method programs
+included) saved as a user saves it (torch.export.save), and every model.pt2 under --models
+(the models' corpus, tests/conformance/models.py, as its run left them):
+  upstream  to_edge_transform_and_lower(programs, partitioner=[XnnpackPartitioner()]); per method,
+            the graph its XnnpackPartitioner tagged (node.meta["delegation_tag"]), as to_backend
+            then lowers it;
+  studio    `lowering-cli partition FILE --set partitioner=xnnpack --json`.
+Upstream's edge program renames the nodes ("aten_linear_default"), so nodes are compared by
+position: both graphs must hold the same operators in the same order (getitem nodes aside: the
+studio's graph has none), then every partition must take the same positions and the nodes left
+out are the rest. One line per program; the last line is
+  partition: N agree, M differ, K upstream fails of T
+and the exit status is non-zero when one differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import operator
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLI = os.environ.get("LSTUDIO_CLI", str(HERE.parents[1] / "build" / "app" / "lowering-cli"))
+sys.path.insert(0, str(HERE))
+
+
+def op_name(target) -> str:
+    """"aten::linear.default" for aten.linear.default (an edge op or an OpOverload), as the studio names it."""
+    import torch
+
+    if getattr(target, "__module__", None) == "_operator":  # a size computation: operator.ge
+        return f"_operator::{target.__name__}.default"
+    if not isinstance(target, torch._ops.OpOverload):
+        target = getattr(target, "_op", target)  # an edge op: the ATen overload it wraps
+    name = str(target)
+    if "." in name and "::" not in name:
+        ns, rest = name.split(".", 1)
+        name = f"{ns}::{rest}"
+    return name
+
+
+def upstream_partitions(programs: dict) -> dict:
+    """{method: [(node name, operator, tag or None)]} in graph order: the graph XnnpackPartitioner
+    tagged inside to_edge_transform_and_lower (getitem nodes aside), as to_backend lowers it."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    tagged = []
+    partition = XnnpackPartitioner.partition
+
+    def recording(self, exported_program):
+        result = partition(self, exported_program)
+        tagged.append([(n.name, op_name(n.target), n.meta.get("delegation_tag"))
+                       for n in result.tagged_exported_program.graph_module.graph.nodes
+                       if n.op == "call_function" and n.target is not operator.getitem])
+        return result
+
+    XnnpackPartitioner.partition = recording
+    try:
+        edge = to_edge_transform_and_lower(programs, partitioner=[XnnpackPartitioner()])
+    finally:
+        XnnpackPartitioner.partition = partition
+    # to_backend partitions the methods in the order of the edge programs.
+    methods = list(edge._edge_programs)
+    assert len(methods) == len(tagged), f"{len(tagged)} partitioner calls for {len(methods)} methods"
+    return dict(zip(methods, tagged))
+
+
+def studio_partitions(pt2: Path) -> tuple[dict | None, str]:
+    r = subprocess.run([CLI, "partition", str(pt2), "--set", "partitioner=xnnpack", "--json"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"lowering-cli partition exit {r.returncode}: {r.stderr.strip()[-300:]}"
+    doc = json.loads(r.stdout)
+    out = {}
+    for m in doc["methods"]:
+        nodes = [(n["index"], n["name"], n["op"], p["tag"]) for p in m["partitions"] for n in p["nodes"]]
+        nodes += [(n["index"], n["name"], n["op"], None) for n in m["not_delegated"]]
+        out[m["name"]] = [(name, op, tag) for _, name, op, tag in sorted(nodes)]
+    return out, ""
+
+
+def difference(want: dict, got: dict) -> str | None:
+    """Node for node: the same operators in the same order (names differ: upstream's edge program
+    renames them), then the same partitions (as sets of node positions) and the same nodes left out."""
+    problems = []
+    for method in sorted(set(want) | set(got)):
+        w, g = want.get(method), got.get(method)
+        if w is None or g is None:
+            problems.append(f"{method}: only in {'studio' if w is None else 'upstream'}")
+            continue
+        ops_w, ops_g = [op for _, op, _ in w], [op for _, op, _ in g]
+        if ops_w != ops_g:
+            k = next((i for i, (a, b) in enumerate(zip(ops_w, ops_g)) if a != b), min(len(ops_w), len(ops_g)))
+            problems.append(f"{method}: the graphs the partitioner sees differ ({len(ops_w)} operators upstream, "
+                            f"{len(ops_g)} in the studio); first at #{k}: upstream "
+                            f"{w[k][:2] if k < len(w) else None}, studio {g[k][:2] if k < len(g) else None}")
+            continue
+
+        def parts(nodes):
+            by_tag = {}
+            for i, (_, _, tag) in enumerate(nodes):
+                if tag is not None:
+                    by_tag.setdefault(tag, set()).add(i)
+            return {frozenset(v) for v in by_tag.values()}
+
+        pw, pg = parts(w), parts(g)
+        if pw != pg:
+            only_up = sorted({i for p in pw - pg for i in p} - {i for p in pg - pw for i in p})
+            only_st = sorted({i for p in pg - pw for i in p} - {i for p in pw - pg for i in p})
+            show = lambda idx: [f"{w[i][0]}/{g[i][0]} {w[i][1]}" for i in idx[:5]]  # noqa: E731
+            problems.append(f"{method}: {len(pw)} partitions upstream, {len(pg)} in the studio"
+                            + (f"; taken only upstream: {show(only_up)}" if only_up else "")
+                            + (f"; taken only by the studio: {show(only_st)}" if only_st else "")
+                            + ("; the same nodes, grouped otherwise" if not only_up and not only_st else ""))
+    return "; ".join(problems) or None
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--only", nargs="*", help="corpus entry names")
+    ap.add_argument("--models", type=Path, help="a models.py work directory: every model.pt2 below it too")
+    ap.add_argument("--model-names", nargs="*",
+                    help="with --models: only these model directories (fnmatch patterns; CI takes a few, as "
+                         "upstream's partitioning of a large model takes minutes)")
+    args = ap.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    import corpus
+    from harness import save_aten_program
+
+    import torch
+
+    def corpus_program(entry):
+        def make():
+            pt2 = args.work / f"{entry.name}.pt2"
+            save_aten_program(entry.export(), pt2)
+            return pt2, entry.export()
+        return entry.name, make
+
+    def model_program(pt2: Path):
+        return pt2.parent.name, lambda: (pt2, {"forward": torch.export.load(str(pt2))})
+
+    todo = [corpus_program(e) for e in corpus.CORPUS if not args.only or e.name in args.only]
+    if args.models:
+        todo += [model_program(p) for p in sorted(args.models.glob("*/model.pt2"))
+                 if not args.model_names or any(fnmatch.fnmatchcase(p.parent.name, n) for n in args.model_names)]
+    agree = differ = upstream_fails = 0
+    for name, make in todo:
+        t0 = time.time()
+        try:
+            pt2, programs = make()
+            want = upstream_partitions(programs)
+        except Exception as e:  # noqa: BLE001 (upstream cannot partition it: listed, not compared)
+            upstream_fails += 1
+            print(f"{name:32} upstream fails: {str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__}")
+            continue
+        got, err = studio_partitions(pt2)
+        diff = err if got is None else difference(want, got)
+        total = sum(len({tag for _, _, tag in nodes if tag is not None}) for nodes in want.values())
+        if diff:
+            differ += 1
+            print(f"{name:32} DIFFER ({time.time() - t0:.1f} s): {diff}")
+        else:
+            agree += 1
+            print(f"{name:32} agree: {total} partition(s) ({time.time() - t0:.1f} s)")
+    print(f"partition: {agree} agree, {differ} differ, {upstream_fails} upstream fails of {agree + differ + upstream_fails}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

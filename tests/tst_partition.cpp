@@ -1,0 +1,211 @@
+// XnnpackPartitioner in the studio: which nodes a partition takes, why the rest stay
+// out, how groups merge (never into a cycle), the operators to_edge_transform_and_lower
+// keeps whole for it, and the config that asks for it. Upstream's partitions are compared
+// node for node by tests/conformance/partition.py.
+#include <QtTest>
+
+#include "engine/lowering/ConfigPython.h"
+#include "engine/lowering/Export.h"
+#include "engine/lowering/Pipeline.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
+#include "engine/samples/GraphBuilder.h"
+
+using namespace lstudio;
+
+namespace {
+
+/// x: float32[2, 16] -> linear -> relu -> linear -> (+ an int64 side: add of two int64 inputs, and argmax).
+Program mixedProgram(bool weightIsInput = false) {
+  GraphBuilder b;
+  TensorRef x = b.input("x", ScalarType::Float, {2, 16});
+  TensorRef w1 = weightIsInput ? b.input("w1", ScalarType::Float, {32, 16}) : b.parameter("fc1.weight", ScalarType::Float, {32, 16});
+  TensorRef b1 = b.parameter("fc1.bias", ScalarType::Float, {32});
+  TensorRef w2 = b.parameter("fc2.weight", ScalarType::Float, {8, 32});
+  TensorRef b2 = b.parameter("fc2.bias", ScalarType::Float, {8});
+  TensorRef i = b.input("i", ScalarType::Long, {2, 8});
+  TensorRef h = b.op("aten.relu.default", {b.op("aten.linear.default", {x, w1, b1})});
+  TensorRef y = b.op("aten.linear.default", {h, w2, b2});
+  b.output(y);
+  b.output(b.op("aten.add.Tensor", {i, i}));
+  b.output(b.op("aten.argmax.default", {y, int64_t(1)}));
+  auto p = b.finish("mixed");
+  if (!p) qFatal("%s", p.error().message().c_str());
+  return std::move(p.value());
+}
+
+ExecutorchBackendConfig withXnnpack(PartitionerSpec spec = {}) {
+  ExecutorchBackendConfig c;
+  c.partitioners.push_back(spec);
+  return c;
+}
+
+/// The program after the partitioner ran (or after to_edge when the config has none).
+std::shared_ptr<const Program> partitioned(Program p, const ExecutorchBackendConfig& c) {
+  Pipeline pipeline(std::make_shared<const Program>(std::move(p)), c);
+  pipeline.runTo(c.partitioners.empty() ? "MemoryFormatOpsPass" : "XnnpackPartitioner");
+  if (pipeline.failed()) {
+    const auto& r = pipeline.records()[pipeline.position() - 1];
+    qWarning("%s failed: %s", r.name.c_str(), r.diagnostics.empty() ? "" : r.diagnostics[0].message.c_str());
+    return nullptr;
+  }
+  return pipeline.current();
+}
+
+const Node* nodeCalling(const Method& m, const std::string& op, int nth = 0) {
+  for (const Node& n : m.nodes)
+    if (n.op >= 0 && m.operators[n.op].name == op && nth-- == 0) return &n;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestPartition : public QObject {
+  Q_OBJECT
+ private slots:
+  // The float chain is one partition with its four weights; the int64 add and the argmax stay
+  // out, each with the partitioner's reason.
+  void takesTheFloatChainAndSaysWhyNot() {
+    auto p = partitioned(mixedProgram(), withXnnpack());
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    const Node* fc1 = nodeCalling(m, "aten::linear");
+    const Node* relu = nodeCalling(m, "aten::relu");
+    const Node* fc2 = nodeCalling(m, "aten::linear", 1);
+    const Node* add = nodeCalling(m, "aten::add");
+    const Node* argmax = nodeCalling(m, "aten::argmax");
+    QVERIFY(fc1 && relu && fc2 && add && argmax);
+    QCOMPARE(fc1->meta.delegationTag, std::string("tag0"));
+    QCOMPARE(relu->meta.delegationTag, std::string("tag0"));
+    QCOMPARE(fc2->meta.delegationTag, std::string("tag0"));
+    QVERIFY(add->meta.delegationTag.empty());
+    QVERIFY2(add->meta.notDelegatedBecause.find("int64 is not supported") != std::string::npos, add->meta.notDelegatedBecause.c_str());
+    QVERIFY(argmax->meta.delegationTag.empty());
+    QVERIFY2(argmax->meta.notDelegatedBecause.find("no config for argmax") != std::string::npos,
+             argmax->meta.notDelegatedBecause.c_str());
+    XnnpackPartitioning r = partitionForXnnpack(m, PartitionerSpec{});
+    QCOMPARE(r.partitions.size(), size_t(1));
+    QCOMPARE(r.partitions[0].constants.size(), size_t(4));  // both layers' weights and biases
+    QCOMPARE(r.configOf[fc1 - m.nodes.data()], std::string("LinearConfig"));
+    QCOMPARE(r.configOf[relu - m.nodes.data()], std::string("LinearConfig"));  // fused into the linear before it
+  }
+
+  // to_edge_transform_and_lower keeps linear whole for XNNPACK; to_edge alone decomposes it.
+  void keepsItsOperatorsWhole() {
+    auto kept = partitioned(mixedProgram(), withXnnpack());
+    auto plain = partitioned(mixedProgram(), ExecutorchBackendConfig{});
+    QVERIFY(kept && plain);
+    QVERIFY(nodeCalling(kept->methods[0], "aten::linear"));
+    QVERIFY(!nodeCalling(plain->methods[0], "aten::linear"));
+    QVERIFY(nodeCalling(plain->methods[0], "aten::addmm"));
+    // A linear whose weight is an input fails LinearConfig's check: it is decomposed, and the
+    // addmm it becomes is left out because its weight is not a constant.
+    auto input = partitioned(mixedProgram(true), withXnnpack());
+    QVERIFY(input);
+    const Method& m = input->methods[0];
+    QVERIFY(nodeCalling(m, "aten::linear"));  // the second layer's, whose weight is a parameter
+    QVERIFY(!nodeCalling(m, "aten::linear", 1));
+    const Node* addmm = nodeCalling(m, "aten::addmm");
+    QVERIFY(addmm);
+    QVERIFY(addmm->meta.delegationTag.empty());
+    QVERIFY2(addmm->meta.notDelegatedBecause.find("not a constant") != std::string::npos, addmm->meta.notDelegatedBecause.c_str());
+  }
+
+  // exp -> cumsum -> mul, and exp -> mul: merging {exp} and {mul} would make a partition
+  // whose result leaves (to cumsum) and comes back, so they stay two (GroupBasedPartitioner:
+  // ids from the output backwards, the lower absorbing the higher when it can).
+  void neverMergesIntoACycle() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {4, 8});
+    TensorRef e = b.op("aten.exp.default", {x});
+    TensorRef c = b.op("aten.cumsum.default", {e, int64_t(1)});
+    b.output(b.op("aten.mul.Tensor", {e, c}));
+    auto prog = b.finish("cycle");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    auto p = partitioned(std::move(prog.value()), withXnnpack());
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    QCOMPARE(nodeCalling(m, "aten::mul")->meta.delegationTag, std::string("tag0"));
+    QCOMPARE(nodeCalling(m, "aten::exp")->meta.delegationTag, std::string("tag1"));
+    QVERIFY(nodeCalling(m, "aten::cumsum")->meta.delegationTag.empty());
+
+    // Two independent float regions merge into one although nothing connects them.
+    GraphBuilder b2;
+    TensorRef u = b2.input("u", ScalarType::Float, {4});
+    TensorRef v = b2.input("v", ScalarType::Float, {4});
+    b2.output(b2.op("aten.exp.default", {u}));
+    b2.output(b2.op("aten.sin.default", {v}));
+    auto apart = b2.finish("apart");
+    QVERIFY(apart.ok());
+    auto q = partitioned(std::move(apart.value()), withXnnpack());
+    QVERIFY(q);
+    QCOMPARE(partitionForXnnpack(q->methods[0], {}).partitions.size(), size_t(1));
+    // per_op_mode: one partition per match, none merged.
+    PartitionerSpec perOp;
+    perOp.perOpMode = true;
+    QCOMPARE(partitionForXnnpack(q->methods[0], perOp).partitions.size(), size_t(2));
+  }
+
+  // Checks of single operators: softmax off the last dim, mean.dim without keepdim, pow by 3.
+  void opChecksGiveReasons() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {1, 4, 6, 6});
+    b.output(b.op("aten._softmax.default", {x, int64_t(1), false}));
+    b.output(b.op("aten.mean.dim", {x, std::vector<int64_t>{2, 3}, false}));
+    b.output(b.op("aten.pow.Tensor_Scalar", {x, int64_t(3)}));
+    b.output(b.op("aten._softmax.default", {x, int64_t(-1), false}));
+    auto prog = b.finish("checks");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    auto p = partitioned(std::move(prog.value()), withXnnpack());
+    QVERIFY(p);
+    const Method& m = p->methods[0];
+    auto why = [&](const std::string& op, int nth = 0) { return nodeCalling(m, op, nth)->meta.notDelegatedBecause; };
+    QVERIFY2(why("aten::_softmax").find("dim must be the last dim, got dim = 1") != std::string::npos, why("aten::_softmax").c_str());
+    QVERIFY2(why("aten::mean").find("keepdim=True") != std::string::npos, why("aten::mean").c_str());
+    QVERIFY2(why("aten::pow").find("power == 2, got 3") != std::string::npos, why("aten::pow").c_str());
+    QCOMPARE(nodeCalling(m, "aten::_softmax", 1)->meta.delegationTag, std::string("tag0"));
+    // config_precisions without FP32: a float op has no precision left.
+    PartitionerSpec quantOnly;
+    quantOnly.configPrecisions = {"STATIC_QUANT"};
+    XnnpackPartitioning r = partitionForXnnpack(m, quantOnly);
+    const int softmax = int(nodeCalling(m, "aten::_softmax", 1) - m.nodes.data());
+    QCOMPARE(r.partitionOf[softmax], -1);
+    QVERIFY2(r.reasonOf[softmax].find("config_precisions") != std::string::npos, r.reasonOf[softmax].c_str());
+  }
+
+  // The config: `partitioner` in the JSON (a name or the options), Copy as Python building the
+  // to_edge_transform_and_lower call, unknown partitioners refused; export refuses to write a
+  // program that would silently not be delegated.
+  void configAndExport() {
+    auto set = applySetting(ExecutorchBackendConfig{}, "partitioner=xnnpack");
+    QVERIFY2(set.ok(), set.ok() ? "" : set.error().message().c_str());
+    QCOMPARE(set.value().partitioners.size(), size_t(1));
+    auto json = configFromJson(R"({"partitioner": [{"name": "XnnpackPartitioner", "per_op_mode": true,
+                                   "config_precisions": ["FP32"]}]})");
+    QVERIFY2(json.ok(), json.ok() ? "" : json.error().message().c_str());
+    QVERIFY(json.value().partitioners[0].perOpMode);
+    auto back = configFromJson(configToJson(json.value()));
+    QVERIFY(back.ok());
+    QVERIFY(back.value().partitioners == json.value().partitioners);
+    auto other = configFromJson(R"({"partitioner": ["QnnPartitioner"]})");
+    QVERIFY(!other.ok());
+    QVERIFY2(other.error().message().find("partitioner[0].name") != std::string::npos, other.error().message().c_str());
+    auto precision = configFromJson(R"({"partitioner": [{"name": "xnnpack", "config_precisions": ["INT4"]}]})");
+    QVERIFY(!precision.ok());
+    const std::string py = configToPython(json.value());
+    QVERIFY2(py.find("XnnpackPartitioner(config_precisions=[ConfigPrecisionType.FP32], per_op_mode=True)") != std::string::npos,
+             py.c_str());
+    QVERIFY(py.find("to_edge_transform_and_lower(programs, partitioner=partitioner") != std::string::npos);
+
+    Pipeline pipeline(std::make_shared<const Program>(mixedProgram()), withXnnpack());
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    QTemporaryDir dir;
+    auto written = exportToFiles(*pipeline.current(), withXnnpack(), (dir.path() + "/out.pte").toStdString(), {});
+    QVERIFY(!written.ok());
+    QVERIFY2(written.error().message().find("partitioner") != std::string::npos, written.error().message().c_str());
+    QVERIFY(!QFile::exists(dir.path() + "/out.pte"));
+  }
+};
+
+QTEST_MAIN(TestPartition)
+#include "tst_partition.moc"
