@@ -1107,6 +1107,52 @@ class TestMainWindow : public QObject {
     QVERIFY(w.timeline()->topLevelItem(spec)->toolTip(0).contains("values: outputs as before"));
   }
 
+  // Issue 43: after XnnpackPartitioner the window shows, per node, the partition that takes
+  // it or why it stays out, and Edit › Find What XNNPACK Did Not Take steps through the latter.
+  void partitionerShowsWhatItLeftOut() {
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.openProgram(sample("llama", {.layers = 1}), "llama");
+    w.runner()->waitForIdle();
+    ExecutorchBackendConfig c = w.runner()->state().config;
+    c.partitioners = {PartitionerSpec{}};
+    w.applyConfig(c);
+    w.runner()->waitForIdle();
+    QVERIFY(w.runToPass("XnnpackPartitioner"));
+    w.runner()->waitForIdle();
+    const Method& m = w.shownProgram()->methods[0];
+    int tagged = 0, left = 0;
+    for (const Node& n : m.nodes) tagged += !n.meta.delegationTag.empty(), left += !n.meta.notDelegatedBecause.empty();
+    QVERIFY2(tagged > 0 && left > 0, qPrintable(QString("%1 tagged, %2 left out").arg(tagged).arg(left)));
+
+    // Edit › Find What XNNPACK Did Not Take: the find bar steps through the nodes left out.
+    QAction* notTaken = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+      if (a->text() == "&Edit")
+        for (QAction* e : a->menu()->actions())
+          if (e->text() == "Find What XNNPACK Did &Not Take") notTaken = e;
+    QVERIFY(notTaken);
+    notTaken->trigger();
+    QVERIFY(w.selectedNode() >= 0);
+    QVERIFY2(w.findBar()->countText() == QString("1 of %1").arg(left), qPrintable(w.findBar()->countText()));
+    const Node& out = w.shownProgram()->methods[0].nodes[w.selectedNode()];
+    QVERIFY(!out.meta.notDelegatedBecause.empty());
+    QString html = w.inspector()->toPlainText();
+    QVERIFY2(html.contains("Not delegated") && html.contains(QString::fromStdString(out.meta.notDelegatedBecause)),
+             qPrintable(html));
+    QVERIFY(w.findNode(ui::kNotDelegatedQuery));
+    QVERIFY2(w.findBar()->countText() == QString("2 of %1").arg(left), qPrintable(w.findBar()->countText()));
+
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      if (!m.nodes[i].meta.delegationTag.empty()) {
+        w.selectNode(int(i));
+        break;
+      }
+    QVERIFY2(w.inspector()->toPlainText().contains("XNNPACK takes it: partition tag"), qPrintable(w.inspector()->toPlainText()));
+  }
+
   void configChangesReplan() {
     ui::MainWindow w;
     w.setQuietErrors(true);
@@ -1554,8 +1600,9 @@ class TestMainWindow : public QObject {
     QStringList items;
     for (QAction* a : edit->actions())
       if (!a->isSeparator()) items << a->text();
-    QCOMPARE(items.size(), 5);
+    QCOMPARE(items.size(), 6);
     QVERIFY(items[0].startsWith("Undo") && items[1].startsWith("Redo") && items[2] == QString("&Find Node…"));
+    QCOMPARE(items[5], QString("Find What XNNPACK Did &Not Take"));
 
     ExecutorchBackendConfig c = w.configEditor()->config();
     const uint64_t before = c.memoryPlanning.alignment;

@@ -149,6 +149,16 @@ const char* tipFor(const QString& f) {
       {"propagate_device_config.skip_d2h_for_method_outputs",
        "Outputs a device delegate writes stay on the device: the runtime copies them back only when this is off "
        "(pair with alloc_graph_output off). The studio plans CPU programs only, where it changes nothing."},
+      {"partitioner",
+       "to_edge_transform_and_lower(partitioner=[XnnpackPartitioner()]): the operators XNNPACK takes are tagged by "
+       "partition (a band on their boxes; a node left out says why in its tooltip and the Inspector). Export waits "
+       "for to_backend, which the studio does not have yet."},
+      {"partitioner.config_precisions",
+       "XnnpackPartitioner(config_precisions=...): which precisions its configs take, comma separated; empty: all."},
+      {"partitioner.per_op_mode", "One partition per matched operator (and what it takes with it), none merged."},
+      {"partitioner.force_non_static_weights_for_f32_linear",
+       "Float linear, addmm and mm take weights and biases that are not constants (computed or inputs)."},
+      {"partitioner.enable_bf16", "bfloat16 tensors are taken as well as float32 and float16."},
       {"studio_memory_aware_order",
        "Beyond ExecuTorch, which has no such field: before memory planning, reorder operators that do not depend on "
        "each other to lower the peak of live bytes (MemoryAwareOrderPass), and let elementwise results take the bytes "
@@ -373,6 +383,7 @@ void ConfigEditor::buildUi() {
 
   Form form(this, body, bodyLayout);
   addEdgeFields(form);
+  addPartitionerFields(form);
   addPlanningFields(form);
   addOutVarFields(form);
   addShapeFields(form);
@@ -539,6 +550,65 @@ void ConfigEditor::addEdgeFields(Form& form) {
                     [](auto& c) -> auto& { return c.edgeCompile.coreAtenOpsExceptionList; });
   form.operatorList("edge_compile_config.preserve_ops",
                     [](auto& c) -> auto& { return c.edgeCompile.preserveOps; });
+}
+
+void ConfigEditor::addPartitionerFields(Form& form) {
+  // to_edge_transform_and_lower(partitioner=[XnnpackPartitioner(...)]): on, the options of the one partitioner.
+  form.group(tr("Partitioner (to_edge_transform_and_lower)"));
+  auto* on = new QCheckBox(tr("XnnpackPartitioner"), form.body());
+  on->setObjectName("partitioner.xnnpack");
+  form.addRow("partitioner", on, [on](const ExecutorchBackendConfig& c) {
+    QSignalBlocker quiet(on);
+    on->setChecked(!c.partitioners.empty());
+  });
+  connect(on, &QCheckBox::toggled, this, [this](bool checked) {
+    propose("partitioner", [checked](ExecutorchBackendConfig& c, QString*) {
+      if (checked && c.partitioners.empty()) c.partitioners.push_back(PartitionerSpec{});
+      if (!checked) c.partitioners.clear();
+      return true;
+    });
+  });
+  // Its options act on the first partitioner (and turn it on).
+  auto option = [&](const QString& key, bool PartitionerSpec::*member) {
+    auto* box = new QCheckBox(form.body());
+    form.addRow("partitioner." + key, box, [box, member](const ExecutorchBackendConfig& c) {
+      QSignalBlocker quiet(box);
+      box->setChecked(!c.partitioners.empty() && c.partitioners.front().*member);
+    });
+    connect(box, &QCheckBox::toggled, this, [this, key, member](bool checked) {
+      propose("partitioner." + key, [member, checked](ExecutorchBackendConfig& c, QString*) {
+        if (c.partitioners.empty()) c.partitioners.push_back(PartitionerSpec{});
+        c.partitioners.front().*member = checked;
+        return true;
+      });
+    });
+  };
+  form.numberEdit(
+      "partitioner.config_precisions",
+      [](ExecutorchBackendConfig& c, const QString& t, QString* why) {
+        std::vector<std::string> list;
+        for (const QString& x : splitOps(t)) {
+          const QString p = x.trimmed().toUpper();
+          if (p != "FP32" && p != "STATIC_QUANT" && p != "DYNAMIC_QUANT") {
+            if (why) *why = tr("%1 is not FP32, STATIC_QUANT or DYNAMIC_QUANT").arg(x);
+            return false;
+          }
+          list.push_back(p.toStdString());
+        }
+        if (c.partitioners.empty() && !list.empty()) c.partitioners.push_back(PartitionerSpec{});
+        if (!c.partitioners.empty()) c.partitioners.front().configPrecisions = list;
+        return true;
+      },
+      [](const ExecutorchBackendConfig& c) {
+        QStringList xs;
+        if (!c.partitioners.empty())
+          for (const auto& p : c.partitioners.front().configPrecisions) xs << QString::fromStdString(p);
+        return xs.join(", ");
+      },
+      tr("every precision (FP32, STATIC_QUANT, DYNAMIC_QUANT)"), /*wide=*/true);
+  option("per_op_mode", &PartitionerSpec::perOpMode);
+  option("force_non_static_weights_for_f32_linear", &PartitionerSpec::forceNonStaticWeightsForF32Linear);
+  option("enable_bf16", &PartitionerSpec::enableBf16);
 }
 
 void ConfigEditor::alignLabels(Form& form) {

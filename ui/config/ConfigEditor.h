@@ -62,6 +62,7 @@ class ConfigEditor : public QWidget {
   void buildToolBar(QVBoxLayout* outer);
   // One function per group of fields, in the order they are shown.
   void addEdgeFields(Form& form);
+  void addPartitionerFields(Form& form);
   void addPlanningFields(Form& form);
   void addAlgorithmsField(Form& form);
   void addOutVarFields(Form& form);

@@ -47,6 +47,14 @@ double levelOfDetail(const QStyleOptionGraphicsItem* option, QPainter* painter) 
 
 }  // namespace
 
+QColor partitionColor(const std::string& tag) {
+  int id = 0;
+  for (char c : tag)
+    if (c >= '0' && c <= '9') id = id * 10 + (c - '0');
+  // Golden-angle steps around the hue circle: ids next to each other never look alike.
+  return QColor::fromHsv(int(std::fmod(30.0 + id * 137.508, 360.0)), 200, 215);
+}
+
 Palette paletteFor(VisualKind k) {
   switch (k) {
     case VisualKind::Compute: return {QColor(0xE3, 0xEE, 0xFB), QColor(0x3B, 0x78, 0xC4)};
@@ -156,6 +164,11 @@ void GraphItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidg
     p->setPen(Qt::NoPen);
     p->setBrush(tint_);
     p->drawRoundedRect(QRectF(rect_.left() + 1.5, rect_.top() + 1.5, 6, rect_.height() - 3), 2, 2);
+  }
+  if (partition_.isValid()) {  // a partitioner takes it: a band inside the right edge
+    p->setPen(Qt::NoPen);
+    p->setBrush(partition_);
+    p->drawRoundedRect(QRectF(rect_.right() - 7.5, rect_.top() + 1.5, 6, rect_.height() - 3), 2, 2);
   }
   if (mark_ != NodeMark::None && lod > kArrowScale) {
     QRectF badge(rect_.right() - 7, rect_.top() - 7, 14, 14);

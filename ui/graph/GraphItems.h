@@ -32,6 +32,8 @@ struct Palette {
 };
 /// A box's fill and border, by what its node does.
 Palette paletteFor(VisualKind k);
+/// A partition's colour by its tag ("tag0", "tag3"): distinct hues for neighbouring ids.
+QColor partitionColor(const std::string& tag);
 
 enum LabelFont { kTitleFont, kGroupFont, kSubtitleFont };
 /// Width of `text` drawn in one of the three label fonts (cached: labels repeat a lot).
@@ -59,6 +61,9 @@ class GraphItem : public QGraphicsItem {
     if (c != tint_) { tint_ = c; update(); }
   }
   QColor tint() const { return tint_; }
+  /// The partition that takes the node (a band inside the right edge); invalid: none.
+  void setPartitionColor(QColor c) { partition_ = c; }
+  QColor partitionColor() const { return partition_; }
   NodeMark mark() const { return mark_; }
   /// Lines for the constants the operator reads, each with its GraphNode (-1: not selectable).
   void setLines(QStringList lines, std::vector<int> lineNodes);
@@ -86,6 +91,7 @@ class GraphItem : public QGraphicsItem {
   bool selected_ = false;
   NodeMark mark_ = NodeMark::None;
   QColor tint_;
+  QColor partition_;
 };
 
 // An expanded group: a frame with its title; double-click folds it.

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <vector>
 
 #include "engine/ir/Ir.h"
@@ -126,6 +127,12 @@ class GraphView : public QWidget {
   void addBoxes(const LayoutResult& r);
   GraphItem* nodeBox(int graphNode, const QRectF& rect) const;
   GraphItem* collapsedGroupBox(int item, const QRectF& rect) const;
+  struct GroupPartitions {
+    std::map<std::string, int> byTag;  ///< operators per partition tag
+    int leftOut = 0;                   ///< operators a partitioner left out
+  };
+  /// Per group of the model (empty when no partitioner ran on the shown method).
+  std::vector<GroupPartitions> groupPartitions() const;
   void addEdges(const LayoutResult& r);
   void placeViewAfterLayout(QPointF oldCenter);
   double startColumn(double width, double height) const;

@@ -112,15 +112,43 @@ void GraphView::addClusterFrames(const LayoutResult& r) {
   }
 }
 
+// After a partitioner: per group, how many of its operators each partition takes and how
+// many stay out (nested groups included), for the collapsed boxes' band and tooltip.
+std::vector<GraphView::GroupPartitions> GraphView::groupPartitions() const {
+  const Method& m = program_->methods[methodIndex_];
+  std::vector<GroupPartitions> out;
+  for (const GraphNode& gn : model_->nodes) {
+    if (gn.node < 0 || static_cast<size_t>(gn.node) >= m.nodes.size() || gn.group < 0) continue;
+    const NodeMeta& meta = m.nodes[gn.node].meta;
+    if (meta.delegationTag.empty() && meta.notDelegatedBecause.empty()) continue;
+    if (out.empty()) out.resize(model_->groups.size());
+    for (int g = gn.group; g >= 0; g = model_->groups[g].parent) {
+      if (meta.delegationTag.empty()) ++out[g].leftOut;
+      else ++out[g].byTag[meta.delegationTag];
+    }
+  }
+  return out;
+}
+
 // One box per visible item: a node, or a collapsed group.
 void GraphView::addBoxes(const LayoutResult& r) {
   const VisibleGraph& vis = *shown_;
   const int n = int(model_->nodes.size());
+  const std::vector<GroupPartitions> partitions = groupPartitions();
   for (size_t i = 0; i < vis.items.size() && i < r.items.size(); ++i) {
     int id = vis.items[i];
     const auto& b = r.items[i];
     QRectF rect(b.x, b.y, b.width, b.height);
     GraphItem* it = id < n ? nodeBox(id, rect) : collapsedGroupBox(id, rect);
+    if (id >= n && !partitions.empty()) {
+      // A group one partition takes whole shows its band; its tooltip counts the rest.
+      const GroupPartitions& gp = partitions[id - n];
+      if (gp.byTag.size() == 1 && gp.leftOut == 0) it->setPartitionColor(partitionColor(gp.byTag.begin()->first));
+      QStringList parts;
+      for (const auto& [tag, count] : gp.byTag) parts << tr("%1: %2").arg(QString::fromStdString(tag)).arg(count);
+      if (gp.leftOut) parts << tr("not delegated: %1").arg(gp.leftOut);
+      if (!parts.isEmpty()) it->setToolTip(it->toolTip() + tr("<br>XNNPACK partitions (operators): ") + parts.join(", "));
+    }
     scene_->addItem(it);
     items_[id] = it;
   }
@@ -153,6 +181,15 @@ GraphItem* GraphView::nodeBox(int graphNode, const QRectF& rect) const {
   if (!gn.name.empty()) tip += QString("<br>name: %1").arg(QString::fromStdString(gn.name).toHtmlEscaped());
   tip += QString("<br>kind: %1").arg(visualKindName(gn.kind));
   if (gn.group >= 0) tip += QString("<br>module: %1").arg(QString::fromStdString(model_->groups[gn.group].path).toHtmlEscaped());
+  if (const Method& m = program_->methods[methodIndex_]; gn.node >= 0 && static_cast<size_t>(gn.node) < m.nodes.size()) {
+    const NodeMeta& meta = m.nodes[gn.node].meta;  // a partitioner's verdict
+    if (!meta.delegationTag.empty()) {
+      it->setPartitionColor(partitionColor(meta.delegationTag));
+      tip += tr("<br>XNNPACK partition %1").arg(QString::fromStdString(meta.delegationTag).toHtmlEscaped());
+    } else if (!meta.notDelegatedBecause.empty()) {
+      tip += tr("<br>not delegated: %1").arg(QString::fromStdString(meta.notDelegatedBecause).toHtmlEscaped());
+    }
+  }
   if (!gn.weights.empty()) {
     std::vector<int> lineNodes;
     QStringList lines;

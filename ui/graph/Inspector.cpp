@@ -192,6 +192,11 @@ QString nodeDetails(const Method& m, int index, const MemoryPlanReport* plan, co
     if (const OpSchema* s = OpRegistry::builtin().find(o.name, o.overload)) h += "<p class=sub>" + q(s->toString()) + "</p>";
   }
   h += QString("<p class=sub>step %1 of %2 in method <b>%3</b></p>").arg(index).arg(m.nodes.size()).arg(q(m.name));
+  // The partitioner's verdict (to_edge_transform_and_lower with a partitioner).
+  if (!n.meta.delegationTag.empty())
+    h += "<p><b>XNNPACK</b> takes it: partition " + q(n.meta.delegationTag) + "</p>";
+  else if (!n.meta.notDelegatedBecause.empty())
+    h += "<p><b>Not delegated</b>: " + q(n.meta.notDelegatedBecause) + "</p>";
   if (n.kind == NodeKind::Delegate && program && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size())
     return h + delegateDetails(*program, m, n.delegate) + values;
   h += "<b>Arguments</b><table>";

@@ -34,6 +34,9 @@ class QTreeWidget;
 
 namespace lstudio::ui {
 
+/// The find query for every node a partitioner left out (Edit › Find What XNNPACK Did Not Take).
+inline constexpr const char* kNotDelegatedQuery = "not delegated";
+
 class ChangesList;
 class ConfigEditor;
 class ConstantTable;
@@ -104,7 +107,9 @@ class MainWindow : public QMainWindow {
   int selectedNode() const { return selectedNode_; }
   /// Selects a node by graph name; false when the shown method has none.
   bool selectNodeByName(const QString& name);
-  /// Selects the next (previous) node whose name, operator or module path contains `text`;
+  /// Selects the next (previous) node whose name, operator or module path contains `text`
+  /// (or, after a partitioner, whose tag is `text` or whose reason for staying out contains it;
+  /// kNotDelegatedQuery: every node left out);
   /// the graph closes again the groups the previous hit opened.
   bool findNode(const QString& text, bool backwards = false);
   /// The find bar over the views (Ctrl+F): "3 of 17", Enter/F3 next, Shift+F3 previous, Esc closes.
@@ -261,6 +266,8 @@ class MainWindow : public QMainWindow {
   int timelineWidth() const;
   /// False when there is no pass to tell of (the input program is shown).
   bool showPassInInspector();
+  /// After a partitioner, the shown method's partitions and why nodes stay out (HTML), else empty.
+  QString partitionSummary() const;
   bool pipelineActive() const;
   void reportArenaChange();
 

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QDialog>
 #include <QFileDialog>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -147,6 +148,14 @@ void MainWindow::buildEditMenu() {
     findNode(findText_, true);
   });
   prev->setShortcut(QKeySequence::FindPrevious);
+  // After XnnpackPartitioner: step through the nodes it left out, each showing why.
+  edit->addAction(tr("Find What XNNPACK Did &Not Take"), this, [this] {
+    findBar_->show();
+    if (!findNode(QString::fromLatin1(kNotDelegatedQuery)))
+      status_->setText(tr("No node was left out by a partitioner here: run to XnnpackPartitioner with a "
+                          "partitioner in the config (Config › Partitioner)"));
+    updateFindCount();
+  });
 }
 
 void MainWindow::buildViewMenu() {

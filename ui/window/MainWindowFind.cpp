@@ -13,6 +13,11 @@ namespace lstudio::ui {
 namespace {
 
 bool nodeMatches(const Method& m, const Node& node, const QString& text) {
+  // After a partitioner: "not delegated" is every node it left out, and a node also matches
+  // by its partition's tag ("tag0") or by the words of why it was left out ("int64").
+  if (text.compare(kNotDelegatedQuery, Qt::CaseInsensitive) == 0) return !node.meta.notDelegatedBecause.empty();
+  if (!node.meta.delegationTag.empty() && q(node.meta.delegationTag).compare(text, Qt::CaseInsensitive) == 0) return true;
+  if (q(node.meta.notDelegatedBecause).contains(text, Qt::CaseInsensitive)) return true;
   if (q(node.name).contains(text, Qt::CaseInsensitive)) return true;
   if (node.op >= 0 && q(m.operators[node.op].fullName()).contains(text, Qt::CaseInsensitive)) return true;
   for (const ModuleFrame& f : node.meta.moduleStack)

@@ -241,8 +241,36 @@ bool MainWindow::showPassInInspector() {
   h += "</p>";
   if (!diff_.empty())
     h += tr("<p>%1 nodes added, %2 modified, %3 removed</p>").arg(diff_.added).arg(diff_.modified).arg(diff_.removed.size());
+  h += partitionSummary();
   inspector_->showMessage(h);
   return true;
+}
+
+QString MainWindow::partitionSummary() const {
+  // After a partitioner: what each partition takes and why the rest stays out, most common first.
+  if (!shown_ || method_ >= static_cast<int>(shown_->methods.size())) return {};
+  const Method& m = shown_->methods[method_];
+  std::map<std::string, int> byTag, byReason;
+  int leftOut = 0;
+  for (const Node& n : m.nodes) {
+    if (!n.meta.delegationTag.empty()) ++byTag[n.meta.delegationTag];
+    else if (!n.meta.notDelegatedBecause.empty()) ++byReason[n.meta.notDelegatedBecause], ++leftOut;
+  }
+  if (byTag.empty() && byReason.empty()) return {};
+  QString h = tr("<p><b>XNNPACK</b>: %n partition(s)", nullptr, int(byTag.size()));
+  for (const auto& [tag, count] : byTag) h += tr("<br>%1: %n operator(s)", nullptr, count).arg(q(tag).toHtmlEscaped());
+  h += "</p>";
+  if (leftOut) {
+    std::vector<std::pair<int, std::string>> reasons;
+    for (const auto& [reason, count] : byReason) reasons.emplace_back(count, reason);
+    std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    h += tr("<p><b>Not delegated</b>: %n operator(s) (Edit › Find What XNNPACK Did Not Take)", nullptr, leftOut);
+    for (size_t i = 0; i < reasons.size() && i < 12; ++i)
+      h += QString("<br>%1× %2").arg(reasons[i].first).arg(q(reasons[i].second).toHtmlEscaped());
+    if (reasons.size() > 12) h += tr("<br>and %n other reason(s)", nullptr, int(reasons.size() - 12));
+    h += "</p>";
+  }
+  return h;
 }
 
 bool MainWindow::pipelineActive() const { return runner_->hasPipeline(); }
