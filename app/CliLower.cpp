@@ -15,6 +15,7 @@
 #include "engine/lowering/GraphDiff.h"
 #include "engine/lowering/GraphText.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/planning/MemoryPlanAnalysis.h"
 
 namespace lstudio::cli {
@@ -23,6 +24,9 @@ Result<ExecutorchBackendConfig> configFor(const Program* program, const std::str
                                           const std::vector<std::string>& settings) {
   auto config = configPath.empty() && program && program->format == SourceFormat::Pte ? configMatching(*program)
                                                                                       : loadConfigFile(configPath);
+  // An ETRecord recorded before partitioning is lowered with the partitioner that delegated it.
+  if (config && configPath.empty() && program && config.value().partitioners.empty())
+    config.value().partitioners = recordedPartitioners(*program);
   for (const std::string& s : settings) {
     if (!config) break;
     config = applySetting(config.value(), s);

@@ -16,6 +16,7 @@
 #include "engine/formats/schema/xnnpack_generated.h"
 #include "engine/inspect/DelegateReport.h"
 #include "engine/inspect/SizeBreakdown.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/support/FormatUtil.h"
 #include "tests/TestSupport.h"
 #include "tests/support/ZipWriter.h"
@@ -519,6 +520,59 @@ class TestDelegates : public QObject {
       QVERIFY2(h.contains(needle), needle);
     // Inputs and outputs apart: the one output is the last argument.
     QCOMPARE(h.count("<tr><td class=k>#0</td>"), 2);
+  }
+
+  // Issue 43: to_edge_transform_and_lower records its edge program from before partitioning;
+  // its delegate_map says what was delegated. Never exported undelegated without a word: the
+  // CLI lowers it with XnnpackPartitioner, and export without a partitioner is refused.
+  void etRecordFromBeforePartitioning() {
+    QTemporaryDir dir;
+    auto write = [&](const char* name, const std::string& bytes) {
+      QFile f(dir.filePath(name));
+      f.open(QIODevice::WriteOnly);
+      f.write(bytes.data(), qint64(bytes.size()));
+      return dir.filePath(name).toStdString();
+    };
+    const std::string program = squarePlusOriginal().dump();
+    const std::string map = R"({"forward": {"0": {"name": "XnnpackBackend", "delegate_map": {}}}})";
+    const std::string etr = write("etrecord.bin", zipBytes({{"ETRECORD_V0", ""},
+                                                          {"edge_dialect_exported_program/forward", program},
+                                                          {"delegate_map", map}}));
+    auto p = openProgramFile(etr);
+    QVERIFY2(p.ok(), p.ok() ? "" : p.error().message().c_str());
+    QCOMPARE(p->exportFacts.delegatedTo, std::vector<std::string>{"XnnpackBackend"});
+    QCOMPARE(recordedPartitioners(p.value()).size(), size_t(1));
+
+    std::ostringstream o, e;
+    QCOMPARE(cli::run({"config", etr}, o, e), 0);
+    QVERIFY2(o.str().find("\"partitioner\"") != std::string::npos, o.str().c_str());
+    o.str({}), e.str({});
+    QCOMPARE(cli::run({"partition", etr, "--json"}, o, e), 0);
+    auto doc = nlohmann::json::parse(o.str());
+    QCOMPARE(doc["methods"][0]["partitions"].size(), size_t(1));  // mul and add in one partition
+    QCOMPARE(doc["methods"][0]["partitions"][0]["nodes"].size(), size_t(2));
+    o.str({}), e.str({});
+    const std::string out = dir.filePath("out.pte").toStdString();
+    QVERIFY(cli::run({"export", etr, "-o", out}, o, e) != 0);
+    QVERIFY2(e.str().find("partitioner") != std::string::npos, e.str().c_str());
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    // A config without a partitioner: refused, naming the backend and the setting that fits.
+    const std::string cfg = write("plain.json", "{}");
+    o.str({}), e.str({});
+    QVERIFY(cli::run({"export", etr, "--config", cfg, "-o", out}, o, e) != 0);
+    QVERIFY2(e.str().find("XnnpackBackend") != std::string::npos && e.str().find("partitioner=xnnpack") != std::string::npos,
+             e.str().c_str());
+    QVERIFY(!QFile::exists(QString::fromStdString(out)));
+
+    // An edge program that has its delegate calls already exports as it is (no map kept).
+    auto delegated = openProgramFile(write("delegated.bin", delegatedEtRecord(buildPayload(true))));
+    QVERIFY(delegated.ok() && delegated->exportFacts.delegatedTo.empty());
+    // A delegate_map that is not what ExecuTorch writes names the file and the entry.
+    auto bad = openProgramFile(write("bad.bin", zipBytes({{"ETRECORD_V0", ""},
+                                                        {"edge_dialect_exported_program/forward", program},
+                                                        {"delegate_map", R"({"forward": {"0": {}}})"}})));
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.error().message().find("bad.bin:delegate_map") != std::string::npos, bad.error().message().c_str());
   }
 
   void etRecordLoweredModulesBecomeDelegates() {

@@ -177,7 +177,42 @@ class ExportImporter {
       program_.methods.push_back(std::move(m));
     }
     if (program_.methods.empty()) return refuse("an ETRecord without exported programs");
+    if (auto s = readDelegateMap(); !s) return s.error();
     return std::move(program_);
+  }
+
+  /// delegate_map: {method: {instruction id: {"name": backend id, "delegate_map": {...}}}}, what
+  /// the recorded .pte delegated. Its backends are kept when no edge program has a delegate call.
+  Status readDelegateMap() {
+    const ZipEntry* e = zip_.find("delegate_map");
+    if (!e || e->size == 0) return Ok{};
+    for (const Method& m : program_.methods)
+      if (!m.delegates.empty()) return Ok{};
+    auto text = readText(*e);
+    if (!text) return text.error();
+    const std::string where = file_->path() + ":" + e->name;
+    simdjson::dom::element doc;
+    if (auto err = parser_.parse(text.value()).get(doc))
+      return Error{ErrorCode::Invalid, where, std::nullopt, "delegate_map", "JSON", simdjson::error_message(err)};
+    simdjson::dom::object methods;
+    if (doc.get(methods))
+      return Error{ErrorCode::Invalid, where, std::nullopt, "delegate_map", "a JSON object of methods", "another JSON value"};
+    for (auto [method, instructions] : methods) {
+      simdjson::dom::object byInstruction;
+      if (instructions.get(byInstruction))
+        return Error{ErrorCode::Invalid, where, std::nullopt, "delegate_map[\"" + std::string(method) + "\"]",
+                     "a JSON object of instructions", "another JSON value"};
+      for (auto [instruction, entry] : byInstruction) {
+        std::string_view name;
+        if (entry["name"].get(name))
+          return Error{ErrorCode::Invalid, where, std::nullopt,
+                       "delegate_map[\"" + std::string(method) + "\"][\"" + std::string(instruction) + "\"]",
+                       "an object with the backend's \"name\"", "none"};
+        auto& to = program_.exportFacts.delegatedTo;
+        if (std::find(to.begin(), to.end(), name) == to.end()) to.emplace_back(name);
+      }
+    }
+    return Ok{};
   }
 
   std::shared_ptr<const MappedFile> file_;

@@ -409,6 +409,10 @@ struct ExportFacts {
   std::string torchVersion;
   std::string dialect;        ///< "TRAINING", "ATEN", "EDGE", ...
   bool hasSampleInputs = false;
+  /// An ETRecord's delegate_map: the backends the program it records was delegated to
+  /// ("XnnpackBackend"), kept when its edge programs have no delegate call, that is when
+  /// to_edge_transform_and_lower recorded them before partitioning.
+  std::vector<std::string> delegatedTo;
 };
 
 struct Program {

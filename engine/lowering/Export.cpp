@@ -62,6 +62,16 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
   if (program.format == SourceFormat::Pte)
     return Error{ErrorCode::Unsupported, program.path, std::nullopt, "export", "a lowered program (run the pipeline: it de-lowers a .pte first)",
                  "a .pte as read"};
+  // An ETRecord recorded before partitioning: exported as it is, it would not be delegated.
+  if (const auto& to = program.exportFacts.delegatedTo; !to.empty() && config.partitioners.empty()) {
+    std::string backends;
+    for (const std::string& b : to) backends += (backends.empty() ? "" : ", ") + b;
+    return Error{ErrorCode::Unsupported, program.path, std::nullopt, "export of an ETRecord's edge program",
+                 "a program that was not delegated, or a config with the partitioner that delegated it "
+                 "(XnnpackBackend: --set partitioner=xnnpack)",
+                 "a program its delegate_map says was delegated to " + backends +
+                     ", recorded before partitioning: without a partitioner it would be written undelegated"};
+  }
   // Never a silent non-delegated export: the partitions are tagged, but to_backend (each
   // partition made an executorch_call_delegate with XNNPACK's payload) is not in the studio yet.
   if (!config.partitioners.empty())

@@ -25,6 +25,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/lowering/Delower.h"
+#include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/samples/SampleZoo.h"
 #include "ui/support/Background.h"
 #include "ui/config/ConfigEditor.h"
@@ -285,6 +286,18 @@ void MainWindow::startPipeline() {
             .arg(QFileInfo(q(current_.path)).fileName())
             .arg(c.segmentAlignment)
             .arg(c.removeViewCopy ? "true" : "false"));
+  }
+  // An ETRecord recorded before partitioning: lowered with the partitioner that delegated it.
+  if (auto recorded = recordedPartitioners(*current_.program);
+      !pending_ && !recorded.empty() && config_->config().partitioners.empty()) {
+    ExecutorchBackendConfig c = config_->config();
+    c.partitioners = std::move(recorded);
+    QSignalBlocker a(config_), b(constants_);
+    config_->setConfig(c);
+    constants_->setConfig(c);
+    log(tr("%1 records a program delegated to XNNPACK (its delegate_map) and its edge program from before "
+           "partitioning: Config › Partitioner set to XnnpackPartitioner, as it was lowered")
+            .arg(QFileInfo(q(current_.path)).fileName()));
   }
   runner_->start(current_.program, config_->config());
   if (pending_ && !pending_->runTo.empty()) {

@@ -931,4 +931,10 @@ std::vector<bool> xnnpackKeepsWhole(const Method& m, const PartitionerSpec& spec
   return keep;
 }
 
+std::vector<PartitionerSpec> recordedPartitioners(const Program& p) {
+  const auto& to = p.exportFacts.delegatedTo;
+  if (std::find(to.begin(), to.end(), "XnnpackBackend") == to.end()) return {};
+  return {PartitionerSpec{}};
+}
+
 }  // namespace lstudio

@@ -49,4 +49,9 @@ std::vector<bool> xnnpackKeepsWhole(const Method& m, const PartitionerSpec& spec
 /// as to_edge_transform_and_lower adds them to _core_aten_ops_exception_list).
 bool xnnpackMayKeepWhole(const OperatorRef& op);
 
+/// The partitioners a program records it was lowered with: XnnpackPartitioner with its
+/// defaults for an ETRecord whose delegate_map names XnnpackBackend (its edge program is
+/// from before partitioning); none otherwise.
+std::vector<PartitionerSpec> recordedPartitioners(const Program& p);
+
 }  // namespace lstudio
