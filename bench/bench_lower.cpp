@@ -2,7 +2,8 @@
 // the stand-in for import, is not timed): the median wall time of every pass,
 // of the to_edge stage (the sample is an ATen-dialect program: run_decompositions
 // through MemoryFormatOpsPass) and of the whole pipeline over R runs, for the
-// default config and with each gated pass turned on. Target: well under 1 s in total.
+// default config, with each gated pass turned on and with XnnpackPartitioner (the partition
+// stage of to_edge_transform_and_lower). Target: well under 1 s in total.
 //
 //   bench_lower [--layers N] [--dim D] [--attention mha|static] [--runs R]
 #include <sys/resource.h>
@@ -62,12 +63,15 @@ int main(int argc, char** argv) {
     const char* name;
     ExecutorchBackendConfig config;
   };
-  std::vector<Variant> variants(3);
+  std::vector<Variant> variants(4);
   variants[0].name = "default";
   variants[1].name = "run_reinplace_pass";
   variants[1].config.runReinplacePass = true;
   variants[2].name = "do_quant_fusion_and_const_prop";
   variants[2].config.doQuantFusionAndConstProp = true;
+  // to_edge_transform_and_lower's partition: run_decompositions twice and the XnnpackPartitioner pass.
+  variants[3].name = "partitioner: xnnpack";
+  variants[3].config.partitioners = {PartitionerSpec{}};
   for (const Variant& v : variants) {
     std::map<std::string, std::vector<double>> perPass;
     std::vector<std::string> order;
