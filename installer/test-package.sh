@@ -89,6 +89,7 @@ if ! dpkg-deb -x "$deb" "$pkgroot"; then
 fi
 usr="$pkgroot/usr"
 expected=(bin/lowering-cli share/man/man1/lowering-cli.1.gz share/doc/lowering-studio/README.md
+          share/doc/lowering-studio/tests/conformance/README.md share/doc/lowering-studio/bench/README.md
           share/doc/lowering-studio/resources/screenshots/studio-llama-diff.png)
 if [ "$gui" = gui ]; then
   expected+=(bin/lowering-studio share/applications/lowering-studio.desktop

@@ -16,8 +16,8 @@ For every sample of the studio's zoo the same, with the studio's port of ExecuTo
 standing in for upstream (the zoo is written by the studio; upstream never sees it), and the
 extension's outputs compared with the default file's.
 
-Arenas are summed over a program's methods and mem_ids. Prints a Markdown table (the README
-quotes it) and
+Arenas are summed over a program's methods and mem_ids. Prints a Markdown table
+(tests/conformance/README.md quotes it) and
   memory_order: N programs, extension/upstream mean R, best B; K bit-identical of M run
 and exits non-zero when an extension file's outputs differ, the runtime refuses it where it runs
 the other file, or its arena is larger than the studio's default one.

@@ -162,7 +162,7 @@ QDialog* readingGuideDialog(QWidget* parent) {
 }
 
 QStringList readmeSections() {
-  return {"The studio", "The command line", "Conformance", "Measured", "Layout"};
+  return {"Install and start", "The studio", "The command line", "Fidelity and speed", "Layout"};
 }
 
 QString findReadme() {
