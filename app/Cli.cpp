@@ -361,22 +361,27 @@ int inspect(const std::vector<std::string>& args, std::ostream& out, std::ostrea
           if (n.chain != 0) continue;
           if (n.meta.debugHandle) {
             const StackFrame* f = n.meta.stackTrace.empty() ? nullptr : &n.meta.stackTrace.back();
+            nlohmann::json constants = nlohmann::json::array();  // the named constants it reads, by argument
+            for (ValueId v : n.args)
+              if (const TensorSpec* t = v >= 0 && size_t(v) < m.values.size() ? m.values[v].tensorIf() : nullptr;
+                  t && t->storage() == TensorStorage::Constant && !m.values[v].name.empty())
+                constants.push_back(m.values[v].name);
             linked.push_back({{"method", m.name}, {"instruction", id}, {"debug_handle", *n.meta.debugHandle},
                               {"module", n.meta.moduleStack.empty() ? "" : n.meta.moduleStack.back().path},
-                              {"source", f ? f->file + ":" + std::to_string(f->line) : ""}});
+                              {"source", f ? f->file + ":" + std::to_string(f->line) : ""}, {"constants", constants}});
           }
           ++id;
         }
       }
       j["etrecord"] = {{"file", a.etrecord}, {"instructions", link.instructions}, {"linked", link.linked},
-                       {"by_instruction", linked}};
+                       {"named_constants", link.namedConstants}, {"by_instruction", linked}};
     }
     out << jsonText(j) << "\n";
   } else {
     out << toText(summary);
     if (!a.etrecord.empty())
       out << "etrecord " << a.etrecord << ": " << link.linked << " of " << link.instructions
-          << " instructions linked to their modules and source lines\n";
+          << " instructions linked to their modules and source lines, " << link.namedConstants << " constants named\n";
     if (sizes) out << "\n" << sizeText(*sizes, a.full ? SIZE_MAX : 5);
   }
   return kOk;

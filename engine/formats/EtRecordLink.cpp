@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/formats/Pt2Reader.h"
 #include "engine/formats/ZipArchive.h"
@@ -119,6 +120,33 @@ Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath)
     to->origins = from->origins;
     to->original = from->original;
     to->originalError = from->originalError;
+  }
+  // A .pte keeps no constant's name: an instruction's constant argument is named after the
+  // placeholder its edge node reads in the same place (out variants only append arguments).
+  for (Method& m : pte.methods) {
+    const Method* em = nullptr;
+    for (const Method& x : edge->methods)
+      if (x.name == m.name) em = &x;
+    if (!em) continue;
+    std::unordered_set<ValueId> placeholders;
+    for (const InputSpec& s : em->signature.inputs)
+      if (s.kind == InputSpec::Kind::Parameter || s.kind == InputSpec::Kind::Buffer || s.kind == InputSpec::Kind::ConstantTensor)
+        placeholders.insert(s.value);
+    for (const Link& l : links) {
+      if (l.node < m.nodes.data() || l.node >= m.nodes.data() + m.nodes.size()) continue;
+      for (size_t k = 0; k < l.node->args.size() && k < l.origin->args.size(); ++k) {
+        const ValueId a = l.node->args[k], e = l.origin->args[k];
+        if (a < 0 || size_t(a) >= m.values.size() || !placeholders.count(e) || size_t(e) >= em->values.size()) continue;
+        Value& v = m.values[a];
+        const TensorSpec* t = v.tensorIf();
+        const TensorSpec* et = em->values[e].tensorIf();
+        if (!t || !et || !v.name.empty() || t->storage() != TensorStorage::Constant || t->sizes != et->sizes ||
+            t->dtype != et->dtype || em->values[e].name.empty())
+          continue;
+        v.name = em->values[e].name;
+        ++out.namedConstants;
+      }
+    }
   }
   for (const Link& l : links) {
     l.node->meta.debugHandle = l.handle;

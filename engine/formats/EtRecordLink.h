@@ -17,13 +17,16 @@ namespace lstudio {
 struct EtRecordLink {
   size_t instructions = 0;  ///< instructions of the linked methods
   size_t linked = 0;        ///< of those, given a module and a source line
+  size_t namedConstants = 0;  ///< constants named after the parameter or buffer they were made from
   std::vector<std::string> notes;  ///< methods the ETRecord does not cover, and the like
 };
 
 /// Links the instructions of `pte` (a program read from a .pte) to the nodes
 /// of the ETRecord at `etrecordPath`: each linked node gets the debug handle,
 /// module stack and (where the .pte has none) stack trace of its edge node,
-/// and each delegate the origins of its operators (Delegate::origins).
+/// and each delegate the origins of its operators (Delegate::origins); a constant an
+/// instruction reads, unnamed in the .pte, takes the name of the parameter, buffer or lifted
+/// constant its edge node reads in the same place ("p_fc1_weight").
 /// An ETRecord that does not belong to the program (instructions it names
 /// that the method lacks) is an error naming the file, and `pte` is unchanged.
 Result<EtRecordLink> linkEtRecord(Program& pte, const std::string& etrecordPath);

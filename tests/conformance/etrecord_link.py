@@ -6,6 +6,8 @@ write the .pte and, from the same ExecutorchProgramManager, the ETRecord (genera
 that upstream's debug_handle_map ties to edge-program nodes:
   - a debug handle that the map lists for that instruction id, and
   - the innermost nn_module_stack entry of one of the edge nodes carrying that handle,
+  - for each constant it names among the instruction's arguments, a parameter, buffer or
+    lifted constant that an edge node carrying that handle reads,
 and link no instruction the map leaves without such nodes. For programs lowered to XNNPACK,
 `lowering-cli delegates model.pte --etrecord etrecord.bin --json` must name, for every payload
 operator whose debug handle upstream's lowered module carries, the module of that node (the
@@ -60,6 +62,22 @@ def expected(edge, et) -> dict:
             modules = {m for h in hs for m in by_handle.get(h, [])}
             linkable = [h for h in hs if h in by_handle]
             out[method][int(iid)] = (set(linkable), modules)
+    return out
+
+
+def placeholders_by_handle(edge) -> dict:
+    """{method: {debug handle: names of the parameter, buffer and constant placeholders the edge
+    nodes with that handle read directly}}: the names a .pte's constants may take."""
+    out = {}
+    for method in edge.methods:
+        ep = edge.exported_program(method)
+        sig = ep.graph_signature
+        named = set(sig.inputs_to_parameters) | set(sig.inputs_to_buffers) | set(sig.inputs_to_lifted_tensor_constants)
+        per = out.setdefault(method, {})
+        for n in ep.graph.nodes:
+            h = n.meta.get("debug_handle")
+            if h is not None:
+                per.setdefault(int(h), set()).update(a.name for a in n.all_input_nodes if a.name in named)
     return out
 
 
@@ -120,7 +138,8 @@ def check(entry, work: Path) -> tuple[str, str | None]:
     studio = json.loads(r.stdout)["etrecord"]
     got = {(x["method"], x["instruction"]): x for x in studio["by_instruction"]}
     want = expected(edge, et)
-    n_want = 0
+    readable = placeholders_by_handle(edge)
+    n_want = n_named = 0
     for method, per in want.items():
         for iid, (handles, modules) in per.items():
             x = got.pop((method, iid), None)
@@ -135,11 +154,17 @@ def check(entry, work: Path) -> tuple[str, str | None]:
                 return "", f"{method} instruction {iid}: handle {x['debug_handle']}, upstream {sorted(handles)}"
             if x["module"] not in modules:
                 return "", f"{method} instruction {iid}: module '{x['module']}', upstream one of {sorted(modules)}"
+            # Each constant the studio names is a placeholder an edge node of the instruction reads.
+            names = set().union(*(readable.get(method, {}).get(h, set()) for h in handles))
+            for c in x.get("constants", []):
+                if c not in names:
+                    return "", f"{method} instruction {iid}: a constant named '{c}', upstream's nodes read {sorted(names)}"
+                n_named += 1
     if got:
         (method, iid), x = next(iter(got.items()))
         return "", f"{method} instruction {iid}: linked, but upstream's map does not list it"
     modules = {x for per in want.values() for _, ms in per.values() for x in ms if x}
-    return f"{n_want} of {studio['instructions']} instructions linked, {len(modules)} modules", None
+    return f"{n_want} of {studio['instructions']} instructions linked, {len(modules)} modules, {n_named} constants named", None
 
 
 def main() -> int:

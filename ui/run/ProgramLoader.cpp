@@ -84,7 +84,8 @@ LoadedProgram loadProgram(const std::string& path, std::vector<std::string> data
     if (std::string e = etRecordBeside(path); !e.empty()) {
       auto link = linkEtRecord(program.value(), e);
       r.etRecordNote = link ? "etrecord " + e + ": " + std::to_string(link->linked) + " of " +
-                                  std::to_string(link->instructions) + " instructions linked to their modules and source lines"
+                                  std::to_string(link->instructions) + " instructions linked to their modules and source lines, " +
+                                  std::to_string(link->namedConstants) + " constants named"
                             : "etrecord " + e + " not linked: " + link.error().message();
     }
   r.summary = summarize(program.value(), data);
