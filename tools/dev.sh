@@ -13,6 +13,9 @@
 #                            install what is missing, build, make the oracle and run the whole model
 #                            corpus (torchvision, timm, transformers, torchaudio; tests/conformance/models.py):
 #                            a table per library, every row in build/models/models.json
+#   tools/dev.sh partition-models [partition.py options]
+#                            every model of the models' CI tier, float and PT2E int8, partitioned
+#                            by XnnpackPartitioner upstream and in the studio (tests/conformance/partition.py)
 #   tools/dev.sh bench-conformance [--from aten|edge] [--only NAME...] [--runs N]
 #   tools/dev.sh bench-run [--layers N] [--runs N] [--pte FILE]
 #                            ExecuTorch's to_edge + to_executorch against the studio's export, time and peak RSS
@@ -102,10 +105,13 @@ conformance() {  # conformance [harness options...]
   # models_expected.txt lists the rows that do not agree yet). The whole sweep: tools/dev.sh models.
   LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
     "$venv/bin/python" "$root/tests/conformance/models.py" --tier ci --work "$root/build/models-ci"
-  # XnnpackPartitioner: the studio's partitions of every corpus program and of the models above
-  # against upstream's to_edge_transform_and_lower, node for node.
+  # XnnpackPartitioner: the studio's partitions against upstream's to_edge_transform_and_lower, node
+  # for node: every corpus program, the models above whose upstream partitioning takes seconds (all
+  # 45: tools/dev.sh partition-models), and six of them PT2E-quantized, static and dynamic int8.
   LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/partition.py" \
-    --work "$root/build/partition" --models "$root/build/models-ci"
+    --work "$root/build/partition" --models "$root/build/models-ci" \
+    --model-names 'hf_*' 'ta_*' 'tv_*' 'timm_test_*' --quantize static dynamic \
+    --quantize-names timm_test_resnet timm_test_convnext timm_test_efficientnet tv_mobilenet_v3_small tv_resnet18 tv_mnasnet0_5
 }
 
 build() {  # build DIR [cmake options...]
@@ -164,6 +170,16 @@ case "$cmd" in
     venv=$(oracle_env)
     LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
       "$venv/bin/python" "$root/tests/conformance/models.py" --work "$root/build/models" "$@"
+    ;;
+  partition-models)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    venv=$(oracle_env)
+    # The models' CI tier exported anew, then every one of them (and each PT2E-quantized,
+    # static and dynamic) partitioned by upstream and by the studio.
+    "$venv/bin/python" "$root/tests/conformance/models.py" --tier ci --export-only --work "$root/build/models-ci" >/dev/null || true
+    LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/partition.py" \
+      --work "$root/build/partition-models" --no-corpus --models "$root/build/models-ci" --quantize static dynamic "$@"
     ;;
   conformance)
     install_missing
