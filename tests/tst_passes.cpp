@@ -161,6 +161,30 @@ class TestPasses : public QObject {
     GOLDEN("passes/quant_fusion_add.txt", run);
   }
 
+  // FoldRedundantDequantizeQuantizePass (ExecuTorch 1.5's to_edge): a quantize of a dequantize
+  // with the same parameters (what an eval-mode dropout between them leaves) reads the integers;
+  // one with other parameters stays. Out_dtype, keyword-only, is not compared.
+  void foldsRedundantDequantizeQuantize() {
+    GraphBuilder b;
+    TensorRef xq = b.input("xq", I8, {2, 3});
+    TensorRef x = b.op(kDq, {xq, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8});
+    TensorRef same = b.op(kQ, {x, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8});
+    TensorRef other = b.op(kQ, {x, 0.25, int64_t(0), int64_t(-128), int64_t(127), I8});
+    b.output(b.op("aten.relu.default", {b.op(kDq, {same, 0.5, int64_t(0), int64_t(-128), int64_t(127), I8})}));
+    b.output(other);
+    Run run = runPass(finish(b, "dqq"), passes::foldRedundantDequantizeQuantize());
+    QVERIFY(run.outcome.changed);
+    const Method& m = run.after.methods[0];
+    int quantizes = 0;
+    for (const Node& n : m.nodes)
+      quantizes += n.op >= 0 && m.operators[n.op].name == "quantized_decomposed::quantize_per_tensor";
+    QCOMPARE(quantizes, 1);  // the 0.25 one
+    QCOMPARE(m.nodes.size(), size_t(4));  // dq(xq), q 0.25, dq(xq) again, relu
+    // Nothing to fold: unchanged.
+    Run again = runPass(run.after, passes::foldRedundantDequantizeQuantize());
+    QVERIFY(!again.outcome.changed);
+  }
+
   void quantFusionCatAndSliceKeepIntegers() {
     GraphBuilder b;
     TensorRef aq = b.input("aq", I8, {2, 3});
@@ -916,7 +940,7 @@ class TestPasses : public QObject {
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
         "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "RemoveToCopyPass",
-        "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
+        "FoldRedundantDequantizeQuantizePass", "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",

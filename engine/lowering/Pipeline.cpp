@@ -79,6 +79,7 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
       return p->name() == "run_decompositions" || p->name() == "RemoveNonCoreAtenOpGraphAssertsPass" ||
              p->name() == "EXIRATenDialectVerifier" || p->name() == "RemoveMixedTypeOperators" ||
              p->name() == "SymToTensorPass" || p->name() == "RemoveNoopPass" || p->name() == "RemoveToCopyPass" ||
+             p->name() == "FoldRedundantDequantizeQuantizePass" ||
              p->name() == "remove_unused_parameters_pass";
     });
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});

@@ -17,6 +17,7 @@ std::shared_ptr<const Pass> replaceViewOpsWithViewCopyOps();
 std::shared_ptr<const Pass> symToTensor();
 std::shared_ptr<const Pass> removeNoop();
 std::shared_ptr<const Pass> removeToCopy();
+std::shared_ptr<const Pass> foldRedundantDequantizeQuantize();
 std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
 /// to_edge_transform_and_lower's partitioners (the config's `partitioner`): tags, and why not.

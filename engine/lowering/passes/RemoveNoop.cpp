@@ -4,7 +4,11 @@
 // to.dtype to the dtype it already has, and a _to_copy that keeps dtype, shape
 // and strides. Where a dropped call stood between a dequantize and a quantize
 // with the same parameters, the pair goes too (the quantize's readers read the
-// integers), as ExecuTorch's eliminate_dq_q does.
+// integers), as ExecuTorch's eliminate_dq_q does. FoldRedundantDequantizeQuantizePass folds
+// every such pair, wherever it stands.
+#include <algorithm>
+
+#include "engine/ir/OpRegistry.h"
 #include "engine/lowering/Pass.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
@@ -39,17 +43,31 @@ bool sameValue(const Method& m, ValueId a, ValueId b) {
   return x.kind() == ValueKind::None;
 }
 
+/// The arguments fx holds in node.args: the schema's positional ones (dequantize's
+/// keyword-only out_dtype is not compared, as upstream compares args alone).
+size_t positionalCount(const Method& m, const Node& n) {
+  const OperatorRef* op = operatorOf(m, n);
+  const OpSchema* s = op ? OpRegistry::builtin().find(op->name, op->overload) : nullptr;
+  if (!s) return n.args.size();
+  size_t k = 0;
+  while (k < s->arguments.size() && !s->arguments[k].kwargOnly) ++k;
+  return std::min(k, n.args.size());
+}
+
 /// eliminate_dq_q: every quantize reading `dq` with dq's parameters reads dq's input instead.
-void eliminateDequantizeQuantize(Method& m, int dqNode) {
+bool eliminateDequantizeQuantize(Method& m, int dqNode) {
   const Node dq = m.nodes[static_cast<size_t>(dqNode)];
-  if (dq.outputs.empty() || dq.args.empty()) return;
+  if (dq.outputs.empty() || dq.args.empty()) return false;
+  const size_t dqArgs = positionalCount(m, dq);
+  bool changed = false;
   for (const Node& q : m.nodes) {
     const OperatorRef* op = operatorOf(m, q);
     if (!op || !isQuantize(*op) || q.args.empty() || q.args[0] != dq.outputs[0] || q.outputs.empty()) continue;
-    bool same = q.args.size() == dq.args.size();
-    for (size_t i = 1; same && i < q.args.size(); ++i) same = sameValue(m, q.args[i], dq.args[i]);
-    if (same) replaceUses(m, q.outputs[0], dq.args[0]);
+    bool same = positionalCount(m, q) == dqArgs;
+    for (size_t i = 1; same && i < dqArgs; ++i) same = sameValue(m, q.args[i], dq.args[i]);
+    if (same) replaceUses(m, q.outputs[0], dq.args[0]), changed = true;
   }
+  return changed;
 }
 
 class RemoveNoop : public Pass {
@@ -120,8 +138,34 @@ class RemoveToCopy : public Pass {
   }
 };
 
+/// FoldRedundantDequantizeQuantizePass (to_edge, after RemoveToCopyPass): a quantize reading a
+/// dequantize of the same parameters reads the dequantize's integers instead, wherever the pair
+/// stands (a decomposition that drops an eval-mode dropout between them leaves it adjacent).
+class FoldRedundantDequantizeQuantize : public Pass {
+ public:
+  std::string name() const override { return "FoldRedundantDequantizeQuantizePass"; }
+  std::string description() const override {
+    return "to_edge: a dequantize followed by a quantize of the same parameters is folded (eliminate_dq_q over the graph)";
+  }
+  PassOutcome run(Program& p, const ExecutorchBackendConfig&) const override {
+    PassOutcome out;
+    for (Method& m : graphsOf(p)) {
+      bool changed = false;
+      for (size_t i = 0; i < m.nodes.size(); ++i)
+        if (const OperatorRef* op = operatorOf(m, m.nodes[i]); op && isDequantize(*op))
+          changed = eliminateDequantizeQuantize(m, int(i)) || changed;
+      if (!changed) continue;
+      eliminateDeadCode(m);
+      dropUnusedOperators(m);
+      out.changed = true;
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
+std::shared_ptr<const Pass> foldRedundantDequantizeQuantize() { return std::make_shared<FoldRedundantDequantizeQuantize>(); }
 std::shared_ptr<const Pass> removeNoop() { return std::make_shared<RemoveNoop>(); }
 std::shared_ptr<const Pass> removeToCopy() { return std::make_shared<RemoveToCopy>(); }
 
