@@ -265,6 +265,10 @@ bool readNpys(const std::vector<std::string>& files, std::vector<run::HostValue>
 struct ExpectedReport {
   std::vector<run::ExpectedDifference> outputs;  ///< empty without --expect
   bool withinTolerance = true;
+  /// Past the tolerance, a lowered snapshot's gap traced back against an earlier one.
+  std::optional<run::GapOrigin> origin;
+  std::string originReference;  ///< the snapshot the origin was found against ("input", a pass)
+  std::string originNote;       ///< why no origin was looked for, when it was not
 };
 
 ExpectedReport compareExpected(const RunRequest& req, const run::RunResult& r, const std::vector<run::HostValue>& expected) {
@@ -291,6 +295,33 @@ void printExpected(const RunRequest& req, const run::RunResult& r, const Expecte
   }
   if (e.outputs.size() != r.outputs.size())
     out << "  " << e.outputs.size() << " expected arrays for " << r.outputs.size() << " outputs\n";
+  if (!e.originNote.empty()) out << "  where the gap comes from: " << e.originNote << "\n";
+  if (!e.origin) return;
+  const std::string ref = e.originReference == "input" ? "the input program" : "the program after " + e.originReference;
+  if (!e.origin->fromLowering) {
+    out << "  " << ref << " is already " << e.origin->referenceMaxAbs
+        << " from them: the gap comes before these passes (the export, the inputs, or a kernel both share)\n";
+    return;
+  }
+  out << "  " << ref << " is within the tolerance of them (" << e.origin->referenceMaxAbs << "): the passes after it made the gap\n";
+  if (const auto& n = e.origin->firstNode)
+    out << "  first node past the tolerance: " << n->node << " (" << n->op << ", instruction " << n->instruction
+        << "): max |difference| " << n->difference << " against " << ref << "\n";
+  else
+    out << "  no node with a namesake in " << ref << " is past the tolerance: the gap is in nodes lowering made\n";
+}
+
+nlohmann::json originJson(const ExpectedReport& e) {
+  if (!e.origin) return e.originNote.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"not_looked_for", e.originNote}};
+  nlohmann::json o = {{"reference", e.originReference},
+                      {"reference_max_abs_diff", numberJson(e.origin->referenceMaxAbs)},
+                      {"from_lowering", e.origin->fromLowering}};
+  if (const auto& n = e.origin->firstNode)
+    o["first_node_past_tolerance"] = {{"node", n->node}, {"op", n->op}, {"instruction", n->instruction},
+                                      {"max_abs_diff", numberJson(n->difference)}};
+  else
+    o["first_node_past_tolerance"] = nullptr;
+  return o;
 }
 
 /// run's report: each output, and with a reference how far each output is from it and the
@@ -333,6 +364,7 @@ void printRunResult(const RunRequest& req, const run::RunResult& r, const run::R
         else o["max_abs_diff"] = numberJson(d.maxAbs), o["max_ulp"] = numberJson(d.maxUlp);
         e["outputs"].push_back(o);
       }
+      if (!expect.withinTolerance) e["origin"] = originJson(expect);
       j["expected"] = e;
     }
     out << jsonText(j) << "\n";
@@ -447,7 +479,30 @@ int runProgramCommand(const std::vector<std::string>& args, std::ostream& out, s
     }
   }
   std::string after = asStored ? std::string() : snapshotName(at);
-  const ExpectedReport expect = compareExpected(req, r.value(), expected);
+  ExpectedReport expect = compareExpected(req, r.value(), expected);
+  // Past the tolerance: against an earlier snapshot (--compare-to's, else the first that runs
+  // from the input on), tell whether lowering made the gap and at which node.
+  if (!expect.withinTolerance && expect.outputs.size() == r->outputs.size()) {
+    if (asStored) {
+      expect.originNote = "a .pte runs as stored; open its .pt2 (or run with --after) to trace the gap to a node";
+    } else if (at == 0 && reference < 0) {
+      expect.originNote = "the input program has no earlier snapshot to compare with";
+    } else {
+      std::optional<run::RunResult> origin = ref;
+      long originAt = reference;
+      for (long row = 0; !origin && row < at; ++row)
+        if (auto rr = runAt(row, true)) origin = std::move(rr.value()), originAt = row;
+      std::optional<run::RunResult> traced;
+      if (origin && reference < 0)
+        if (auto t = runAt(at, true)) traced = std::move(t.value());
+      if (!origin || (reference < 0 && !traced)) {
+        expect.originNote = "no earlier snapshot runs";
+      } else {
+        expect.origin = run::originOfGap(traced ? *traced : r.value(), *origin, expected, req.tolerance);
+        expect.originReference = snapshotName(originAt);
+      }
+    }
+  }
   printRunResult(req, r.value(), ref ? &*ref : nullptr, firstDiff, after, ref ? snapshotName(reference) : "", inputs,
                  expect, out);
   return expect.withinTolerance ? kOk : kNotAsExpected;

@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -546,6 +548,84 @@ class TestInterpreter : public QObject {
     QVERIFY(writeFileAtomically(flatFile, run::npyBytes(flat)));
     QCOMPARE(cli::run({"run", pte, "--expect", flatFile}, o4, e4), int(cli::kNotAsExpected));
     QVERIFY2(o4.str().find("not compared: shape [") != std::string::npos, o4.str().c_str());
+  }
+
+  // Where a gap from the expected outputs comes from: a reference snapshot as expected means
+  // the passes after it made the gap, at the first node past the tolerance against it; a
+  // reference already off means the gap was there before them.
+  void originOfGap() {
+    auto value = [](std::vector<float> xs) {
+      run::HostValue v;
+      v.kind = ValueKind::Tensor;
+      v.dtype = ScalarType::Float;
+      v.sizes = {static_cast<int64_t>(xs.size())};
+      v.bytes.resize(xs.size() * 4);
+      std::memcpy(v.bytes.data(), xs.data(), v.bytes.size());
+      return v;
+    };
+    auto runOf = [&](float mid, float out) {
+      run::RunResult r;
+      r.trace.push_back({0, "aten_mul_tensor", "aten::mul.out", {value({1, 2})}});
+      r.trace.push_back({1, "aten_gelu_default", "aten::gelu.out", {value({mid, 4})}});
+      r.trace.push_back({2, "aten_add_tensor", "aten::add.out", {value({out, 6})}});
+      r.outputs.push_back(value({out, 6}));
+      return r;
+    };
+    const std::vector<run::HostValue> expected{value({5, 6})};
+    const run::RunResult reference = runOf(3, 5), lowered = runOf(3.5f, 5.25f);
+    run::GapOrigin g = run::originOfGap(lowered, reference, expected, 0.01);
+    QVERIFY(g.fromLowering);
+    QCOMPARE(g.referenceMaxAbs, 0.0);
+    QVERIFY(g.firstNode);
+    QCOMPARE(g.firstNode->node, std::string("aten_gelu_default"));
+    QCOMPARE(g.firstNode->instruction, size_t(1));
+    QCOMPARE(g.firstNode->difference, 0.5);
+    // The reference off by 0.25 already: not the passes', no node named.
+    g = run::originOfGap(lowered, runOf(3, 5.25f), expected, 0.01);
+    QVERIFY(!g.fromLowering);
+    QCOMPARE(g.referenceMaxAbs, 0.25);
+    QVERIFY(!g.firstNode);
+    // Within a wider tolerance the reference counts as expected again.
+    QVERIFY(run::originOfGap(lowered, runOf(3, 5.25f), expected, 0.3).fromLowering);
+    // Another output count: infinitely apart.
+    QVERIFY(std::isinf(run::originOfGap(lowered, reference, {}, 0.01).referenceMaxAbs));
+  }
+
+  // run --expect on a .pt2 past the tolerance: the earliest snapshot that runs is already as far
+  // from the expected outputs (no pass changes mlp's numbers), so the gap is not the passes'.
+  void expectedGapTracedBack() {
+    QTemporaryDir dir;
+    auto built = buildSample("mlp", SampleOptions{});
+    QVERIFY(built);
+    const std::string pt2 = (dir.path() + "/mlp.pt2").toStdString(), saved = (dir.path() + "/outs").toStdString();
+    QVERIFY(writePt2(built.value(), pt2));
+    std::ostringstream out, err;
+    QCOMPARE(cli::run({"run", pt2, "--save-outputs", saved}, out, err), int(cli::kOk));
+    auto got = run::readNpy(saved + "/output_0.npy");
+    QVERIFY(got && got->dtype == ScalarType::Float && got->bytes.size() >= 4);
+    run::HostValue off = got.value();
+    float* first = reinterpret_cast<float*>(off.bytes.data());
+    const float before = *first;
+    *first += 0.5f;
+    const double gap = double(*first) - double(before);
+    const std::string offFile = (dir.path() + "/off.npy").toStdString();
+    QVERIFY(writeFileAtomically(offFile, run::npyBytes(off)));
+    std::ostringstream o1, e1;
+    QCOMPARE(cli::run({"run", pt2, "--expect", offFile, "--tolerance", "0.01"}, o1, e1), int(cli::kNotAsExpected));
+    QVERIFY2(o1.str().find("the program after ReplaceViewOpsWithViewCopyOpsPass is already ") != std::string::npos &&
+                 o1.str().find(" from them: the gap comes before these passes") != std::string::npos,
+             o1.str().c_str());
+    std::ostringstream o2, e2;
+    QCOMPARE(cli::run({"run", pt2, "--expect", offFile, "--tolerance", "0.01", "--json"}, o2, e2),
+             int(cli::kNotAsExpected));
+    auto j = nlohmann::json::parse(o2.str());
+    QCOMPARE(j["expected"]["origin"]["reference"].get<std::string>(), std::string("ReplaceViewOpsWithViewCopyOpsPass"));
+    QVERIFY(!j["expected"]["origin"]["from_lowering"].get<bool>());
+    QCOMPARE(j["expected"]["origin"]["reference_max_abs_diff"].get<double>(), gap);
+    // As expected: no origin looked for.
+    std::ostringstream o3, e3;
+    QCOMPARE(cli::run({"run", pt2, "--expect", saved + "/output_0.npy", "--json"}, o3, e3), int(cli::kOk));
+    QVERIFY(!nlohmann::json::parse(o3.str())["expected"].contains("origin"));
   }
 
   // as_strided_copy reads its input's storage with the given strides and offset (upstream's

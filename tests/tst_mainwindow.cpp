@@ -1626,7 +1626,8 @@ class TestMainWindow : public QObject {
   }
 
   // Lowering > Compare With Expected Outputs: the eager model's outputs (.npy) against the
-  // run's, per output the largest |difference| and ULPs, in the log; read on a worker.
+  // run's, per output the largest |difference| and ULPs, in the log; read on a worker; and
+  // whether the reference snapshot was already as far off.
   void expectedOutputsCompared() {
     QTemporaryDir dir;
     ui::MainWindow w;
@@ -1646,6 +1647,9 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.logView()->toPlainText().contains("at most 1 ULP apart"), 30000);
     QVERIFY2(w.logView()->toPlainText().contains("Output 0 against output_0.npy: largest |difference|"),
              qPrintable(w.logView()->toPlainText().right(400)));
+    // The reference the run was compared with is as far off: the gap is not the passes'.
+    QVERIFY2(w.logView()->toPlainText().contains(" from the expected outputs: the gap comes before these passes"),
+             qPrintable(w.logView()->toPlainText().right(600)));
   }
 
   // Stepping through passes (a failed one too) is looking, not editing: the session stays

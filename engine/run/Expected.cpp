@@ -1,5 +1,6 @@
 #include "engine/run/Expected.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -104,6 +105,19 @@ ExpectedDifference differenceFromExpected(const HostValue& got, const HostValue&
     d.maxUlp = std::max(d.maxUlp, ulps(x, y, got.dtype));
   }
   return d;
+}
+
+GapOrigin originOfGap(const RunResult& run, const RunResult& reference, const std::vector<HostValue>& expected,
+                      double tolerance) {
+  GapOrigin g;
+  if (reference.outputs.size() != expected.size()) g.referenceMaxAbs = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < expected.size() && i < reference.outputs.size(); ++i) {
+    const ExpectedDifference d = differenceFromExpected(reference.outputs[i], expected[i]);
+    g.referenceMaxAbs = std::max(g.referenceMaxAbs, d.mismatch.empty() ? d.maxAbs : std::numeric_limits<double>::infinity());
+  }
+  g.fromLowering = g.referenceMaxAbs <= tolerance;
+  if (g.fromLowering) g.firstNode = firstDifferingNode(run, reference, tolerance);
+  return g;
 }
 
 }  // namespace lstudio::run

@@ -72,6 +72,7 @@ void compareWithReference(const PipelineState& state, ProgramRunResult& r, run::
       r.differences[t.node] = worst;
     }
     r.firstDifference = run::firstDifferingNode(r.run, refRun.value(), r.tolerance);
+    r.referenceOutputs = std::move(refRun->outputs);
     return;
   }
 }

@@ -28,6 +28,7 @@ struct ProgramRunResult {
   int reference = -1;                    ///< timeline row compared with; -1: none
   QString referenceNote;                 ///< why there is no reference, or which one was used
   run::RunResult run;                    ///< traced
+  std::vector<run::HostValue> referenceOutputs;  ///< the reference's outputs (to place a gap from expected ones)
   std::map<std::string, size_t> byNode;       ///< node name -> index in run.trace
   std::map<std::string, double> differences;  ///< node name -> largest |difference| from the reference
   std::optional<run::NodeDifference> firstDifference;

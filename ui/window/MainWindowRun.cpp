@@ -2,6 +2,8 @@
 #include <QLabel>
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <QFileDialog>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -161,15 +163,25 @@ void MainWindow::compareWithExpected() {
   // Reading the arrays (a language model's logits are large) and comparing run on a worker.
   const QStringList files = expectedFiles_;
   std::vector<run::HostValue> outputs = r->run.outputs;
+  // The reference run (the input program, or the first snapshot that runs) tells whether the
+  // passes made a gap: when its outputs are as expected, the first node that differs from it
+  // (selected after the run) is where.
+  struct Reference {
+    std::vector<run::HostValue> outputs;
+    QString title;
+    std::optional<run::NodeDifference> firstDifference;
+  } reference{r->reference >= 0 ? r->referenceOutputs : std::vector<run::HostValue>{}, r->referenceNote,
+              r->firstDifference};
+  if (!reference.title.isEmpty()) reference.title[0] = reference.title[0].toUpper();
   expectedWatcher_.disconnect();
   connect(&expectedWatcher_, &QFutureWatcher<QStringList>::finished, this, [this] {
     const QStringList lines = expectedWatcher_.result();
     for (const QString& l : lines) log(l);
     status_->setText(lines.isEmpty() ? QString() : lines.back());
   });
-  expectedWatcher_.setFuture(QtConcurrent::run([files, outputs = std::move(outputs)] {
+  expectedWatcher_.setFuture(QtConcurrent::run([files, outputs = std::move(outputs), reference = std::move(reference)] {
     QStringList lines;
-    double worstUlp = 0;
+    double worstUlp = 0, worstAbs = 0, referenceAbs = 0;
     bool compared = true;
     for (qsizetype i = 0; i < files.size(); ++i) {
       const QString name = QFileInfo(files[i]).fileName();
@@ -191,9 +203,30 @@ void MainWindow::compareWithExpected() {
         continue;
       }
       worstUlp = std::max(worstUlp, d.maxUlp);
+      worstAbs = std::max(worstAbs, d.maxAbs);
       lines << QObject::tr("Output %1 against %2: largest |difference| %3, %4 ULP").arg(i).arg(name).arg(d.maxAbs, 0, 'g', 4).arg(d.maxUlp);
+      if (static_cast<size_t>(i) < reference.outputs.size()) {
+        const run::ExpectedDifference rd = run::differenceFromExpected(reference.outputs[i], expected.value());
+        referenceAbs = std::max(referenceAbs, rd.mismatch.empty() ? rd.maxAbs : std::numeric_limits<double>::infinity());
+      }
     }
     if (static_cast<size_t>(files.size()) != outputs.size()) compared = false;
+    // Where a gap comes from, when there is one and a reference ran (exactly: the GUI's runs
+    // compare at tolerance 0).
+    if (compared && worstAbs > 0 && reference.outputs.size() == outputs.size()) {
+      if (referenceAbs > 0)
+        lines << QObject::tr("%1 is already %2 from the expected outputs: the gap comes before these passes "
+                             "(the export, the inputs, or a kernel both runs share)")
+                     .arg(reference.title).arg(referenceAbs, 0, 'g', 4);
+      else if (reference.firstDifference)
+        lines << QObject::tr("%1 gives the expected outputs exactly: the passes after it made the gap; it starts at node "
+                             "%2 (%3), selected")
+                     .arg(reference.title, q(reference.firstDifference->node), q(reference.firstDifference->op));
+      else
+        lines << QObject::tr("%1 gives the expected outputs exactly; no node with a namesake there differs: the gap "
+                             "is in nodes lowering made")
+                     .arg(reference.title);
+    }
     lines << (compared ? QObject::tr("Expected outputs: every output compared, at most %1 ULP apart").arg(worstUlp)
                        : QObject::tr("Expected outputs: %1 files for %2 outputs, not all compared").arg(files.size()).arg(outputs.size()));
     return lines;
