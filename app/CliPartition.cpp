@@ -22,6 +22,37 @@ std::string constantName(const Method& m, ValueId v) {
   return t && !t->fqn.empty() ? t->fqn : m.values[v].name;
 }
 
+/// The graph to_backend left: each node's operator in order, a delegate call as the values
+/// it reads and writes, with its lowered module's operators and the weights it took.
+nlohmann::json loweredGraph(const Method& m, std::ostream* text) {
+  nlohmann::json graph = nlohmann::json::array();
+  size_t calls = 0, left = 0;
+  for (const Node& n : m.nodes) {
+    if (n.kind != NodeKind::Delegate || n.delegate < 0) {
+      graph.push_back({{"op", opOf(m, n)}});
+      ++left;
+      continue;
+    }
+    const Delegate& d = m.delegates[n.delegate];
+    nlohmann::json ops = nlohmann::json::array();
+    size_t weights = 0;
+    if (d.original && !d.original->methods.empty()) {
+      const Method& lm = d.original->methods.front();
+      for (const Node& x : lm.nodes) ops.push_back(opOf(lm, x));
+      for (const InputSpec& in : lm.signature.inputs) weights += in.kind != InputSpec::Kind::User;
+    }
+    graph.push_back({{"delegate", d.backendId}, {"name", n.name}, {"reads", n.args.size() - n.outputs.size()},
+                     {"writes", n.outputs.size()}, {"weights", weights}, {"ops", ops}});
+    ++calls;
+    if (text)
+      *text << "    " << n.name << ": " << d.backendId << ", " << ops.size() << " operators, reads "
+            << n.args.size() - n.outputs.size() << " values and " << weights << " weights of its own, writes "
+            << n.outputs.size() << "\n";
+  }
+  if (text) *text << "  after to_backend: " << calls << " delegate call(s), " << left << " node(s) left\n";
+  return graph;
+}
+
 }  // namespace
 
 int partitionCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -47,7 +78,7 @@ int partitionCommand(const std::vector<std::string>& args, std::ostream& out, st
   if (config.partitioners.empty()) config.partitioners.push_back(PartitionerSpec{});
 
   Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
-  pipeline.runTo("XnnpackPartitioner");
+  pipeline.runTo("to_backend");
   if (pipeline.failed()) {
     const PassRecord& r = pipeline.records()[pipeline.position() - 1];
     err << "error: " << file << ": lowering failed in " << r.name;
@@ -55,8 +86,10 @@ int partitionCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "\n";
     return kPassFailed;
   }
-  // The program the partitioner saw, partitioned again for the constants each partition takes.
-  std::shared_ptr<const Program> before = pipeline.snapshot(pipeline.position() - 1);
+  // The program the partitioner saw, partitioned again for the constants each partition takes,
+  // and the one to_backend made of it.
+  std::shared_ptr<const Program> before = pipeline.snapshot(pipeline.position() - 2);
+  std::shared_ptr<const Program> lowered = pipeline.current();
   nlohmann::json methods = nlohmann::json::array();
   for (const Method& m : before->methods) {
     if (m.isConstantGetter()) continue;
@@ -91,7 +124,9 @@ int partitionCommand(const std::vector<std::string>& args, std::ostream& out, st
         out << "    " << l["name"].get<std::string>() << "  " << l["op"].get<std::string>() << ": "
             << l["reason"].get<std::string>() << "\n";
     }
-    methods.push_back({{"name", m.name}, {"partitions", parts}, {"not_delegated", left}});
+    nlohmann::json graph;
+    if (const Method* lm = lowered->method(m.name)) graph = loweredGraph(*lm, json ? nullptr : &out);
+    methods.push_back({{"name", m.name}, {"partitions", parts}, {"not_delegated", left}, {"lowered", graph}});
   }
   if (json) out << jsonText({{"file", file}, {"methods", methods}}) << "\n";
   return kOk;

@@ -5,9 +5,11 @@
 #include <QtTest>
 
 #include "engine/lowering/ConfigPython.h"
+#include "engine/lowering/Executable.h"
 #include "engine/lowering/Export.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/partition/XnnpackPartitioner.h"
+#include "engine/run/Interpreter.h"
 #include "engine/samples/GraphBuilder.h"
 
 using namespace lstudio;
@@ -175,6 +177,91 @@ class TestPartition : public QObject {
   // The config: `partitioner` in the JSON (a name or the options), Copy as Python building the
   // to_edge_transform_and_lower call, unknown partitioners refused; export refuses to write a
   // program that would silently not be delegated.
+  // to_backend: the partition becomes one executorch_call_delegate reading x and writing the
+  // second linear's result; its lowered module keeps the three operators and the four weights,
+  // which leave the method's inputs. Run through that module, the program computes what it
+  // computed undelegated.
+  void toBackendMakesOneCallPerPartition() {
+    Pipeline pipeline(std::make_shared<const Program>(mixedProgram()), withXnnpack());
+    QVERIFY(pipeline.runTo("to_backend"));
+    QVERIFY(!pipeline.failed());
+    const Method& m = pipeline.current()->methods[0];
+    QCOMPARE(m.nodes.size(), size_t(3));
+    QCOMPARE(m.nodes[0].kind, NodeKind::Delegate);
+    QCOMPARE(m.nodes[0].name, std::string("executorch_call_delegate"));
+    QVERIFY(nodeCalling(m, "aten::add") == &m.nodes[1]);
+    QVERIFY(nodeCalling(m, "aten::argmax") == &m.nodes[2]);
+    QCOMPARE(m.inputs.size(), size_t(2));  // x and i: the weights went with the partition
+    QCOMPARE(m.delegates.size(), size_t(1));
+    const Delegate& d = m.delegates[0];
+    QCOMPARE(d.backendId, std::string("XnnpackBackend"));
+    QVERIFY(d.original);
+    const Method& lm = d.original->methods.at(0);
+    QCOMPARE(lm.nodes.size(), size_t(3));
+    QVERIFY(nodeCalling(lm, "aten::linear") && nodeCalling(lm, "aten::relu") && nodeCalling(lm, "aten::linear", 1));
+    QCOMPARE(lm.signature.inputs.size(), size_t(5));
+    QCOMPARE(lm.signature.inputs[4].kind, InputSpec::Kind::User);
+    QCOMPARE(lm.signature.inputs[0].target, std::string("fc1.weight"));
+    QCOMPARE(m.nodes[0].outputs.size(), size_t(1));
+    QCOMPARE(m.nodes[0].args.size(), size_t(2));  // x, then the result
+    QVERIFY(std::find(m.nodes[2].args.begin(), m.nodes[2].args.end(), m.nodes[0].outputs[0]) != m.nodes[2].args.end());
+
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    Pipeline plain(std::make_shared<const Program>(mixedProgram()), ExecutorchBackendConfig{});
+    plain.runToEnd();
+    QVERIFY(!plain.failed());
+    auto delegated = executableSnapshot(pipeline, pipeline.position());
+    auto undelegated = executableSnapshot(plain, plain.position());
+    QVERIFY2(delegated.ok(), delegated.ok() ? "" : delegated.error().message().c_str());
+    QVERIFY(undelegated.ok());
+    auto a = run::runProgram(delegated.value(), throughDelegates({}));
+    auto b = run::runProgram(undelegated.value(), {});
+    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message().c_str());
+    QVERIFY(b.ok());
+    QCOMPARE(a->outputs.size(), size_t(3));
+    for (size_t i = 0; i < 3; ++i) QCOMPARE(run::maxDifference(a->outputs[i], b->outputs[i]), 0.0);
+  }
+
+  // A number where add.Tensor takes a tensor (x + 0.5 after a linear): to_edge lifts it to a
+  // constant tensor, which the delegate call reads as upstream's does; it stays a constant of
+  // the method (a run reads 0.5, not an arena's leftover).
+  void toBackendPassesLiftedScalars() {
+    auto program = [] {
+      GraphBuilder b;
+      TensorRef x = b.input("x", ScalarType::Float, {2, 16});
+      TensorRef w = b.parameter("fc.weight", ScalarType::Float, {8, 16});
+      b.output(b.op("aten.add.Tensor", {b.op("aten.linear.default", {x, w}), 0.5}));
+      auto p = b.finish("lifted");
+      if (!p) qFatal("%s", p.error().message().c_str());
+      return std::move(p.value());
+    };
+    Pipeline pipeline(std::make_shared<const Program>(program()), withXnnpack());
+    QVERIFY(pipeline.runTo("to_backend"));
+    const Method& m = pipeline.current()->methods[0];
+    QCOMPARE(m.nodes.size(), size_t(1));
+    QCOMPARE(m.nodes[0].kind, NodeKind::Delegate);
+    QCOMPARE(m.nodes[0].args.size() - m.nodes[0].outputs.size(), size_t(2));  // x and the lifted 0.5
+    const InputSpec* lifted = nullptr;
+    for (const InputSpec& in : m.signature.inputs)
+      if (in.kind == InputSpec::Kind::ConstantTensor) lifted = &in;
+    QVERIFY(lifted);
+    QCOMPARE(lifted->target.rfind("_lifted_tensor_constant", 0), size_t(0));
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    Pipeline plain(std::make_shared<const Program>(program()), ExecutorchBackendConfig{});
+    plain.runToEnd();
+    auto delegated = executableSnapshot(pipeline, pipeline.position());
+    auto undelegated = executableSnapshot(plain, plain.position());
+    QVERIFY2(delegated.ok(), delegated.ok() ? "" : delegated.error().message().c_str());
+    QVERIFY(undelegated.ok());
+    auto a = run::runProgram(delegated.value(), throughDelegates({}));
+    auto b = run::runProgram(undelegated.value(), {});
+    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message().c_str());
+    QVERIFY(b.ok());
+    QCOMPARE(run::maxDifference(a->outputs.at(0), b->outputs.at(0)), 0.0);
+  }
+
   void configAndExport() {
     auto set = applySetting(ExecutorchBackendConfig{}, "partitioner=xnnpack");
     QVERIFY2(set.ok(), set.ok() ? "" : set.error().message().c_str());

@@ -940,7 +940,7 @@ class TestPasses : public QObject {
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
         "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "RemoveToCopyPass",
-        "FoldRedundantDequantizeQuantizePass", "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
+        "FoldRedundantDequantizeQuantizePass", "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "to_backend", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",
         "RemoveGraphAssertsPass", "NormalizeViewCopyBasePass", "DeadCodeEliminationPass",

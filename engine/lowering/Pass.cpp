@@ -13,7 +13,7 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
           foldRedundantDequantizeQuantize(),
           removeMixedTypeOperators(), memoryFormatOps(),
           // to_edge_transform_and_lower, when the config names partitioners
-          partition(),
+          partition(), toBackend(),
           // to_executorch, per method, before edge_to_executorch_passes
           quantFusion(), constantProp(), reinplace(), weightsToOutputs(), removeAutoFunctionalized(),
           insertWriteBack(),

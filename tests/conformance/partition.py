@@ -8,6 +8,10 @@ each of them PT2E-quantized by XNNPACKQuantizer, static and/or dynamic int8):
             the graph its XnnpackPartitioner tagged (node.meta["delegation_tag"]), as to_backend
             then lowers it;
   studio    `lowering-cli partition FILE --set partitioner=xnnpack --json`.
+Then the graph to_backend made of it, in order: each operator left, and each
+executorch_call_delegate as the values it reads and writes, the weights its lowered module took
+and that module's operators in order (the backend's payload itself is not compared: the studio
+does not write XNNPACK's yet).
 Upstream's edge program renames the nodes ("aten_linear_default"), so nodes are compared by
 position: both graphs must hold the same operators in the same order (getitem nodes aside: the
 studio's graph has none), then every partition must take the same positions and the nodes left
@@ -49,11 +53,24 @@ def op_name(target) -> str:
     return name
 
 
-def upstream_partitions(programs: dict) -> dict:
+def lowered_entry(gm, node) -> tuple:
+    """An executorch_call_delegate as compared: ("delegate", reads, writes, weights, its module's operators)."""
+    from torch.export.graph_signature import InputKind
+
+    module = getattr(gm, node.args[0].target).original_module
+    ops = tuple(op_name(n.target) for n in module.graph.nodes
+                if n.op == "call_function" and n.target is not operator.getitem)
+    weights = sum(1 for s in module.graph_signature.input_specs if s.kind != InputKind.USER_INPUT)
+    return ("delegate", len(node.args) - 1, len(node.meta["val"]), weights, ops)
+
+
+def upstream_partitions(programs: dict) -> tuple[dict, dict]:
     """{method: [(node name, operator, tag or None)]} in graph order: the graph XnnpackPartitioner
-    tagged inside to_edge_transform_and_lower (getitem nodes aside), as to_backend lowers it."""
+    tagged inside to_edge_transform_and_lower (getitem nodes aside), as to_backend lowers it; and
+    {method: [entry]}: the graph to_backend made, operators as (name,), calls as lowered_entry."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir.delegate import executorch_call_delegate
 
     tagged = []
     partition = XnnpackPartitioner.partition
@@ -73,21 +90,28 @@ def upstream_partitions(programs: dict) -> dict:
     # to_backend partitions the methods in the order of the edge programs.
     methods = list(edge._edge_programs)
     assert len(methods) == len(tagged), f"{len(tagged)} partitioner calls for {len(methods)} methods"
-    return dict(zip(methods, tagged))
+    lowered = {}
+    for method in methods:
+        gm = edge.exported_program(method).graph_module
+        lowered[method] = [lowered_entry(gm, n) if n.target is executorch_call_delegate else (op_name(n.target),)
+                           for n in gm.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
+    return dict(zip(methods, tagged)), lowered
 
 
-def studio_partitions(pt2: Path) -> tuple[dict | None, str]:
+def studio_partitions(pt2: Path) -> tuple[dict | None, dict | None, str]:
     r = subprocess.run([CLI, "partition", str(pt2), "--set", "partitioner=xnnpack", "--json"],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        return None, f"lowering-cli partition exit {r.returncode}: {r.stderr.strip()[-300:]}"
+        return None, None, f"lowering-cli partition exit {r.returncode}: {r.stderr.strip()[-300:]}"
     doc = json.loads(r.stdout)
-    out = {}
+    out, lowered = {}, {}
     for m in doc["methods"]:
         nodes = [(n["index"], n["name"], n["op"], p["tag"]) for p in m["partitions"] for n in p["nodes"]]
         nodes += [(n["index"], n["name"], n["op"], None) for n in m["not_delegated"]]
         out[m["name"]] = [(name, op, tag) for _, name, op, tag in sorted(nodes)]
-    return out, ""
+        lowered[m["name"]] = [("delegate", e["reads"], e["writes"], e["weights"], tuple(e["ops"])) if "delegate" in e
+                              else (e["op"],) for e in m["lowered"] or []]
+    return out, lowered, ""
 
 
 def difference(want: dict, got: dict) -> str | None:
@@ -123,6 +147,20 @@ def difference(want: dict, got: dict) -> str | None:
                             + (f"; taken only upstream: {show(only_up)}" if only_up else "")
                             + (f"; taken only by the studio: {show(only_st)}" if only_st else "")
                             + ("; the same nodes, grouped otherwise" if not only_up and not only_st else ""))
+    return "; ".join(problems) or None
+
+
+def lowering_difference(want: dict, got: dict) -> str | None:
+    """The graphs to_backend made: the same operators and delegate calls in the same order."""
+    problems = []
+    for method in sorted(set(want) & set(got)):
+        w, g = want[method], got[method]
+        if w == g:
+            continue
+        k = next((i for i, (a, b) in enumerate(zip(w, g)) if a != b), min(len(w), len(g)))
+        brief = lambda e: e[:4] + (f"{len(e[4])} ops",) if e and e[0] == "delegate" else e  # noqa: E731
+        problems.append(f"{method}: after to_backend {len(w)} nodes upstream, {len(g)} in the studio; first at #{k}: "
+                        f"upstream {brief(w[k]) if k < len(w) else None}, studio {brief(g[k]) if k < len(g) else None}")
     return "; ".join(problems) or None
 
 
@@ -209,13 +247,13 @@ def main(argv: list[str]) -> int:
             print(f"{name:32} not quantized: {e}")
             continue
         try:
-            want = upstream_partitions(programs)
+            want, want_lowered = upstream_partitions(programs)
         except Exception as e:  # noqa: BLE001 (upstream cannot partition it: listed, not compared)
             upstream_fails += 1
             print(f"{name:32} upstream fails: {str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__}")
             continue
-        got, err = studio_partitions(pt2)
-        diff = err if got is None else difference(want, got)
+        got, got_lowered, err = studio_partitions(pt2)
+        diff = err if got is None else difference(want, got) or lowering_difference(want_lowered, got_lowered)
         total = sum(len({tag for _, _, tag in nodes if tag is not None}) for nodes in want.values())
         if diff and name in expected:
             known += 1

@@ -151,8 +151,9 @@ const char* tipFor(const QString& f) {
        "(pair with alloc_graph_output off). The studio plans CPU programs only, where it changes nothing."},
       {"partitioner",
        "to_edge_transform_and_lower(partitioner=[XnnpackPartitioner()]): the operators XNNPACK takes are tagged by "
-       "partition (a band on their boxes; a node left out says why in its tooltip and the Inspector). Export waits "
-       "for to_backend, which the studio does not have yet."},
+       "partition (a band on their boxes; a node left out says why in its tooltip and the Inspector), then to_backend "
+       "makes each partition one delegate call (Run runs its lowered module). Export waits for XNNPACK's payload, "
+       "which the studio does not compile yet."},
       {"partitioner.config_precisions",
        "XnnpackPartitioner(config_precisions=...): which precisions its configs take, comma separated; empty: all."},
       {"partitioner.per_op_mode", "One partition per matched operator (and what it takes with it), none merged."},

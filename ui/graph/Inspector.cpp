@@ -129,14 +129,20 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
   DelegateReport r = reportDelegate(p, m, size_t(index));
   QString h = "<table>";
   auto row = [&](const QString& k, const QString& v) { h += "<tr><td class=k>" + k + "</td><td>" + v + "</td></tr>"; };
+  const Delegate& d = m.delegates[static_cast<size_t>(index)];
+  // A call the studio's to_backend made: its lowered module, no payload compiled for it.
+  const bool notCompiled = d.blob.empty() && d.original && d.original->exportFacts.container == "to_backend's lowered module";
   row("backend", "<b>" + q(r.backend) + "</b>");
-  row("payload", q(formatBytes(r.blobBytes)) + ", " + q(r.location) + " — " + q(r.format));
+  if (notCompiled)
+    row("payload", "not compiled: the studio makes the lowered module (to_backend), not the backend's payload yet");
+  else
+    row("payload", q(formatBytes(r.blobBytes)) + ", " + q(r.location) + " — " + q(r.format));
   for (const auto& s : r.compileSpecs) row("spec " + q(s.key), q(s.value));
   if (r.compileSpecs.empty()) row("compile specs", "none");
   // What a run does at this call: the program the backend was given, where the ETRecord kept it.
-  const Delegate& d = m.delegates[static_cast<size_t>(index)];
   size_t originalOps = d.original && !d.original->methods.empty() ? d.original->methods.front().nodes.size() : 0;
-  row("when run", d.original ? QString("its program before delegation (%1 nodes, from the ETRecord) runs in its place")
+  row("when run", notCompiled ? QString("its lowered module (%1 nodes) runs in its place").arg(originalOps)
+                  : d.original ? QString("its program before delegation (%1 nodes, from the ETRecord) runs in its place")
                                    .arg(originalOps)
                   : d.originalError.empty() ? QString("stops the run: the ETRecord written with it keeps the program "
                                                       "before delegation (open it, or put it beside the .pte as "
@@ -148,7 +154,7 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
   h += "</table><b>Outputs</b><table>";
   for (size_t i = 0; i < r.outputs.size(); ++i) h += argumentRow(m, r.outputs[i], QString("#%1").arg(i));
   h += "</table>";
-  if (!r.decodeError.empty()) h += "<p><b>Payload cannot be read:</b> " + q(r.decodeError) + "</p>";
+  if (!r.decodeError.empty() && !notCompiled) h += "<p><b>Payload cannot be read:</b> " + q(r.decodeError) + "</p>";
   if (!r.layout.facts.empty()) {
     h += "<b>" + q(r.layout.format) + "</b><table>";
     for (const auto& [k, v] : r.layout.facts) h += "<tr><td class=k>" + q(k) + "</td><td>" + q(v) + "</td></tr>";

@@ -251,15 +251,26 @@ QString MainWindow::partitionSummary() const {
   if (!shown_ || method_ >= static_cast<int>(shown_->methods.size())) return {};
   const Method& m = shown_->methods[method_];
   std::map<std::string, int> byTag, byReason;
-  int leftOut = 0;
+  int leftOut = 0, calls = 0, lowered = 0;
   for (const Node& n : m.nodes) {
     if (!n.meta.delegationTag.empty()) ++byTag[n.meta.delegationTag];
     else if (!n.meta.notDelegatedBecause.empty()) ++byReason[n.meta.notDelegatedBecause], ++leftOut;
+    // After to_backend: each partition one call, its operators in the lowered module.
+    if (n.kind == NodeKind::Delegate && n.delegate >= 0 && static_cast<size_t>(n.delegate) < m.delegates.size()) {
+      const Delegate& d = m.delegates[n.delegate];
+      ++calls;
+      if (d.original && !d.original->methods.empty()) lowered += int(d.original->methods.front().nodes.size());
+    }
   }
   if (byTag.empty() && byReason.empty()) return {};
-  QString h = tr("<p><b>XNNPACK</b>: %n partition(s)", nullptr, int(byTag.size()));
-  for (const auto& [tag, count] : byTag) h += tr("<br>%1: %n operator(s)", nullptr, count).arg(q(tag).toHtmlEscaped());
-  h += "</p>";
+  QString h;
+  if (byTag.empty() && calls)
+    h = tr("<p><b>XNNPACK</b>: %n delegate call(s), %1 operator(s) lowered into them</p>", nullptr, calls).arg(lowered);
+  else {
+    h = tr("<p><b>XNNPACK</b>: %n partition(s)", nullptr, int(byTag.size()));
+    for (const auto& [tag, count] : byTag) h += tr("<br>%1: %n operator(s)", nullptr, count).arg(q(tag).toHtmlEscaped());
+    h += "</p>";
+  }
   if (leftOut) {
     std::vector<std::pair<int, std::string>> reasons;
     for (const auto& [reason, count] : byReason) reasons.emplace_back(count, reason);

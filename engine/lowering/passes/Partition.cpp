@@ -1,8 +1,8 @@
 // The partition step of to_edge_transform_and_lower: each partitioner of the
 // config tags the nodes it takes (ExecuTorch's node.meta["delegation_tag"])
 // and the studio keeps, for every node it leaves out, the partitioner's reason.
-// to_backend, which turns each tag into an executorch_call_delegate, comes
-// after it; the graph is otherwise unchanged here.
+// to_backend (ToBackend.cpp), which turns each tag into an executorch_call_delegate,
+// comes after it; the graph is otherwise unchanged here.
 #include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/lowering/passes/Passes.h"
 

@@ -22,6 +22,8 @@ std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
 /// to_edge_transform_and_lower's partitioners (the config's `partitioner`): tags, and why not.
 std::shared_ptr<const Pass> partition();
+/// to_backend: each partition becomes an executorch_call_delegate of its lowered module.
+std::shared_ptr<const Pass> toBackend();
 std::shared_ptr<const Pass> quantFusion();
 std::shared_ptr<const Pass> constantProp();
 std::shared_ptr<const Pass> initializedMutableBuffer();
