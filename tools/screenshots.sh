@@ -3,9 +3,10 @@
 # the samples are written and exported by lowering-cli, the real .pte files are the fixtures
 # (read in place). Look at every picture before committing it.
 #   tools/screenshots.sh            after tools/dev.sh build
-# Two pictures need artifacts only ExecuTorch makes (an ETDump of runs, the conformance
-# corpus's ETRecord); they are remade with those at hand and left alone here:
-# studio-etdump.png and studio-delegate.png.
+# Two pictures need artifacts only ExecuTorch makes (an ETDump of runs, an ETRecord of an
+# XNNPACK-delegated program): tools/screenshot_artifacts.py writes them with the oracle's
+# Python, $ORACLE_PYTHON (default: the environment tools/dev.sh made); without it those two
+# pictures are left as they are.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 studio=$root/build/app/lowering-studio
@@ -49,3 +50,11 @@ shot studio-xnnpack-partition 1366x768 "$work/llama2.pt2" --config "$work/xnnpac
 shot studio-xnnpack-to-backend 1366x768 "$work/llama2.pt2" --config "$work/xnnpack.json" --run-to to_backend \
   --select executorch_call_delegate_6
 shot studio-pte-delowered 1920x1080 "$fixtures/pte/dnf.pte" --run-to DelowerPtePass
+
+python=${ORACLE_PYTHON:-$(ls -d "${XDG_CACHE_HOME:-$HOME/.cache}"/lowering-studio/oracle-*/bin/python 2>/dev/null | head -1)}
+if [ -n "$python" ] && "$python" "$root/tools/screenshot_artifacts.py" "$work" "$work/mv2.pte" >/dev/null 2>&1; then
+  shot studio-delegate 1366x768 "$work/conv_etrecord.bin" --select getitem
+  shot studio-etdump 1366x768 "$work/mv2.pte" --etdump "$work/mv2.etdp" --debug-buffer "$work/mv2.bin"
+else
+  echo "studio-delegate.png and studio-etdump.png left as they are (no oracle environment, or it failed)" >&2
+fi
