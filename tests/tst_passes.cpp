@@ -939,7 +939,7 @@ class TestPasses : public QObject {
     for (const auto& p : defaultPasses()) names.push_back(p->name());
     const std::vector<std::string> expected = {
         "run_decompositions", "RemoveNonCoreAtenOpGraphAssertsPass", "EXIRATenDialectVerifier", "remove_unused_parameters_pass",
-        "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "RemoveToCopyPass",
+        "ReplaceViewOpsWithViewCopyOpsPass", "SymToTensorPass", "RemoveNoopPass", "PruneEmptyTensorsPass", "RemoveToCopyPass",
         "FoldRedundantDequantizeQuantizePass", "RemoveMixedTypeOperators", "MemoryFormatOpsPass", "XnnpackPartitioner", "to_backend", "QuantFusionPass", "ConstantPropPass", "ReinplacePass",
         "WeightsToOutputsPass", "UnsafeRemoveAutoFunctionalizedPass", "InsertWriteBackForBuffersPass",
         "InitializedMutableBufferPass", "LegalizePortableDimOrderPass", "SpecPropPass", "PropagateDevicePass", "EdgeToBackendOpsPass",

@@ -9,7 +9,7 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
   using namespace passes;
   return {// to_edge (decompositions, the ATen check and mixed types on ATen-dialect programs only; see Pipeline)
           runDecompositions(), removeNonCoreAtenOpGraphAsserts(), atenDialectVerifier(), removeUnusedParameters(),
-          replaceViewOpsWithViewCopyOps(), symToTensor(), removeNoop(), removeToCopy(),
+          replaceViewOpsWithViewCopyOps(), symToTensor(), removeNoop(), pruneEmptyTensors(), removeToCopy(),
           foldRedundantDequantizeQuantize(),
           removeMixedTypeOperators(), memoryFormatOps(),
           // to_edge_transform_and_lower, when the config names partitioners

@@ -78,7 +78,8 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
     std::erase_if(passes_, [](const auto& p) {
       return p->name() == "run_decompositions" || p->name() == "RemoveNonCoreAtenOpGraphAssertsPass" ||
              p->name() == "EXIRATenDialectVerifier" || p->name() == "RemoveMixedTypeOperators" ||
-             p->name() == "SymToTensorPass" || p->name() == "RemoveNoopPass" || p->name() == "RemoveToCopyPass" ||
+             p->name() == "SymToTensorPass" || p->name() == "RemoveNoopPass" || p->name() == "PruneEmptyTensorsPass" ||
+             p->name() == "RemoveToCopyPass" ||
              p->name() == "FoldRedundantDequantizeQuantizePass" ||
              p->name() == "remove_unused_parameters_pass";
     });

@@ -829,6 +829,14 @@ class CatStackSplit(nn.Module):
         return c, s, a, b * 2, d, e[0], e[2] + 1, u[1], u[3]
 
 
+class CatEmpty(nn.Module):
+    def forward(self, x, y):
+        # x [5, 6], y [2, 6]: empty tensors in a cat are left out (PruneEmptyTensorsPass); a cat
+        # of empty ones only becomes a full of zeros.
+        e = torch.empty((0, 6))
+        return torch.cat([e, x, e, y, e]), torch.cat([e, e]) + 1
+
+
 class BatchMatmul(nn.Module):
     def __init__(self):
         super().__init__()
@@ -1001,6 +1009,8 @@ def _build_corpus() -> List[Entry]:
                      lambda: (_randn(4, 5), torch.arange(20, dtype=torch.int64).view(4, 5) % 5)))
     C.append(_single("cat_stack_split", "cat, stack, split, chunk, unbind", CatStackSplit,
                      lambda: (_randn(4, 6), _randn(4, 6, seed=1))))
+    C.append(_single("cat_empty", "cat with empty tensors: pruned, and all-empty made a full", CatEmpty,
+                     lambda: (_randn(5, 6), _randn(2, 6, seed=1))))
     C.append(_single("batch_matmul", "bmm, broadcast matmul, addmm, baddbmm, einsum", BatchMatmul,
                      lambda: (_randn(2, 3, 4), _randn(2, 4, 5, seed=1), _randn(4, 5, seed=2),
                               _randn(3, 4, seed=3))))

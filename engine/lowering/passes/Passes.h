@@ -16,6 +16,8 @@ std::shared_ptr<const Pass> removeUnusedParameters();
 std::shared_ptr<const Pass> replaceViewOpsWithViewCopyOps();
 std::shared_ptr<const Pass> symToTensor();
 std::shared_ptr<const Pass> removeNoop();
+/// PruneEmptyTensorsPass: a cat leaves out its empty inputs.
+std::shared_ptr<const Pass> pruneEmptyTensors();
 std::shared_ptr<const Pass> removeToCopy();
 std::shared_ptr<const Pass> foldRedundantDequantizeQuantize();
 std::shared_ptr<const Pass> removeMixedTypeOperators();
