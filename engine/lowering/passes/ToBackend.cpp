@@ -147,8 +147,10 @@ class FxModel {
       if (nodes_[r].value >= 0) producer_[nodes_[r].value] = g;
       getitems.push_back(g);
     }
-    // The partition's nodes erased (placeholders it owns with them), then the sort.
-    for (int f : inside) erase(f);
+    // The partition's nodes erased, then the sort.
+    for (int f : inside)
+      for (int in : nodes_[f].inputs) std::erase(nodes_[in].users, f);
+    std::erase_if(order_, [&](int f) { return inside.count(f) > 0; });
     legalize();
     // The lowered module's get_attr and the executorch_call_delegate before the
     // call_module, which then goes.
@@ -223,8 +225,7 @@ class FxModel {
   /// torch.fx's legalize_graph: Kahn's sort, ready nodes in a queue (sym arithmetic to its
   /// front), each node's users visited in their order.
   void legalize() {
-    std::map<int, int> indegree;
-    for (int f : order_) indegree[f] = 0;
+    std::vector<int> indegree(nodes_.size(), 0);
     for (int f : order_)
       for (int u : nodes_[f].users) ++indegree[u];
     std::deque<int> queue;
