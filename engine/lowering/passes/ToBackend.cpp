@@ -418,7 +418,8 @@ class ToBackend : public Pass {
         if (takenBy.count(v)) readers[v].push_back(int(i));
     }
     std::map<std::string, std::vector<OwnedWeight>> owned;
-    for (const auto& [c, tag] : takenBy) {
+    for (const auto& [c, taker] : takenBy) {
+      const std::string& tag = taker;  // (a structured binding cannot be captured before C++20's clang 16)
       const std::vector<int>& rs = readers[c];
       const bool shared = std::any_of(rs.begin(), rs.end(), [&](int r) { return m.nodes[r].meta.delegationTag != tag; });
       if (!shared) {
