@@ -63,6 +63,25 @@ const Node* nodeCalling(const Method& m, const std::string& op, int nth = 0) {
 
 class TestPartition : public QObject {
   Q_OBJECT
+
+  /// `delegated` (run to its end) on iota inputs, each call through its lowered module, gives
+  /// `outputs` outputs, each bit-identical to `program` lowered to the end without a partitioner.
+  static void runsAsUndelegated(const Pipeline& delegated, Program program, size_t outputs) {
+    Pipeline plain(std::make_shared<const Program>(std::move(program)), ExecutorchBackendConfig{});
+    plain.runToEnd();
+    QVERIFY(!plain.failed());
+    auto withCalls = executableSnapshot(delegated, delegated.position());
+    auto without = executableSnapshot(plain, plain.position());
+    QVERIFY2(withCalls.ok(), withCalls.ok() ? "" : withCalls.error().message().c_str());
+    QVERIFY(without.ok());
+    auto a = run::runProgram(withCalls.value(), throughDelegates({}));
+    auto b = run::runProgram(without.value(), {});
+    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message().c_str());
+    QVERIFY(b.ok());
+    QCOMPARE(a->outputs.size(), outputs);
+    for (size_t i = 0; i < outputs; ++i) QCOMPARE(run::maxDifference(a->outputs[i], b->outputs.at(i)), 0.0);
+  }
+
  private slots:
   // The float chain is one partition with its four weights; the int64 add and the argmax stay
   // out, each with the partitioner's reason.
@@ -208,19 +227,7 @@ class TestPartition : public QObject {
 
     pipeline.runToEnd();
     QVERIFY(!pipeline.failed());
-    Pipeline plain(std::make_shared<const Program>(mixedProgram()), ExecutorchBackendConfig{});
-    plain.runToEnd();
-    QVERIFY(!plain.failed());
-    auto delegated = executableSnapshot(pipeline, pipeline.position());
-    auto undelegated = executableSnapshot(plain, plain.position());
-    QVERIFY2(delegated.ok(), delegated.ok() ? "" : delegated.error().message().c_str());
-    QVERIFY(undelegated.ok());
-    auto a = run::runProgram(delegated.value(), throughDelegates({}));
-    auto b = run::runProgram(undelegated.value(), {});
-    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message().c_str());
-    QVERIFY(b.ok());
-    QCOMPARE(a->outputs.size(), size_t(3));
-    for (size_t i = 0; i < 3; ++i) QCOMPARE(run::maxDifference(a->outputs[i], b->outputs[i]), 0.0);
+    runsAsUndelegated(pipeline, mixedProgram(), 3);
   }
 
   // A number where add.Tensor takes a tensor (x + 0.5 after a linear): to_edge lifts it to a
@@ -249,17 +256,7 @@ class TestPartition : public QObject {
     QCOMPARE(lifted->target.rfind("_lifted_tensor_constant", 0), size_t(0));
     pipeline.runToEnd();
     QVERIFY(!pipeline.failed());
-    Pipeline plain(std::make_shared<const Program>(program()), ExecutorchBackendConfig{});
-    plain.runToEnd();
-    auto delegated = executableSnapshot(pipeline, pipeline.position());
-    auto undelegated = executableSnapshot(plain, plain.position());
-    QVERIFY2(delegated.ok(), delegated.ok() ? "" : delegated.error().message().c_str());
-    QVERIFY(undelegated.ok());
-    auto a = run::runProgram(delegated.value(), throughDelegates({}));
-    auto b = run::runProgram(undelegated.value(), {});
-    QVERIFY2(a.ok(), a.ok() ? "" : a.error().message().c_str());
-    QVERIFY(b.ok());
-    QCOMPARE(run::maxDifference(a->outputs.at(0), b->outputs.at(0)), 0.0);
+    runsAsUndelegated(pipeline, program(), 1);
   }
 
   void configAndExport() {
