@@ -193,7 +193,7 @@ std::string delegatedEtRecord(const std::vector<uint8_t>& payload, const std::st
                   {{"name", "delegate_arg_0"}, {"arg", {{"as_tensor", {{"name", "x"}}}}}}}},
       {"outputs", {{{"as_tensors", {{{"name", "getitem"}}}}}}},
       {"metadata", nlohmann::json::object()}};
-  nlohmann::json program = edgeProgram(graphModule({node}, "getitem", {{"x", inSizes}, {"getitem", {2, 3}}}));
+  nlohmann::json program = edgeProgram(graphModule(nlohmann::json::array({node}), "getitem", {{"x", inSizes}, {"getitem", {2, 3}}}));
   return zipBytes({{"ETRECORD_V0", ""}, {"edge_dialect_exported_program/forward", program.dump()}});
 }
 

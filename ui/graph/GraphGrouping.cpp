@@ -446,7 +446,9 @@ void foldRepeatedSiblings(GraphModel& g) {
     families[{g.groups[i].parent, p.substr(0, dot)}][std::stol(p.substr(dot + 1))] = int(i);
   }
   const size_t before = g.groups.size();
-  for (const auto& [key, members] : families) {
+  for (const auto& family : families) {
+    const auto& key = family.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& members = family.second;
     std::vector<std::pair<long, int>> run;
     auto close = [&] {
       if (run.size() >= kMinRun) {

@@ -172,11 +172,12 @@ void MainWindow::buildViewMenu() {
   // After Lowering > Run Program: a stripe on each box from the values the run gave it.
   auto* colouring = view->addMenu(tr("Colour by &Values"));
   auto* group = new QActionGroup(colouring);
-  for (auto [text, mode] : {std::pair{tr("&None"), ValueColouring::None},
+  for (const auto& [text, binding] : {std::pair{tr("&None"), ValueColouring::None},
                             std::pair{tr("&Magnitude (blue small … red large, magenta NaN or Inf)"), ValueColouring::Magnitude},
                             std::pair{tr("&Difference from the Reference (green equal … red far)"), ValueColouring::Difference},
                             std::pair{tr("&Time in the ETDump (blue quick … red slow)"), ValueColouring::Time},
                             std::pair{tr("&Gap to the ETDump's Logged Values (green equal … red far)"), ValueColouring::Gap}}) {
+    const ValueColouring mode = binding;  // a lambda cannot capture a structured binding in clang 14
     QAction* a = colouring->addAction(text, this, [this, mode] { setValueColouring(mode); });
     a->setCheckable(true);
     a->setChecked(mode == valueColouring_);
