@@ -2,9 +2,10 @@
 # Sets up a Debian 12 machine for Lowering Studio, builds it, and runs it or its tests.
 #   tools/dev.sh run [FILE]  install what is missing, build, start the studio (on the bundled
 #                            sample build/samples/mlp.pt2 unless FILE is given)
-#   tools/dev.sh test        install what is missing, build, run every test, then
-#                            build again with AddressSanitizer + UBSan and run them there,
-#                            then run each libFuzzer target briefly (FUZZ_SECONDS, default 45)
+#   tools/dev.sh test        install what is missing, build, run the conformance suites against
+#                            ExecuTorch and, beside them, build with AddressSanitizer + UBSan
+#                            (clang), run every Qt Test unit there and each libFuzzer target
+#                            briefly (FUZZ_SECONDS, default 15)
 #   tools/dev.sh build       install what is missing and build only
 #   tools/dev.sh conformance install what is missing, build, make the oracle (ExecuTorch's
 #                            Python and runtime, pinned in tests/conformance/requirements.txt)
@@ -28,7 +29,7 @@ packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
           libsimdjson-dev libminizip-dev zlib1g-dev
           libgraphviz-dev xvfb xauth
-          clang libclang-rt-dev unzip  # tools/fuzz.sh: clang + libFuzzer runtime, zip seeds
+          clang libclang-rt-dev lld unzip  # the sanitizer tree and tools/fuzz.sh: clang, libFuzzer, lld; zip seeds
           python3-venv time)           # the conformance oracle's virtual environment; bench_conformance
 # What packaging and its test need (installer/packages.txt, one per line).
 mapfile -t extra < "$root/installer/packages.txt"
@@ -69,54 +70,102 @@ oracle_env() {
   echo "$venv"
 }
 
-conformance() {  # conformance [harness options...]
-  local venv; venv=$(oracle_env)
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/harness.py" --work "$root/build/conformance" "$@"
+# Runs a step and says how long it took, so a slow CI run shows where its time went.
+timed() {  # timed LABEL COMMAND...
+  local label=$1 start=$SECONDS; shift
+  "$@"
+  echo "time: $label $((SECONDS - start)) s" >&2
+}
+
+# ExecuTorch's own Python and runtime against the studio. Two streams that each keep one core
+# busy (the oracle and the CLI are single-threaded), run side by side.
+conformance_programs() {  # [harness options...]: the corpus, one operator at a time, the fixtures
+  local py=$1 conf="$root/tests/conformance" fixtures="${LSTUDIO_FIXTURES:-$root/../shared/fixtures}"; shift
+  timed harness "$py" "$conf/harness.py" --work "$root/build/conformance" "$@"
   # to_edge's rules one operator at a time: the studio's file against upstream's, byte for byte.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/decompositions.py" --work "$root/build/decompositions"
+  timed decompositions "$py" "$conf/decompositions.py" --work "$root/build/decompositions"
   # The studio's interpreter against executorch.runtime on those files (a whole run only).
   if [ $# -eq 0 ]; then
-    LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/interpreter.py" \
-      --from "$root/build/conformance" --decompositions "$root/build/decompositions" --fixtures "${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte" \
-      --work "$root/build/interpreter"
+    timed interpreter "$py" "$conf/interpreter.py" --from "$root/build/conformance" \
+      --decompositions "$root/build/decompositions" --fixtures "$fixtures/pte" --work "$root/build/interpreter"
   fi
   # Every XNNPACK payload upstream wrote, and the fixtures', decoded by both sides.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/payloads.py" --work "$root/build/conformance" \
-    ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pte
+  timed payloads "$py" "$conf/payloads.py" --work "$root/build/conformance" "$fixtures/pte"
   # The fixtures' torch.export files through the studio's to_edge, run by ExecuTorch's runtime.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" \
-    "$venv/bin/python" "$root/tests/conformance/exported.py" ${LSTUDIO_FIXTURES:-$root/../shared/fixtures}/pt2
+  timed exported "$py" "$conf/exported.py" "$fixtures/pt2"
   # The studio's own samples (bfloat16 included) loaded by torch.export.load and lowered by ExecuTorch.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/zoo.py" --work "$root/build/zoo"
+  timed zoo "$py" "$conf/zoo.py" --work "$root/build/zoo"
   # ETRecords upstream writes with its .pte: the studio's instruction -> module links against its maps.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/etrecord_link.py"
+  timed etrecord "$py" "$conf/etrecord_link.py"
   # Delegates on another device (target_device): copies, device arenas and their fields.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/devices.py" --work "$root/build/devices"
+  timed devices "$py" "$conf/devices.py" --work "$root/build/devices"
   # studio_memory_aware_order (beyond ExecuTorch): arenas beside upstream's, files run bit-identical.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/memory_order.py" --work "$root/build/memory_order"
+  timed memory_order "$py" "$conf/memory_order.py" --work "$root/build/memory_order"
+  # XnnpackPartitioner: the studio's partitions against upstream's to_edge_transform_and_lower, node
+  # for node, on every corpus program (the models' partitions are in conformance_models).
+  timed partition-corpus "$py" "$conf/partition.py" --work "$root/build/partition"
+}
+
+conformance_models() {
+  local py=$1 conf="$root/tests/conformance"
   # Models as users take them from torchvision, timm, transformers and torchaudio: the CI tier
   # (a fixed list x default and et_greedy, exported and lowered by upstream anew on every run;
   # models_expected.txt lists the rows that do not agree yet). The whole sweep: tools/dev.sh models.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC="$(command -v flatc)" \
-    "$venv/bin/python" "$root/tests/conformance/models.py" --tier ci --work "$root/build/models-ci"
-  # XnnpackPartitioner: the studio's partitions against upstream's to_edge_transform_and_lower, node
-  # for node: every corpus program, the models above whose upstream partitioning takes seconds (all
-  # 45: tools/dev.sh partition-models), and six of them PT2E-quantized, static and dynamic int8.
-  LSTUDIO_CLI="$root/build/app/lowering-cli" "$venv/bin/python" "$root/tests/conformance/partition.py" \
-    --work "$root/build/partition" --models "$root/build/models-ci" \
+  timed models "$py" "$conf/models.py" --tier ci --work "$root/build/models-ci"
+  # Their partitions by XnnpackPartitioner against upstream's to_edge_transform_and_lower: the
+  # models above whose upstream partitioning takes seconds (all 45: tools/dev.sh partition-models),
+  # and three of them PT2E-quantized, static and dynamic int8.
+  timed partition-models "$py" "$conf/partition.py" \
+    --work "$root/build/partition-models-ci" --no-corpus --models "$root/build/models-ci" \
     --model-names 'hf_*' 'ta_*' 'tv_*' 'timm_test_*' --quantize static dynamic \
-    --quantize-names timm_test_resnet timm_test_convnext timm_test_efficientnet tv_mobilenet_v3_small tv_resnet18 tv_mnasnet0_5
+    --quantize-names tv_mobilenet_v3_small timm_test_resnet timm_test_efficientnet
+}
+
+# Background steps: `start NAME COMMAND...` runs a command with its output in build/logs/NAME.log;
+# `finish NAME` waits for it, prints that log and returns its exit status.
+declare -A step_pids
+start() {
+  local name=$1; shift
+  mkdir -p "$root/build/logs"
+  "$@" > "$root/build/logs/$name.log" 2>&1 &
+  step_pids[$name]=$!
+}
+finish() {
+  local name=$1 rc=0
+  wait "${step_pids[$name]}" || rc=$?
+  echo "===== $name: $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)")"
+  cat "$root/build/logs/$name.log"
+  return $rc
+}
+
+# The two conformance streams, started (`finish` each). Never call these in an `||` or `if`:
+# bash would then ignore set -e inside them, and a failing step would not stop its stream.
+conformance_start() {  # [harness options...]
+  local venv; venv=$(oracle_env)
+  export LSTUDIO_CLI="$root/build/app/lowering-cli" FLATC; FLATC="$(command -v flatc)"
+  start conformance-programs conformance_programs "$venv/bin/python" "$@"
+  start conformance-models conformance_models "$venv/bin/python"
+}
+
+# The tests with AddressSanitizer and UndefinedBehaviorSanitizer, built by clang with libFuzzer's
+# coverage so that the same tree holds the fuzz targets (one build, not two); then every reader
+# under libFuzzer for a short while (any finding fails).
+sanitized() {
+  [ -f build-asan/CMakeCache.txt ] && ! grep -q "^CMAKE_CXX_COMPILER:.*clang" build-asan/CMakeCache.txt &&
+    rm -rf build-asan  # a tree gcc configured
+  # Line tables are all a sanitizer's report needs, and a fraction of full debug information.
+  timed build-asan build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -DLSTUDIO_SANITIZE=ON -DLSTUDIO_FUZZ=ON -DLSTUDIO_BUILD_BENCH=OFF
+  (cd build-asan && QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 \
+     LSAN_OPTIONS="suppressions=$root/tests/lsan.supp" \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 timed ctest-asan ctest --output-on-failure -j2)
+  FUZZ_BUILD=build-asan timed fuzz tools/fuzz.sh "${FUZZ_SECONDS:-15}"
 }
 
 build() {  # build DIR [cmake options...]
   local dir=$1; shift
-  cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+  # lld links the tests' and the studio's debug information in a fraction of ld's time.
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld "$@" >/dev/null
   cmake --build "$dir" -j2
 }
 
@@ -125,7 +174,7 @@ cmd=${1:-run}
 case "$cmd" in
   build)
     install_missing
-    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSTUDIO_BUILD_TESTS=ON
     ;;
   run)
     install_missing
@@ -140,17 +189,19 @@ case "$cmd" in
     ;;
   test)
     install_missing
-    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j2)
-    # ExecuTorch's own Python and runtime against the studio, program by program.
-    conformance
-    # The same tests with AddressSanitizer and UndefinedBehaviorSanitizer.
-    build build-asan -DCMAKE_BUILD_TYPE=Debug -DLSTUDIO_SANITIZE=ON
-    (cd build-asan && QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 \
-       LSAN_OPTIONS="suppressions=$(pwd)/../tests/lsan.supp" \
-       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
-    # Every reader under libFuzzer for a short while; any finding fails the run.
-    tools/fuzz.sh "${FUZZ_SECONDS:-45}"
+    # The release tree: what conformance runs, the benchmarks (built, not run) and the package
+    # test; the Qt Test units are built and run once, in the sanitizer tree.
+    timed build build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLSTUDIO_BUILD_TESTS=OFF
+    (cd build && QT_QPA_PLATFORM=offscreen timed ctest ctest --output-on-failure -j2)
+    # Three streams at once, about a core each: the two conformance streams and the sanitizer tree.
+    oracle_env >/dev/null
+    start sanitized sanitized
+    conformance_start
+    status=0
+    finish conformance-programs || status=1
+    finish conformance-models || status=1
+    finish sanitized || status=1
+    exit $status
     ;;
   bench-conformance)
     install_missing
@@ -184,7 +235,11 @@ case "$cmd" in
   conformance)
     install_missing
     build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    conformance "$@"
+    conformance_start "$@"
+    status=0
+    finish conformance-programs || status=1
+    finish conformance-models || status=1
+    exit $status
     ;;
   *)
     echo "usage: tools/dev.sh run [FILE] | test | build | conformance [harness options] | bench-conformance [options]" \

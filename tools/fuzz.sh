@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs
+# Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ (or FUZZ_BUILD, a tree
+# configured with -DLSTUDIO_FUZZ=ON, as tools/dev.sh test's build-asan/) and runs
 # each for a while with its dictionary (tests/fuzz/NAME.dict), seeded from
 # ../shared/fixtures and the zoo samples (generated into build-fuzz/seeds,
 # never copied into the repository). Corpora grow in build-fuzz/corpus_NAME.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (Debian packages clang, libclang-rt-dev)" >&2; exit 1; }
-out=build-fuzz
+out=${FUZZ_BUILD:-build-fuzz}
 all=(pte ptd pt2 program_json config delower xnnpack run npy etdump)
 
 # An ordinary CMake build with clang: incremental, and quiet unless it fails.
