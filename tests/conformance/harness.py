@@ -485,6 +485,8 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
     same_bytes = up_pte.read_bytes() == st_pte.read_bytes() and \
         sorted(p.name for p in up_ptds) == sorted(p.name for p in st_ptds) and \
         all(a.read_bytes() == (st_pte.parent / a.name).read_bytes() for a in up_ptds if (st_pte.parent / a.name).exists())
+    if same_bytes:  # upstream's own files: its run (outputs or refusal) is theirs too
+        return "identical", ""
     structure = None
     va, vb = PteView(up_pte, work, exact_plan), PteView(st_pte, work, exact_plan)
     a, b = va.canon(), vb.canon()
@@ -527,8 +529,6 @@ def compare_files(up_pte: Path, up_ptds: list[Path], st_pte: Path, st_ptds: list
             numerics = None  # refused alike: the same program, the same runtime limit
         else:
             numerics = f"runtime refused the studio's file: {st_error}"
-    if same_bytes and not numerics:
-        return "identical", ""
     if structure is None and numerics is None:
         if not same_content:
             return "same-shape", "outputs apart only as the runtime rounds by alignment, the interpreter alike" \
