@@ -10,6 +10,7 @@
 #include "engine/ir/EdgeDialect.h"
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/ControlFlow.h"
+#include "engine/planning/MemoryPlanAnalysis.h"
 #include "engine/lowering/passes/GraphEdit.h"
 
 namespace lstudio {
@@ -565,6 +566,9 @@ Result<Program> delowerProgram(const Program& pte, DelowerReport* report) {
   out.exportFacts.container = "de-lowered .pte";
   out.exportFacts.dialect = "EDGE";
   for (Method& m : out.methods) {
+    // A constant method has nothing to undo: its values stay as stored (its constants made
+    // parameters would give it inputs, and it would be planned and emitted as a method).
+    if (m.isConstantGetter()) continue;
     MethodDelowerer d(m, r);
     auto dm = d.run();
     if (!dm) {
@@ -629,7 +633,6 @@ static void readDeviceConfig(const Program& pte, ExecutorchBackendConfig& c) {
 ExecutorchBackendConfig configMatching(const Program& pte) {
   ExecutorchBackendConfig c;
   if (pte.facts.segmentAlignment > 0) c.segmentAlignment = pte.facts.segmentAlignment;
-  uint64_t planAlignment = 16;
   bool inlineBlobs = false;
   for (const Method& m : pte.methods) {
     for (const Node& n : m.nodes) {
@@ -648,8 +651,6 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
     }
     for (const Value& v : m.values) {
       auto* t = v.tensorIf();
-      if (t && t->slot && t->slot->offset)
-        planAlignment = std::min<uint64_t>(planAlignment, t->slot->offset & (~t->slot->offset + 1));
       // Planned state stored with its name: emit_mutable_buffer_names was on.
       if (t && t->slot && !t->external && !t->fqn.empty()) c.emitMutableBufferNames = true;
     }
@@ -671,7 +672,7 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
   for (const Method& m : pte.methods) {
     if (m.isConstantGetter()) continue;
     MemoryPlanningConfig& mp = byMethod[m.name];
-    mp.alignment = planAlignment;
+    mp.alignment = storedPlanAlignment(m);  // a MemoryPlanningPass(alignment=4096) is kept
     // Arenas in CPU memory: a third one holds the shared state; others are a device's.
     size_t cpuArenas = 0;
     for (size_t id = 1; id < m.nonConstBufferSizes.size(); ++id)
@@ -681,14 +682,13 @@ ExecutorchBackendConfig configMatching(const Program& pte) {
     if (auto p = anyPlanned(m, false)) mp.allocGraphOutput = *p;
   }
   auto same = [](const MemoryPlanningConfig& a, const MemoryPlanningConfig& b) {
-    return a.shareMutableBuffers == b.shareMutableBuffers && a.allocGraphInput == b.allocGraphInput &&
+    return a.alignment == b.alignment && a.shareMutableBuffers == b.shareMutableBuffers && a.allocGraphInput == b.allocGraphInput &&
            a.allocGraphOutput == b.allocGraphOutput;
   };
   const bool alike = std::all_of(byMethod.begin(), byMethod.end(),
                                  [&](const auto& e) { return same(e.second, byMethod.begin()->second); });
-  if (byMethod.empty()) c.memoryPlanning.alignment = planAlignment;
-  else if (alike) c.memoryPlanning = byMethod.begin()->second;
-  else c.memoryPlanningPerMethod = std::move(byMethod);
+  if (!alike) c.memoryPlanningPerMethod = std::move(byMethod);
+  else if (!byMethod.empty()) c.memoryPlanning = byMethod.begin()->second;
   c.extractDelegateSegments = !inlineBlobs;
   readDeviceConfig(pte, c);
   // A header padded past 16-byte alignment: the schema's force_align was raised, by

@@ -326,6 +326,10 @@ class MethodEmitter {
       }
     }
     if (in_.signature.inputs.empty()) userInputs_ = in_.inputs;  // a graph without signature: every input is the user's
+    // A constant method (to_edge's constant_methods, read back from a .pte) returns its tensors as data.
+    if (in_.isConstantGetter())
+      for (ValueId v : in_.outputs)
+        if (const TensorSpec* t = in_.values[v].tensorIf(); t && (!t->data.empty() || t->external)) constant_.insert(v);
     return Ok{};
   }
 

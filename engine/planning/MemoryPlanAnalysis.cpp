@@ -231,6 +231,20 @@ void findOverlaps(const Method& m, MemoryPlanReport& r) {
 
 }  // namespace
 
+uint64_t storedPlanAlignment(const Method& m) {
+  uint64_t bits = 0;  // every offset and arena size or-ed: its lowest set bit divides them all
+  std::vector<bool> used(m.nonConstBufferSizes.size(), false);
+  for (const Value& v : m.values)
+    if (const TensorSpec* t = v.tensorIf(); t && t->slot) {
+      bits |= t->slot->offset;
+      if (t->slot->memId < used.size()) used[t->slot->memId] = true;
+    }
+  const uint64_t pad = etGreedyExtraPadding(m);
+  for (size_t id = 1; id < used.size(); ++id)
+    if (const auto size = static_cast<uint64_t>(m.nonConstBufferSizes[id]); used[id] && size >= pad) bits |= size - pad;
+  return bits ? bits & (~bits + 1) : 16;
+}
+
 MemoryPlanReport analyzeMemoryPlan(const Method& m) {
   MemoryPlanReport r;
   r.steps = static_cast<int32_t>(m.nodes.size());

@@ -85,4 +85,13 @@ struct MemoryPlanReport {
 
 MemoryPlanReport analyzeMemoryPlan(const Method& method);
 
+/// The largest alignment the stored plan is consistent with: the largest power of two that
+/// divides every planned offset and every used arena's size (less the padding ExecuTorch adds
+/// for XNNPACK), 16 (ExecuTorch's default) when nothing is planned. Planning again with it gives
+/// the stored plan back: at offsets that are multiples of it, sizes rounded to it conflict
+/// exactly where the stored plan's did, so a planner meets the same choices. A file planned
+/// with alignment 4096 reads as 4096; one planned with 16 may read higher, never lower (so the
+/// report's bounds keep ExecuTorch's default of 16 as their ceiling; re-lowering uses this).
+uint64_t storedPlanAlignment(const Method& method);
+
 }  // namespace lstudio
