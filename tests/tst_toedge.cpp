@@ -350,6 +350,22 @@ class TestToEdge : public QObject {
     QVERIFY2(msg.find("not core ATen") != std::string::npos, msg.c_str());
     QVERIFY2(msg.find("node 'relu'") != std::string::npos && msg.find("model.py:7") != std::string::npos, msg.c_str());
     QCOMPARE(r.diagnostics[0].node, 0);
+    // The way past names what works: no portable multinomial kernel, so listing it as an
+    // exception would only move the failure; upstream's ETRecord is the way.
+    QVERIFY2(msg.find("would not give a file ExecuTorch runs") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("generate_etrecord=True") != std::string::npos, msg.c_str());
+    // masked_select has a portable out kernel: listing it is the way, and it works.
+    Pipeline masked(std::make_shared<const Program>(unary("aten.masked_select.default")), ExecutorchBackendConfig{});
+    masked.runToEnd();
+    QVERIFY(masked.failed());
+    const std::string advice = masked.records()[masked.position() - 1].diagnostics.at(0).message;
+    QVERIFY2(advice.find("list it in edge_compile_config._core_aten_ops_exception_list") != std::string::npos &&
+                 advice.find("aten::masked_select.out") != std::string::npos, advice.c_str());
+    ExecutorchBackendConfig listed;
+    listed.edgeCompile.coreAtenOpsExceptionList.push_back("aten::masked_select.default");
+    Pipeline past(std::make_shared<const Program>(unary("aten.masked_select.default")), listed);
+    past.runTo("EXIRATenDialectVerifier");
+    QVERIFY(!past.failed());
   }
 
   // Custom operators pass the ATen check, as upstream's does.

@@ -32,6 +32,20 @@ bool upstreamException(const OperatorRef& op) {
   return kExceptions.count(op.name + "." + (op.overload.empty() ? "default" : op.overload)) > 0;
 }
 
+/// What gets a program with `op` past the check to a file ExecuTorch runs. Listing the
+/// operator as an exception only helps where the runtime has a kernel for its out variant;
+/// otherwise upstream's own to_edge may decompose it, and its ETRecord opens here.
+std::string wayPast(const OpRegistry& reg, const OpSchema& op) {
+  const OpSchema* out = reg.outVariant(op);
+  if (out && reg.hasPortableKernel(*out))
+    return "list it in edge_compile_config._core_aten_ops_exception_list to lower it as it is: "
+           "ExecuTorch's portable kernels run " + out->qualifiedName();
+  return "listing it in _core_aten_ops_exception_list or preserve_ops would not give a file ExecuTorch runs: " +
+         (out ? "its portable kernels have no " + out->qualifiedName() : std::string("it has no out variant")) +
+         ". Lower the model with ExecuTorch's to_edge(..., generate_etrecord=True) and to_executorch(), save "
+         "its get_etrecord() and open that ETRecord here, or change the model so that torch.export gives core ATen";
+}
+
 class AtenDialectVerifier : public Pass {
  public:
   std::string name() const override { return "EXIRATenDialectVerifier"; }
@@ -59,9 +73,8 @@ class AtenDialectVerifier : public Pass {
                  !EdgeCompileConfig::lists(edge.coreAtenOpsExceptionList, op->name, op->overload) &&
                  !EdgeCompileConfig::lists(edge.preserveOps, op->name, op->overload) &&
                  !(!config.partitioners.empty() && xnnpackMayKeepWhole(*op)))
-          why = "operator " + s->qualifiedName() +
-                " is not core ATen and the studio has no decomposition for it (list it in "
-                "edge_compile_config._core_aten_ops_exception_list to lower it as it is)";
+          why = "operator " + s->qualifiedName() + " is not core ATen and the studio has no decomposition for it (" +
+                wayPast(reg, *s) + ")";
         if (why.empty()) continue;
         out.failed = true;
         out.diagnostics.push_back({Diagnostic::Severity::Error, static_cast<int32_t>(i), why + ": " + nodeLocation(n)});
