@@ -107,10 +107,15 @@ class MethodEmitter {
     std::set<ValueId> seenView;
     // A view an instruction makes (et_view) is numbered at that instruction, after its arguments.
     for (const Node& n : in_.nodes) seenView.insert(n.outputs.begin(), n.outputs.end());
+    // The tensors a node reads: its arguments, and the items of a list argument (cat's).
+    auto tensorsRead = [&](const Node& n) {
+      std::vector<ValueId> read;
+      for (ValueId a : n.args) in_.appendTensors(a, read);
+      return read;
+    };
     for (const Node& n : in_.nodes)
-      for (ValueId a : n.args)
-        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
-            t && t->viewOf != kNoValue && seenView.insert(a).second)
+      for (ValueId a : tensorsRead(n))
+        if (const TensorSpec* t = in_.values[a].tensorIf(); t && t->viewOf != kNoValue && seenView.insert(a).second)
           (t->viewBefore != kNoValue ? viewsBefore[t->viewBefore] : viewsOf[t->viewOf]).push_back(a);
     for (auto& [at, views] : viewsBefore) std::sort(views.begin(), views.end());  // value order: graph order
     // The constant false of a cond's second jump is made after the false
@@ -141,8 +146,8 @@ class MethodEmitter {
       // Then the views the node reads, an out variant's results (ToOutVarPass
       // puts their memory.alloc just before the call), the other arguments.
       // (A view the node writes, et_view's, comes after its arguments.)
-      for (ValueId a : n.args)
-        if (const TensorSpec* t = a >= 0 ? in_.values[a].tensorIf() : nullptr;
+      for (ValueId a : tensorsRead(n))
+        if (const TensorSpec* t = in_.values[a].tensorIf();
             t && t->viewOf != kNoValue && std::find(n.outputs.begin(), n.outputs.end(), a) == n.outputs.end())
           visit(a);
       if (n.kind == NodeKind::Kernel)
