@@ -267,14 +267,13 @@ class TestEtGreedy : public QObject {
     // ExecuTorch sorts by the size rounded to 16 (32, 16, 16): visit x, z, y.
     //  x -> object 0. z never meets x -> 0. y meets x -> object 1 at 32.
     auto p = problem({T(32, 0, 1), T(32, 1, 2), T(32, 3, 3)}, 32);
-    EtGreedyOptions o;
-    o.unalignedSizes = {32, 16, 16};
-    EtGreedyPlanner keyed(o);
-    EtGreedyTrace t = keyed.planTraced(p);
+    PlanProblem unknown = p;  // bytes 0: the aligned size stands in
+    p.tensors[0].bytes = 32, p.tensors[1].bytes = 16, p.tensors[2].bytes = 16;
+    EtGreedyTrace t = EtGreedyPlanner().planTraced(p);
     QCOMPARE(t.order, (std::vector<size_t>{0, 2, 1}));
     QCOMPARE(t.result.offsets, (U64s{0, 32, 0}));
     // Without the unaligned sizes all keys are 32: visit z, y, x -> x is the one moved.
-    PlanResult r = EtGreedyPlanner().plan(p);
+    PlanResult r = EtGreedyPlanner().plan(unknown);
     QCOMPARE(r.offsets, (U64s{32, 0, 0}));
     QCOMPARE(t.result.arenaSizes, r.arenaSizes);
     QVERIFY(!t.unsortedSpecs);
@@ -284,8 +283,8 @@ class TestEtGreedy : public QObject {
     // though it never meets a, cannot use. ExecuTorch stops with "Allocation
     // specs are not sorted"; the planner flags it and opens object 1.
     auto q = problem({T(32, 1, 1), T(20, 0, 0)}, 4);
-    o.unalignedSizes = {30, 20};
-    EtGreedyTrace u = EtGreedyPlanner(o).planTraced(q);
+    q.tensors[0].bytes = 30, q.tensors[1].bytes = 20;
+    EtGreedyTrace u = EtGreedyPlanner().planTraced(q);
     QVERIFY(u.unsortedSpecs);
     QCOMPARE(u.result.offsets, (U64s{20, 0}));
     QCOMPARE(u.result.arenaSizes, (U64s{0, 52}));

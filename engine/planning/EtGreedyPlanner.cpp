@@ -122,11 +122,13 @@ std::vector<size_t> visitOrder(const PlanProblem& p, const EtGreedyOptions& o) {
   std::vector<size_t> order(p.tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   if (o.generation == EtGreedyGeneration::Legacy) return order;
+  // The key is ExecuTorch's allocated_memory before realign(): the bytes at
+  // the spec's own alignment, whatever the problem's.
   std::vector<uint64_t> key(p.tensors.size());
-  const bool unaligned = o.unalignedSizes.size() == p.tensors.size() && !p.tensors.empty();
-  for (size_t i = 0; i < key.size(); ++i)
-    key[i] = unaligned ? (o.unalignedSizes[i] + kSpecAlignment - 1) / kSpecAlignment * kSpecAlignment
-                       : p.tensors[i].size;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const PlanTensor& x = p.tensors[i];
+    key[i] = x.bytes ? (x.bytes + kSpecAlignment - 1) / kSpecAlignment * kSpecAlignment : x.size;
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
   std::reverse(order.begin(), order.end());
   return order;
@@ -146,10 +148,7 @@ EtGreedyTrace EtGreedyPlanner::planTraced(const PlanProblem& p) const {
   PlanProblem all = p;
   all.tensors.insert(all.tensors.end(), p.staleWriteBacks.begin(), p.staleWriteBacks.end());
   all.staleWriteBacks.clear();
-  EtGreedyOptions o = options_;
-  if (o.unalignedSizes.size() == n)
-    for (const PlanTensor& x : p.staleWriteBacks) o.unalignedSizes.push_back(x.size);
-  EtGreedyTrace t = EtGreedyPlanner(o).placeAll(all);
+  EtGreedyTrace t = placeAll(all);
   t.result.offsets.resize(n);
   t.memObjId.resize(n);
   t.objectOffset.resize(n);

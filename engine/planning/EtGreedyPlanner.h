@@ -38,12 +38,6 @@ struct EtGreedyOptions {
   /// `input_mem_buffer_sizes`: the arenas of control-flow submodules,
   /// planned before the method's own tensors. Empty: none.
   std::vector<uint64_t> reservedPrefix;
-  /// Current generation only: each tensor's size before alignment, one per
-  /// tensor (otherwise ignored). ExecuTorch sorts by the size rounded to 16
-  /// — the TensorSpec's alignment before the planner realigns it — and only
-  /// then rounds to the problem's alignment. Without them the aligned size
-  /// is the sort key, which is the same thing when the alignment is 16.
-  std::vector<uint64_t> unalignedSizes;
 };
 
 /// A block of an arena that tensors with disjoint lifetimes (or, in the
@@ -66,7 +60,7 @@ struct EtGreedyTrace {
   std::vector<uint64_t> objectOffset;  ///< per tensor: offset inside its object
   std::vector<EtSharedObject> objects;  ///< by mem_id, then mem_obj_id
   /// A tensor met an object without lifetime conflicts that was too small
-  /// for it. Only possible with unalignedSizes and an alignment below 16;
+  /// for it. Only possible with PlanTensor::bytes and an alignment below 16;
   /// ExecuTorch stops there with "Allocation specs are not sorted", this
   /// planner skips the object instead.
   bool unsortedSpecs = false;

@@ -22,6 +22,11 @@ struct PlanTensor {
   int32_t first = 0;   ///< first step it is alive
   int32_t last = 0;    ///< last step it is alive (inclusive, >= first)
   uint32_t memId = 1;  ///< arena; 0 is reserved for constants
+  /// Bytes before alignment (0: unknown, `size` stands in). ExecuTorch's
+  /// greedy sorts by this rounded to 16 — the TensorSpec's own alignment
+  /// before the planner realigns it — so at any other alignment the visiting
+  /// order depends on it.
+  uint64_t bytes = 0;
 };
 
 struct PlanProblem {

@@ -77,7 +77,7 @@ Result<MethodPlan> planMethod(const Method& m, const PlanOptions& options) {
   });
   for (size_t i : order) {
     const Storage& s = stored.storages[i];
-    mp.problem.tensors.push_back(PlanTensor{alignUp(s.size, alignment), s.first, s.last, s.memId});
+    mp.problem.tensors.push_back(PlanTensor{alignUp(s.size, alignment), s.first, s.last, s.memId, s.size});
     mp.storageValues.push_back(s.tensors);
   }
   if (auto v = validateProblem(mp.problem); !v) return v.error();

@@ -432,6 +432,25 @@ class StudioError(Exception):
     pass
 
 
+def plan_alignment_lost(cfg: Path, relowered: Path, work: Path) -> str | None:
+    """Re-lowering a file planned with MemoryPlanningPass(alignment=N) must keep N: the studio
+    reads it off the stored plan (its offsets and arenas), as the file does not store it. Its
+    arenas may be smaller than upstream's, so compare_files alone does not see a plan redone
+    at 16; a planned offset that is not a multiple of N does."""
+    wanted = json.loads(cfg.read_text()).get("memory_planning_pass", {}).get("alignment", 16)
+    if wanted <= 16:
+        return None
+    for plan in PteView(relowered, work).j.get("execution_plan", []):
+        for i, v in enumerate(plan.get("values", [])):
+            info = (v.get("val") or {}).get("allocation_info") if v.get("val_type") == "Tensor" else None
+            if info is not None:
+                offset = int(info.get("memory_offset_low", 0)) + (int(info.get("memory_offset_high", 0)) << 32)
+                if offset % wanted:
+                    return (f"re-lowered {plan['name']} value {i} at offset {offset}, not a multiple of the "
+                            f"alignment {wanted} upstream's file was planned with")
+    return None
+
+
 def upstream_config(config_json: Path, edge, name: str = "config"):
     """ExecuTorch's config from the studio's Copy as Python of the JSON: `config` (the
     ExecutorchBackendConfig for edge.to_executorch) or `edge_compile_config` (to_edge's)."""
@@ -643,6 +662,8 @@ def run_program(entry, configs: list[Path], work: Path, emit) -> None:
                 st_ptds = sorted(sdir.glob("*.ptd"))
                 result, detail = compare_files(up_pte, up_ptds, sdir / "model.pte", st_ptds, inputs, sdir,
                                                up_run, exact_plan)
+                if inp == "relower" and result != "differ" and (lost := plan_alignment_lost(cfg, sdir / "model.pte", sdir)):
+                    result, detail = "differ", lost
                 emit(cfg.stem, inp, result, detail, time.time() - t1 + t_up)
             except StudioError as e:
                 if refused_alike(str(e), up_run):

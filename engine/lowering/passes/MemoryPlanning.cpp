@@ -109,7 +109,7 @@ PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const L
     if (!ps) continue;
     auto [first, last] = span;
     if (ps->wholeLife) first = 0, last = lastStep;  // state persists across calls
-    problem.tensors.push_back(PlanTensor{ps->bytes, first, last, 1});
+    problem.tensors.push_back(PlanTensor{ps->bytes, first, last, 1, ps->nbytes});
     planned.push_back(v);
   }
   // ExecuTorch 1.5 still places the result that wrote each mutated buffer
@@ -117,9 +117,10 @@ PlanProblem planProblem(const Method& m, const MemoryPlanningConfig& mc, const L
   // alive at the output node only; its greedy is followed with them (see
   // PlanProblem).
   for (const OutputSpec& o : m.signature.outputs)
-    if (o.kind == OutputSpec::Kind::BufferMutation && o.value >= 0 && m.values[o.value].isTensor())
-      problem.staleWriteBacks.push_back(
-          PlanTensor{alignUp(m.values[o.value].tensor().nbytes().value_or(0), mc.alignment), lastStep, lastStep, 1});
+    if (o.kind == OutputSpec::Kind::BufferMutation && o.value >= 0 && m.values[o.value].isTensor()) {
+      uint64_t n = m.values[o.value].tensor().nbytes().value_or(0);
+      problem.staleWriteBacks.push_back(PlanTensor{alignUp(n, mc.alignment), lastStep, lastStep, 1, n});
+    }
   return problem;
 }
 

@@ -41,8 +41,8 @@ std::optional<PlannedStorage> plannedStorage(const Method& m, const MemoryPlanni
   if (isOutput[v] && !isMutable[v] && !mc.allocGraphOutput) return std::nullopt;
   if (isMutable[v] && mc.shareMutableBuffers) return std::nullopt;  // planned across methods, in mem_id 2
   if (t->dynamism == ShapeDynamism::DynamicUnbound) return std::nullopt;
-  uint64_t a = mc.alignment ? mc.alignment : 1;
-  return PlannedStorage{(t->nbytes().value_or(0) + a - 1) / a * a, isMutable[v] || trained[v]};
+  uint64_t a = mc.alignment ? mc.alignment : 1, n = t->nbytes().value_or(0);
+  return PlannedStorage{(n + a - 1) / a * a, n, isMutable[v] || trained[v]};
 }
 
 }  // namespace lstudio::passes

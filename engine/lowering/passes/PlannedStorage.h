@@ -23,6 +23,7 @@ TensorRoles tensorRoles(const Method& m, const MemoryPlanningConfig& mc);
 
 struct PlannedStorage {
   uint64_t bytes = 0;      ///< rounded up to the alignment
+  uint64_t nbytes = 0;     ///< before rounding (the greedy's sort key needs it)
   bool wholeLife = false;  ///< state: a mutable buffer or a trained weight
 };
 
