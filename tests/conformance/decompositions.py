@@ -373,6 +373,10 @@ def modules():
                                                         dilation=1), [(1, 4, 5, 5)]),
         ("conv_transpose2d_dilated", lambda: nn.ConvTranspose2d(2, 3, (3, 2), stride=(1, 2), padding=(2, 0),
                                                                 dilation=2, bias=False), [(2, 2, 4, 6)]),
+        # padding as a string (timm's convmixer): "same" with an even kernel pads the right first
+        ("conv2d_padding_same", lambda: nn.Conv2d(3, 4, (3, 4), padding="same", dilation=(1, 2)), [(1, 3, 7, 9)]),
+        ("conv1d_padding_valid_same", lambda: nn.Sequential(nn.Conv1d(3, 4, 2, padding="valid"),
+                                                            nn.Conv1d(4, 4, 5, padding="same", groups=2)), [(1, 3, 8)]),
         ("group_norm", lambda: nn.GroupNorm(2, 4), [(2, 4, 3, 3)]),
         ("group_norm_plain_1d", lambda: nn.GroupNorm(3, 6, eps=1e-3, affine=False), [(2, 6, 5)]),
         ("hardswish", lambda: nn.Hardswish(), [(3, 8)]),

@@ -1,6 +1,8 @@
 // Convolutions and pooling as PyTorch's core ATen decompositions write them:
 // one convolution operator for every kind, 1-d pooling as 2-d pooling over an
 // added dimension, adaptive pooling to 1x1 as a mean.
+#include <algorithm>
+
 #include "engine/lowering/decompositions/Decomposition.h"
 
 namespace lstudio::decompositions {
@@ -16,6 +18,53 @@ void conv(Rewrite& r) {
   r.finish("aten.convolution.default",
            {argRef(r, "input"), argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"), argRef(r, "padding"),
             argRef(r, "dilation"), false, std::vector<int64_t>(spatial, 0), argRef(r, "groups")});
+}
+
+/// conv1d/2d/3d with padding "valid" or "same" -> convolution, as ATen's _convolution_mode
+/// writes it: "valid" pads [0]; "same" pads each side by half of dilation * (kernel - 1), and
+/// where that total is odd the input first gets the extra element on the right
+/// (constant_pad_nd, its pad list from the last dimension to the first).
+void convPadding(Rewrite& r) {
+  const TensorSpec w = r.tensor("weight"), x = r.tensor("input");
+  if (w.sizes.size() < 3) return r.fail("a convolution weight needs at least 3 dimensions");
+  const size_t spatial = w.sizes.size() - 2;
+  const ValueId mode = r.arg("padding");
+  const auto* text = mode >= 0 ? std::get_if<std::string>(&r.method().values[mode].payload) : nullptr;
+  const std::string padding = text ? *text : "valid";
+  if (padding == "valid")
+    return r.finish("aten.convolution.default",
+                    {argRef(r, "input"), argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"),
+                     std::vector<int64_t>{0}, argRef(r, "dilation"), false, std::vector<int64_t>{0}, argRef(r, "groups")});
+  if (padding != "same") return r.fail("a convolution's padding string must be 'valid' or 'same', not '" + padding + "'");
+  auto perDim = [&](const char* name) {
+    std::vector<int64_t> v = r.ints(name).value_or(std::vector<int64_t>{1});
+    if (v.size() == 1) v.assign(spatial, v[0]);
+    return v;
+  };
+  const std::vector<int64_t> stride = perDim("stride"), dilation = perDim("dilation");
+  if (stride.size() != spatial || dilation.size() != spatial || x.sizes.size() != spatial + 2 ||
+      std::any_of(x.symbols.begin(), x.symbols.end(), [](const std::string& s) { return !s.empty(); }))
+    return r.fail("padding='same' needs static sizes and one stride and dilation per spatial dimension");
+  if (std::any_of(stride.begin(), stride.end(), [](int64_t s) { return s != 1; }))
+    return r.fail("padding='same' is not supported for strided convolutions");
+  std::vector<int64_t> left(spatial), pad(2 * spatial, 0), padded = x.sizes;
+  bool extra = false;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t total = dilation[i] * (w.sizes[2 + i] - 1);
+    left[i] = total / 2;
+    if (const int64_t delta = total - 2 * left[i]; delta > 0) {
+      pad[2 * (spatial - 1 - i) + 1] = delta;
+      padded[2 + i] += delta;
+      extra = true;
+    }
+  }
+  TensorRef in = argRef(r, "input");
+  if (extra) {
+    const std::vector<TensorSpec> spec{denseSpec(x.dtype, padded)};
+    in = r.op("aten.constant_pad_nd.default", {in, pad, 0.0}, &spec);
+  }
+  r.finish("aten.convolution.default", {in, argRef(r, "weight"), argRef(r, "bias"), argRef(r, "stride"), left,
+                                        argRef(r, "dilation"), false, std::vector<int64_t>(spatial, 0), argRef(r, "groups")});
 }
 
 /// conv_transpose1d/2d/3d -> convolution(..., transposed=True, output_padding, groups)
@@ -149,6 +198,9 @@ void registerConvolutionRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::conv1d.default", conv},
                      {"aten::conv2d.default", conv},
                      {"aten::conv3d.default", conv},
+                     {"aten::conv1d.padding", convPadding},
+                     {"aten::conv2d.padding", convPadding},
+                     {"aten::conv3d.padding", convPadding},
                      {"aten::conv_transpose1d.default", convTranspose},
                      {"aten::conv_transpose2d.input", convTranspose},
                      {"aten::conv_transpose3d.input", convTranspose},
