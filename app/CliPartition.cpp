@@ -7,6 +7,7 @@
 #include "app/Cli.h"
 #include "app/CliCommon.h"
 #include "engine/formats/OpenProgram.h"
+#include "engine/lowering/ConfigPython.h"
 #include "engine/lowering/Pipeline.h"
 #include "engine/lowering/partition/XnnpackPartitioner.h"
 
@@ -53,6 +54,39 @@ nlohmann::json loweredGraph(const Method& m, std::ostream* text) {
   return graph;
 }
 
+/// What one partitioner takes from a method's graph as it stands, and why it leaves the rest.
+nlohmann::json partitionReport(const Method& m, const PartitionerSpec& spec, std::ostream* text) {
+  XnnpackPartitioning r = partitionForXnnpack(m, spec);
+  nlohmann::json parts = nlohmann::json::array(), left = nlohmann::json::array();
+  if (text) *text << r.partitions.size() << " partition(s)\n";
+  for (const XnnpackPartition& p : r.partitions) {
+    nlohmann::json nodes = nlohmann::json::array(), constants = nlohmann::json::array();
+    std::map<std::string, int> ops;
+    for (int i : p.nodes) {
+      nodes.push_back({{"index", i}, {"name", m.nodes[i].name}, {"op", opOf(m, m.nodes[i])}, {"config", r.configOf[i]}});
+      ++ops[opOf(m, m.nodes[i])];
+    }
+    for (ValueId v : p.constants) constants.push_back(constantName(m, v));
+    parts.push_back({{"tag", p.tag}, {"nodes", nodes}, {"constants", constants}});
+    if (!text) continue;
+    *text << "  " << p.tag << ": " << p.nodes.size() << " operators, " << p.constants.size() << " constants (";
+    bool first = true;
+    for (const auto& [op, count] : ops) *text << (first ? "" : ", ") << op << " x" << count, first = false;
+    *text << ")\n";
+    for (int i : p.nodes) *text << "    " << m.nodes[i].name << "  " << opOf(m, m.nodes[i]) << "  [" << r.configOf[i] << "]\n";
+  }
+  for (size_t i = 0; i < m.nodes.size(); ++i)
+    if (r.partitionOf[i] < 0)
+      left.push_back({{"index", i}, {"name", m.nodes[i].name}, {"op", opOf(m, m.nodes[i])}, {"reason", r.reasonOf[i]}});
+  if (text && !left.empty()) {
+    *text << "  not delegated: " << left.size() << " node(s)\n";
+    for (const auto& l : left)
+      *text << "    " << l["name"].get<std::string>() << "  " << l["op"].get<std::string>() << ": "
+            << l["reason"].get<std::string>() << "\n";
+  }
+  return {{"partitions", parts}, {"not_delegated", left}};
+}
+
 }  // namespace
 
 int partitionCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -78,7 +112,8 @@ int partitionCommand(const std::vector<std::string>& args, std::ostream& out, st
   if (config.partitioners.empty()) config.partitioners.push_back(PartitionerSpec{});
 
   Pipeline pipeline(std::make_shared<const Program>(std::move(program.value())), config);
-  pipeline.runTo("to_backend");
+  const size_t rounds = config.partitioners.size();
+  pipeline.runTo(partitionRoundName("to_backend", rounds - 1));
   if (pipeline.failed()) {
     const PassRecord& r = pipeline.records()[pipeline.position() - 1];
     err << "error: " << file << ": lowering failed in " << r.name;
@@ -86,47 +121,31 @@ int partitionCommand(const std::vector<std::string>& args, std::ostream& out, st
     err << "\n";
     return kPassFailed;
   }
-  // The program the partitioner saw, partitioned again for the constants each partition takes,
-  // and the one to_backend made of it.
-  std::shared_ptr<const Program> before = pipeline.snapshot(pipeline.position() - 2);
+  // Per partitioner (one to_backend round each), the program it saw, partitioned again for
+  // the constants each partition takes; then the one the last to_backend made.
+  std::vector<std::shared_ptr<const Program>> seen;
+  for (size_t k = 0; k < rounds; ++k)
+    for (size_t i = 0; i < pipeline.records().size(); ++i)
+      if (pipeline.records()[i].name == partitionRoundName("XnnpackPartitioner", k)) seen.push_back(pipeline.snapshot(i));
   std::shared_ptr<const Program> lowered = pipeline.current();
   nlohmann::json methods = nlohmann::json::array();
-  for (const Method& m : before->methods) {
-    if (m.isConstantGetter()) continue;
-    XnnpackPartitioning r = partitionForXnnpack(m, config.partitioners.front());
-    nlohmann::json parts = nlohmann::json::array(), left = nlohmann::json::array();
-    if (!json) out << "method " << m.name << ": " << r.partitions.size() << " partition(s)\n";
-    for (const XnnpackPartition& p : r.partitions) {
-      nlohmann::json nodes = nlohmann::json::array(), constants = nlohmann::json::array();
-      std::map<std::string, int> ops;
-      for (int i : p.nodes) {
-        nodes.push_back({{"index", i}, {"name", m.nodes[i].name}, {"op", opOf(m, m.nodes[i])}, {"config", r.configOf[i]}});
-        ++ops[opOf(m, m.nodes[i])];
-      }
-      for (ValueId v : p.constants) constants.push_back(constantName(m, v));
-      parts.push_back({{"tag", p.tag}, {"nodes", nodes}, {"constants", constants}});
-      if (json) continue;
-      out << "  " << p.tag << ": " << p.nodes.size() << " operators, " << p.constants.size() << " constants (";
-      bool first = true;
-      for (const auto& [op, count] : ops) out << (first ? "" : ", ") << op << " x" << count, first = false;
-      out << ")\n";
-      for (int i : p.nodes) out << "    " << m.nodes[i].name << "  " << opOf(m, m.nodes[i]) << "  [" << r.configOf[i] << "]\n";
-    }
-    size_t leftOut = 0;
-    for (size_t i = 0; i < m.nodes.size(); ++i) {
-      if (r.partitionOf[i] >= 0) continue;
-      ++leftOut;
-      left.push_back({{"index", i}, {"name", m.nodes[i].name}, {"op", opOf(m, m.nodes[i])}, {"reason", r.reasonOf[i]}});
-    }
-    if (!json && leftOut) {
-      out << "  not delegated: " << leftOut << " node(s)\n";
-      for (const auto& l : left)
-        out << "    " << l["name"].get<std::string>() << "  " << l["op"].get<std::string>() << ": "
-            << l["reason"].get<std::string>() << "\n";
+  for (const Method& first : seen.front()->methods) {
+    if (first.isConstantGetter()) continue;
+    nlohmann::json roundsJson = nlohmann::json::array();
+    for (size_t k = 0; k < seen.size(); ++k) {
+      const Method* m = seen[k]->method(first.name);
+      if (!m) continue;
+      if (!json)
+        out << "method " << m->name
+            << (rounds > 1 ? ", partitioner " + std::to_string(k + 1) + " of " + std::to_string(rounds) + " (" +
+                                 partitionerToPython(config.partitioners[k]) + ")"
+                           : std::string())
+            << ": ";
+      roundsJson.push_back(partitionReport(*m, config.partitioners[k], json ? nullptr : &out));
     }
     nlohmann::json graph;
-    if (const Method* lm = lowered->method(m.name)) graph = loweredGraph(*lm, json ? nullptr : &out);
-    methods.push_back({{"name", m.name}, {"partitions", parts}, {"not_delegated", left}, {"lowered", graph}});
+    if (const Method* lm = lowered->method(first.name)) graph = loweredGraph(*lm, json ? nullptr : &out);
+    methods.push_back({{"name", first.name}, {"rounds", roundsJson}, {"lowered", graph}});
   }
   if (json) out << jsonText({{"file", file}, {"methods", methods}}) << "\n";
   return kOk;

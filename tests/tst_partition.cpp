@@ -259,6 +259,55 @@ class TestPartition : public QObject {
     runsAsUndelegated(pipeline, program(), 1);
   }
 
+  // Several partitioners are rounds, as to_edge_transform_and_lower calls to_backend once per
+  // partitioner, each on the graph the one before lowered. A DYNAMIC_QUANT-only partitioner
+  // first takes each linear (upstream's does, float or not) and refuses the hardswish, which its
+  // decomposition round then decomposes for good (upstream decomposes per partitioner); the
+  // default one takes the decomposed hardswish, between the first round's calls. Upstream's
+  // partitions on this model, node for node: partition.py's dynamic+xnnpack rows.
+  void partitionersRunInRounds() {
+    auto program = [] {
+      GraphBuilder b;
+      TensorRef x = b.input("x", ScalarType::Float, {2, 16});
+      TensorRef h = b.op("aten.linear.default", {x, b.parameter("fc1.weight", ScalarType::Float, {32, 16}),
+                                                 b.parameter("fc1.bias", ScalarType::Float, {32})});
+      h = b.op("aten.hardswish.default", {h});
+      b.output(b.op("aten.linear.default", {h, b.parameter("fc2.weight", ScalarType::Float, {8, 32}),
+                                            b.parameter("fc2.bias", ScalarType::Float, {8})}));
+      auto p = b.finish("rounds");
+      if (!p) qFatal("%s", p.error().message().c_str());
+      return std::move(p.value());
+    };
+    ExecutorchBackendConfig c = withXnnpack(PartitionerSpec{"XnnpackPartitioner", {"DYNAMIC_QUANT"}});
+    c.partitioners.push_back(PartitionerSpec{});
+    Pipeline pipeline(std::make_shared<const Program>(program()), c);
+    std::vector<std::string> names;
+    for (const PassRecord& r : pipeline.records()) names.push_back(r.name);
+    auto at = std::find(names.begin(), names.end(), "XnnpackPartitioner");
+    QVERIFY(at != names.end() && names.end() - at > 4);
+    QCOMPARE(std::vector<std::string>(at, at + 4),
+             (std::vector<std::string>{"XnnpackPartitioner", "to_backend", "XnnpackPartitioner #2", "to_backend #2"}));
+
+    QVERIFY(pipeline.runTo("to_backend"));
+    const Method& first = pipeline.current()->methods[0];
+    QCOMPARE(first.delegates.size(), size_t(2));
+    QVERIFY(!nodeCalling(first, "aten::hardswish"));
+    QVERIFY(nodeCalling(first, "aten::clamp"));
+    QVERIFY(pipeline.runTo("to_backend #2"));
+    const Method& m = pipeline.current()->methods[0];
+    QCOMPARE(m.delegates.size(), size_t(3));
+    QVERIFY(!nodeCalling(m, "aten::clamp"));
+    const Method& middle = m.delegates[2].original->methods.at(0);
+    QVERIFY(nodeCalling(middle, "aten::clamp", 1) && nodeCalling(middle, "aten::div"));
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    runsAsUndelegated(pipeline, program(), 1);
+
+    // One partitioner again: one round.
+    pipeline.setConfig(withXnnpack());
+    for (const PassRecord& r : pipeline.records()) QVERIFY2(r.name.find(" #") == std::string::npos, r.name.c_str());
+  }
+
   void configAndExport() {
     auto set = applySetting(ExecutorchBackendConfig{}, "partitioner=xnnpack");
     QVERIFY2(set.ok(), set.ok() ? "" : set.error().message().c_str());

@@ -425,6 +425,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::neg", &ShapeCall::sameShape}, {"aten::rsqrt", &ShapeCall::sameShape},
     {"aten::cos", &ShapeCall::sameShape}, {"aten::sin", &ShapeCall::sameShape},
     {"aten::hardtanh", &ShapeCall::sameShape}, {"aten::clone", &ShapeCall::sameShape},
+    {"aten::hardswish", &ShapeCall::sameShape}, {"aten::hardsigmoid", &ShapeCall::sameShape},
     {"aten::alias", &ShapeCall::sameShape}, {"aten::exp", &ShapeCall::sameShape},
     {"aten::cumsum", &ShapeCall::sameShape},
     {"aten::tanh", &ShapeCall::sameShape}, {"aten::sqrt", &ShapeCall::sameShape},

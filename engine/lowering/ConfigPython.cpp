@@ -147,25 +147,31 @@ std::string edgeCompileConfig(const EdgeCompileConfig& e) {
   return out;
 }
 
+}  // namespace
+
+std::string partitionerToPython(const PartitionerSpec& p) {
+  std::string args;
+  auto add = [&](const std::string& a) { args += (args.empty() ? "" : ", ") + a; };
+  if (!p.configPrecisions.empty()) {
+    std::string list;
+    for (const std::string& x : p.configPrecisions) list += (list.empty() ? "" : ", ") + ("ConfigPrecisionType." + x);
+    add("config_precisions=[" + list + "]");
+  }
+  if (p.perOpMode) add("per_op_mode=True");
+  if (p.forceNonStaticWeightsForF32Linear) add("force_non_static_weights_for_f32_linear=True");
+  if (p.enableBf16) add("enable_bf16=True");
+  return "XnnpackPartitioner(" + args + ")";
+}
+
+namespace {
+
 /// partitioner = [XnnpackPartitioner(...)], and the to_edge_transform_and_lower call that takes it.
 std::string partitionerList(const std::vector<PartitionerSpec>& ps) {
   std::string out = "from executorch.backends.xnnpack.partition.config.xnnpack_config import ConfigPrecisionType\n";
   out += "from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner\n";
   out += "from executorch.exir import to_edge_transform_and_lower\n\n";
   out += "partitioner = [\n";
-  for (const PartitionerSpec& p : ps) {
-    std::string args;
-    auto add = [&](const std::string& a) { args += (args.empty() ? "" : ", ") + a; };
-    if (!p.configPrecisions.empty()) {
-      std::string list;
-      for (const std::string& x : p.configPrecisions) list += (list.empty() ? "" : ", ") + ("ConfigPrecisionType." + x);
-      add("config_precisions=[" + list + "]");
-    }
-    if (p.perOpMode) add("per_op_mode=True");
-    if (p.forceNonStaticWeightsForF32Linear) add("force_non_static_weights_for_f32_linear=True");
-    if (p.enableBf16) add("enable_bf16=True");
-    out += "    XnnpackPartitioner(" + args + "),\n";
-  }
+  for (const PartitionerSpec& p : ps) out += "    " + partitionerToPython(p) + ",\n";
   out += "]\n";
   out += "# edge = to_edge_transform_and_lower(programs, partitioner=partitioner, compile_config=edge_compile_config)\n\n";
   return out;

@@ -14,5 +14,7 @@ namespace lstudio {
 /// Python source: imports, the tagging rules when there are any, then
 /// `config = ExecutorchBackendConfig(...)` with every field spelled out.
 std::string configToPython(const ExecutorchBackendConfig& c);
+/// One partitioner as its constructor call: "XnnpackPartitioner(per_op_mode=True)".
+std::string partitionerToPython(const PartitionerSpec& p);
 
 }  // namespace lstudio

@@ -25,6 +25,10 @@ std::vector<std::shared_ptr<const Pass>> defaultPasses() {
           externalConstants(), memoryAwareOrder(), memoryPlanning()};
 }
 
+std::string partitionRoundName(const std::string& pass, size_t round) {
+  return round == 0 ? pass : pass + " #" + std::to_string(round + 1);
+}
+
 size_t eliminateDeadCode(Method& m) {
   const OpRegistry& reg = OpRegistry::builtin();
   std::vector<bool> used(m.values.size(), false);

@@ -32,6 +32,9 @@ class Pass {
 
 /// The passes of to_executorch in ExecuTorch's order (memory planning last).
 std::vector<std::shared_ptr<const Pass>> defaultPasses();
+/// The name of a partition round's pass ("XnnpackPartitioner", "to_backend"): round 0 as
+/// it is, then "to_backend #2" and on, one round per partitioner of the config.
+std::string partitionRoundName(const std::string& pass, size_t round);
 
 /// Every graph of the program: each method, then the control-flow branches
 /// it calls (depth first). Passes that rewrite nodes one by one walk these.

@@ -1,5 +1,6 @@
 #include "engine/lowering/Pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -83,6 +84,21 @@ Pipeline::Pipeline(std::shared_ptr<const Program> input, ExecutorchBackendConfig
              p->name() == "FoldRedundantDequantizeQuantizePass" ||
              p->name() == "remove_unused_parameters_pass";
     });
+  arrangePartitionRounds();
+}
+
+void Pipeline::arrangePartitionRounds() {
+  // to_edge_transform_and_lower calls to_backend once per partitioner, each on the graph
+  // the one before lowered: a partition and a to_backend pass per further partitioner.
+  // Rounds past the first are this function's own: their names end in " #N".
+  std::erase_if(passes_, [](const auto& p) { return p->name().find(" #") != std::string::npos; });
+  if (auto at = std::find_if(passes_.begin(), passes_.end(), [](const auto& p) { return p->name() == "to_backend"; });
+      at != passes_.end())
+    for (size_t round = 1; round < config_.partitioners.size(); ++round) {
+      at = passes_.insert(at + 1, passes::partition(round));
+      at = passes_.insert(at + 1, passes::toBackend(round));
+    }
+  records_.clear();
   for (const auto& p : passes_) records_.push_back(PassRecord{p->name(), p->description()});
 }
 
@@ -174,6 +190,7 @@ void Pipeline::setConfig(ExecutorchBackendConfig config) {
   size_t ran = position_;
   config_ = std::move(config);
   reset();
+  arrangePartitionRounds();
   while (position_ < ran && step()) {
   }
 }

@@ -53,6 +53,9 @@ class Pipeline {
   void setConfig(ExecutorchBackendConfig config);
 
  private:
+  /// One partition + to_backend pair of passes per partitioner of the config.
+  void arrangePartitionRounds();
+
   std::shared_ptr<const Program> input_;
   ExecutorchBackendConfig config_;
   std::vector<std::shared_ptr<const Pass>> passes_;

@@ -7,7 +7,11 @@ each of them PT2E-quantized by XNNPACKQuantizer, static and/or dynamic int8):
   upstream  to_edge_transform_and_lower(programs, partitioner=[XnnpackPartitioner()]); per method,
             the graph its XnnpackPartitioner tagged (node.meta["delegation_tag"]), as to_backend
             then lowers it;
-  studio    `lowering-cli partition FILE --set partitioner=xnnpack --json`.
+  studio    `lowering-cli partition FILE --config {"partitioner": ["xnnpack"]} --json`.
+The dynamically quantized programs also get a row with two partitioners, as ExecuTorch's LLM
+export lowers them: XnnpackPartitioner(config_precisions=[DYNAMIC_QUANT]) and then
+XnnpackPartitioner(), one to_backend round each, the second on the graph the first lowered;
+every round is compared.
 Then the graph to_backend made of it, in order: each operator left, and each
 executorch_call_delegate as the values it reads and writes, the weights its lowered module took
 and that module's operators in order (the backend's payload itself is not compared: the studio
@@ -42,8 +46,12 @@ def op_name(target) -> str:
     """"aten::linear.default" for aten.linear.default (an edge op or an OpOverload), as the studio names it."""
     import torch
 
+    from executorch.exir.delegate import executorch_call_delegate
+
     if getattr(target, "__module__", None) == "_operator":  # a size computation: operator.ge
         return f"_operator::{target.__name__}.default"
+    if target is executorch_call_delegate:  # an earlier partitioner's call, as the studio names its kind
+        return "delegate"
     if not isinstance(target, torch._ops.OpOverload):
         target = getattr(target, "_op", target)  # an edge op: the ATen overload it wraps
     name = str(target)
@@ -64,10 +72,32 @@ def lowered_entry(gm, node) -> tuple:
     return ("delegate", len(node.args) - 1, len(node.meta["val"]), weights, ops)
 
 
-def upstream_partitions(programs: dict) -> tuple[dict, dict]:
+# The partitioner lists compared: the studio's config JSON for each, and upstream's constructors.
+PARTITIONERS = {
+    "xnnpack": ["xnnpack"],
+    "dynamic+xnnpack": [{"name": "XnnpackPartitioner", "config_precisions": ["DYNAMIC_QUANT"]}, "xnnpack"],
+}
+
+
+def upstream_partitioners(which: str) -> list:
+    from executorch.backends.xnnpack.partition.config.xnnpack_config import ConfigPrecisionType
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+    return [XnnpackPartitioner() if e == "xnnpack" else
+            XnnpackPartitioner(config_precisions=[getattr(ConfigPrecisionType, x) for x in e["config_precisions"]])
+            for e in PARTITIONERS[which]]
+
+
+def round_key(method: str, k: int) -> str:
+    """A method's k-th partitioner round as compared: "forward", then "forward #2"."""
+    return method if k == 0 else f"{method} #{k + 1}"
+
+
+def upstream_partitions(programs: dict, which: str = "xnnpack") -> tuple[dict, dict]:
     """{method: [(node name, operator, tag or None)]} in graph order: the graph XnnpackPartitioner
-    tagged inside to_edge_transform_and_lower (getitem nodes aside), as to_backend lowers it; and
-    {method: [entry]}: the graph to_backend made, operators as (name,), calls as lowered_entry."""
+    tagged inside to_edge_transform_and_lower (getitem nodes aside), as to_backend lowers it, per
+    partitioner round (round_key); and {method: [entry]}: the graph the last to_backend made,
+    operators as (name,), calls as lowered_entry."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
     from executorch.exir import to_edge_transform_and_lower
     from executorch.exir.delegate import executorch_call_delegate
@@ -84,31 +114,35 @@ def upstream_partitions(programs: dict) -> tuple[dict, dict]:
 
     XnnpackPartitioner.partition = recording
     try:
-        edge = to_edge_transform_and_lower(programs, partitioner=[XnnpackPartitioner()])
+        edge = to_edge_transform_and_lower(programs, partitioner=upstream_partitioners(which))
     finally:
         XnnpackPartitioner.partition = partition
-    # to_backend partitions the methods in the order of the edge programs.
+    # Round by round (one to_backend per partitioner), the methods in the order of the edge programs.
     methods = list(edge._edge_programs)
-    assert len(methods) == len(tagged), f"{len(tagged)} partitioner calls for {len(methods)} methods"
+    rounds = len(PARTITIONERS[which])
+    assert len(tagged) == rounds * len(methods), f"{len(tagged)} partitioner calls for {len(methods)} methods"
     lowered = {}
     for method in methods:
         gm = edge.exported_program(method).graph_module
         lowered[method] = [lowered_entry(gm, n) if n.target is executorch_call_delegate else (op_name(n.target),)
                            for n in gm.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
-    return dict(zip(methods, tagged)), lowered
+    keys = [round_key(m, k) for k in range(rounds) for m in methods]
+    return dict(zip(keys, tagged)), lowered
 
 
-def studio_partitions(pt2: Path) -> tuple[dict | None, dict | None, str]:
-    r = subprocess.run([CLI, "partition", str(pt2), "--set", "partitioner=xnnpack", "--json"],
-                       capture_output=True, text=True)
+def studio_partitions(pt2: Path, which: str, work: Path) -> tuple[dict | None, dict | None, str]:
+    config = work / f"partitioner-{which}.json"
+    config.write_text(json.dumps({"partitioner": PARTITIONERS[which]}))
+    r = subprocess.run([CLI, "partition", str(pt2), "--config", str(config), "--json"], capture_output=True, text=True)
     if r.returncode != 0:
         return None, None, f"lowering-cli partition exit {r.returncode}: {r.stderr.strip()[-300:]}"
     doc = json.loads(r.stdout)
     out, lowered = {}, {}
     for m in doc["methods"]:
-        nodes = [(n["index"], n["name"], n["op"], p["tag"]) for p in m["partitions"] for n in p["nodes"]]
-        nodes += [(n["index"], n["name"], n["op"], None) for n in m["not_delegated"]]
-        out[m["name"]] = [(name, op, tag) for _, name, op, tag in sorted(nodes)]
+        for k, rnd in enumerate(m["rounds"]):
+            nodes = [(n["index"], n["name"], n["op"], p["tag"]) for p in rnd["partitions"] for n in p["nodes"]]
+            nodes += [(n["index"], n["name"], n["op"], None) for n in rnd["not_delegated"]]
+            out[round_key(m["name"], k)] = [(name, op, tag) for _, name, op, tag in sorted(nodes)]
         lowered[m["name"]] = [("delegate", e["reads"], e["writes"], e["weights"], tuple(e["ops"])) if "delegate" in e
                               else (e["op"],) for e in m["lowered"] or []]
     return out, lowered, ""
@@ -239,21 +273,30 @@ def main(argv: list[str]) -> int:
             row, reason = line.split(None, 1)
             expected[row] = reason
     agree = differ = upstream_fails = unquantizable = known = stale = 0
-    for name, make in todo:
+    def rows():
+        """(row name, pt2, programs, partitioners) per program: every one with XnnpackPartitioner,
+        the dynamically quantized ones also with the dynamic-int8 partitioner first."""
+        nonlocal unquantizable
+        for name, make in todo:
+            try:
+                pt2, programs = make()
+            except NotQuantizable as e:
+                unquantizable += 1
+                print(f"{name:32} not quantized: {e}")
+                continue
+            yield name, pt2, programs, "xnnpack"
+            if "int8 dynamic" in name or name.startswith("dynamic_quant"):
+                yield f"{name}[dynamic+xnnpack]", pt2, programs, "dynamic+xnnpack"
+
+    for name, pt2, programs, which in rows():
         t0 = time.time()
         try:
-            pt2, programs = make()
-        except NotQuantizable as e:
-            unquantizable += 1
-            print(f"{name:32} not quantized: {e}")
-            continue
-        try:
-            want, want_lowered = upstream_partitions(programs)
+            want, want_lowered = upstream_partitions(programs, which)
         except Exception as e:  # noqa: BLE001 (upstream cannot partition it: listed, not compared)
             upstream_fails += 1
             print(f"{name:32} upstream fails: {str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__}")
             continue
-        got, got_lowered, err = studio_partitions(pt2)
+        got, got_lowered, err = studio_partitions(pt2, which, args.work)
         diff = err if got is None else difference(want, got) or lowering_difference(want_lowered, got_lowered)
         total = sum(len({tag for _, _, tag in nodes if tag is not None}) for nodes in want.values())
         if diff and name in expected:

@@ -22,10 +22,12 @@ std::shared_ptr<const Pass> removeToCopy();
 std::shared_ptr<const Pass> foldRedundantDequantizeQuantize();
 std::shared_ptr<const Pass> removeMixedTypeOperators();
 std::shared_ptr<const Pass> memoryFormatOps();
-/// to_edge_transform_and_lower's partitioners (the config's `partitioner`): tags, and why not.
-std::shared_ptr<const Pass> partition();
-/// to_backend: each partition becomes an executorch_call_delegate of its lowered module.
-std::shared_ptr<const Pass> toBackend();
+/// to_edge_transform_and_lower's partitioners (the config's `partitioner`), one round each:
+/// partitioner `round` tags what it takes (and says why not), then to_backend makes each of
+/// its partitions an executorch_call_delegate of its lowered module. Round 0 is in
+/// defaultPasses(); the Pipeline adds a pair per further partitioner of its config.
+std::shared_ptr<const Pass> partition(size_t round = 0);
+std::shared_ptr<const Pass> toBackend(size_t round = 0);
 std::shared_ptr<const Pass> quantFusion();
 std::shared_ptr<const Pass> constantProp();
 std::shared_ptr<const Pass> initializedMutableBuffer();

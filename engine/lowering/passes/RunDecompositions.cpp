@@ -491,20 +491,21 @@ class RunDecompositions : public Pass {
     auto decompose = [&](auto& self, Method& m) -> void {
       for (Method& b : m.subgraphs) self(self, b);
       if (config.partitioners.empty()) return MethodDecomposition(m, config.edgeCompile, out).run();
-      // to_edge_transform_and_lower decomposes twice. First every operator a partitioner may
-      // keep whole (XNNPACK's linear, hardswish, max_pool2d, ...) stays, also where another
-      // operator's decomposition makes it (an lstm's linears).
+      // to_edge_transform_and_lower decomposes twice per partitioner, in their order. First
+      // every operator a partitioner may keep whole (XNNPACK's linear, hardswish, max_pool2d,
+      // ...) stays, also where another operator's decomposition makes it (an lstm's linears).
+      // Then those this partitioner's checks refuse (its check_op_support) are decomposed
+      // after all, for good: an operator stays whole only if every partitioner keeps it
+      // (a DYNAMIC_QUANT-only partitioner first decomposes the float hardswish the next
+      // one would have taken).
       EdgeCompileConfig first = config.edgeCompile;
       for (const std::string& op : xnnpackOpsToNotDecompose()) first.preserveOps.push_back(op);
-      MethodDecomposition(m, first, out).run();
-      if (out.failed) return;
-      // Then those the partitioner's checks refuse (its check_op_support) are decomposed after all.
-      std::vector<bool> keep(m.nodes.size(), false);
       for (const PartitionerSpec& spec : config.partitioners) {
-        std::vector<bool> k = xnnpackKeepsWhole(m, spec);
-        for (size_t i = 0; i < k.size(); ++i) keep[i] = keep[i] || k[i];
+        MethodDecomposition(m, first, out).run();
+        if (out.failed) return;
+        MethodDecomposition(m, config.edgeCompile, out, xnnpackKeepsWhole(m, spec)).run();
+        if (out.failed) return;
       }
-      MethodDecomposition(m, config.edgeCompile, out, std::move(keep)).run();
     };
     for (Method& m : p.methods) decompose(decompose, m);
     return out;

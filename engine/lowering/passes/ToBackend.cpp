@@ -342,20 +342,20 @@ std::shared_ptr<const Program> loweredProgram(const Program& p, const Method& m,
 
 class ToBackend : public Pass {
  public:
-  std::string name() const override { return "to_backend"; }
+  explicit ToBackend(size_t round) : round_(round) {}
+  std::string name() const override { return partitionRoundName("to_backend", round_); }
   std::string description() const override {
     return "to_edge_transform_and_lower: each partition becomes an executorch_call_delegate of its lowered module";
   }
-  bool enabled(const ExecutorchBackendConfig& c) const override { return !c.partitioners.empty(); }
+  bool enabled(const ExecutorchBackendConfig& c) const override { return round_ < c.partitioners.size(); }
   PassOutcome run(Program& p, const ExecutorchBackendConfig& config) const override {
     PassOutcome out;
     for (Method& m : p.methods) {
       if (m.isConstantGetter()) continue;
-      // The weights the partitioner took, as it decided on this same graph.
+      // The weights this round's partitioner took, as it decided on this same graph.
       std::map<ValueId, std::string> takenBy;
-      for (const PartitionerSpec& spec : config.partitioners)
-        for (const XnnpackPartition& part : partitionForXnnpack(m, spec).partitions)
-          for (ValueId c : part.constants) takenBy.emplace(c, part.tag);
+      for (const XnnpackPartition& part : partitionForXnnpack(m, config.partitioners[round_]).partitions)
+        for (ValueId c : part.constants) takenBy.emplace(c, part.tag);
       std::vector<std::string> tags;
       for (const Node& n : m.nodes)
         if (!n.meta.delegationTag.empty() && std::find(tags.begin(), tags.end(), n.meta.delegationTag) == tags.end())
@@ -502,10 +502,13 @@ class ToBackend : public Pass {
     dropUnusedOperators(m);
     renumberValues(m);
   }
+
+ private:
+  size_t round_;
 };
 
 }  // namespace
 
-std::shared_ptr<const Pass> toBackend() { return std::make_shared<ToBackend>(); }
+std::shared_ptr<const Pass> toBackend(size_t round) { return std::make_shared<ToBackend>(round); }
 
 }  // namespace lstudio::passes
