@@ -934,6 +934,8 @@ constexpr BuiltinSchema kTable[] = {
     {kPortable, "aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"},
     {kNoSet, "aten::trunc_(Tensor(a!) self) -> Tensor(a!)"},
     {kNoSet, "aten::type_as(Tensor self, Tensor other) -> Tensor"},
+    {kNoSet, "aten::meshgrid(Tensor[] tensors) -> Tensor[]"},
+    {kNoSet, "aten::meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]"},
     {kNoSet, "aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"},
     {kCore, "aten::unbind_copy.int(Tensor self, int dim=0) -> Tensor[]"},
     {kPortable, "aten::unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()"},

@@ -373,6 +373,10 @@ def modules():
                                                         dilation=1), [(1, 4, 5, 5)]),
         ("conv_transpose2d_dilated", lambda: nn.ConvTranspose2d(2, 3, (3, 2), stride=(1, 2), padding=(2, 0),
                                                                 dilation=2, bias=False), [(2, 2, 4, 6)]),
+        # meshgrid (relative-position tables of vision transformers: timm's dinov3 ViTs, swin)
+        ("meshgrid_ij_xy", lambda: Fn(lambda a, b, c: (*torch.meshgrid(a, b, c, indexing="xy"),
+                                                        *torch.meshgrid(a, b, indexing="ij"))), [(3,), (4,), (2,)]),
+        ("tile", lambda: Fn(lambda x: (x.tile((2,)), x.tile((2, 1, 3)), x.tile((1, 1, 1, 2)))), [(2, 3, 4)]),
         # padding as a string (timm's convmixer): "same" with an even kernel pads the right first
         ("conv2d_padding_same", lambda: nn.Conv2d(3, 4, (3, 4), padding="same", dilation=(1, 2)), [(1, 3, 7, 9)]),
         ("conv1d_padding_valid_same", lambda: nn.Sequential(nn.Conv1d(3, 4, 2, padding="valid"),

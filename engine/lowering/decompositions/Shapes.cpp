@@ -227,6 +227,43 @@ void unbind(Rewrite& r) {
   for (size_t i = 0; i < slices.size(); ++i) r.into(i, "aten.squeeze.dims", {slices[i], std::vector<int64_t>{dim}});
 }
 
+/// tile(x, dims) -> repeat(x, dims), with leading ones up to x's rank when dims is shorter,
+/// as ATen writes it.
+void tile(Rewrite& r) {
+  std::optional<std::vector<int64_t>> dims = r.ints("dims");
+  if (!dims) return r.fail("tile by counts computed at run time is not decomposed yet");
+  const size_t rank = r.tensor("self").sizes.size();
+  if (dims->size() < rank) dims->insert(dims->begin(), rank - dims->size(), 1);
+  r.finish("aten.repeat.default", {argRef(r, "self"), *dims});
+}
+
+/// meshgrid as torch's reference writes it: each 0-d or 1-d tensor viewed with -1 at its own
+/// dimension (1 elsewhere), then expanded to every tensor's length; "xy" indexing swaps the
+/// first two tensors before and their grids after.
+void meshgrid(Rewrite& r) {
+  std::vector<ValueId> items = r.tensors("tensors");
+  const ValueId mode = r.arg("indexing");
+  const auto* text = mode >= 0 ? std::get_if<std::string>(&r.method().values[mode].payload) : nullptr;
+  const std::string indexing = text ? *text : "ij";
+  if (indexing != "ij" && indexing != "xy") return r.fail("meshgrid's indexing must be 'ij' or 'xy', not '" + indexing + "'");
+  if (items.empty() || items.size() != r.node().outputs.size()) return r.fail("meshgrid's results do not match its tensors");
+  const bool swap = indexing == "xy" && items.size() >= 2;
+  if (swap) std::swap(items[0], items[1]);
+  std::vector<int64_t> shape;
+  for (ValueId v : items) {
+    const TensorSpec t = r.spec(v);
+    if (t.sizes.size() > 1) return r.fail("meshgrid takes 0-d or 1-d tensors");
+    if (hasSymbols(t)) return r.fail("meshgrid of tensors with symbolic sizes is not decomposed yet");
+    shape.push_back(t.sizes.empty() ? 1 : t.sizes[0]);
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::vector<int64_t> view(items.size(), 1);
+    view[i] = -1;
+    TensorRef line = r.op("aten.view.default", {TensorRef{items[i]}, view});
+    r.into(swap && i < 2 ? 1 - i : i, "aten.expand.default", {line, shape});
+  }
+}
+
 void stack(Rewrite& r) {
   std::vector<ValueId> items = r.tensors("tensors");
   if (items.empty()) return r.fail("stack of no tensors");
@@ -734,6 +771,9 @@ void registerShapeRules(std::vector<std::pair<std::string, Rule>>& t) {
                      {"aten::chunk.default", chunk},
                      {"aten::split.Tensor", splitTensor},
                      {"aten::unbind.int", unbind},
+                     {"aten::meshgrid.default", meshgrid},
+                     {"aten::tile.default", tile},
+                     {"aten::meshgrid.indexing", meshgrid},
                      {"aten::stack.default", stack},
                      {"aten::ones.default", ones},
                      {"aten::zeros.default", zeros},
