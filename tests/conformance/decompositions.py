@@ -382,6 +382,8 @@ def modules():
         ("conv1d_padding_valid_same", lambda: nn.Sequential(nn.Conv1d(3, 4, 2, padding="valid"),
                                                             nn.Conv1d(4, 4, 5, padding="same", groups=2)), [(1, 3, 8)]),
         ("group_norm", lambda: nn.GroupNorm(2, 4), [(2, 4, 3, 3)]),
+        # on a permuted input (timm's poolformerv2, cpubone): the statistics are the same
+        ("group_norm_after_permute", lambda: Fn(lambda x: F.group_norm(x.permute(0, 3, 1, 2), 2)), [(2, 5, 6, 4)]),
         ("group_norm_plain_1d", lambda: nn.GroupNorm(3, 6, eps=1e-3, affine=False), [(2, 6, 5)]),
         ("hardswish", lambda: nn.Hardswish(), [(3, 8)]),
         ("hardsigmoid", lambda: nn.Hardsigmoid(), [(3, 8)]),

@@ -53,7 +53,6 @@ void groupNorm(Rewrite& r) {
   const TensorSpec x = r.tensor("input");
   if (x.sizes.size() < 2 || (x.symbols.size() > 1 && !x.symbols[1].empty()))
     return r.fail("group_norm on a tensor of fewer than 2 dimensions or symbolic channels is not decomposed yet");
-  if (!isContiguous(x)) return r.fail("group_norm on a non-contiguous input is not decomposed yet");
   const int64_t groups = r.integer("num_groups").value_or(1);
   if (groups <= 0 || x.sizes[1] % groups) return r.fail("group_norm's channels do not divide into its groups");
   // N and HxW may be sizes computed at run time (a dynamic batch or image): spelled as torch traces them.
