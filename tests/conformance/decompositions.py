@@ -376,6 +376,10 @@ def modules():
         # meshgrid (relative-position tables of vision transformers: timm's dinov3 ViTs, swin)
         ("meshgrid_ij_xy", lambda: Fn(lambda a, b, c: (*torch.meshgrid(a, b, c, indexing="xy"),
                                                         *torch.meshgrid(a, b, indexing="ij"))), [(3,), (4,), (2,)]),
+        # over dimensions of size 1 (timm's csatv2): |x|, viewed without them unless kept
+        ("vector_norm_size_one_dims", lambda: Fn(lambda x: (torch.linalg.vector_norm(x, 2, dim=(1,), keepdim=True),
+                                                             torch.linalg.vector_norm(x, 2, dim=1),
+                                                             torch.linalg.vector_norm(x, 3.0, dim=(1, -1)))), [(2, 1, 3, 1)]),
         ("tile", lambda: Fn(lambda x: (x.tile((2,)), x.tile((2, 1, 3)), x.tile((1, 1, 1, 2)))), [(2, 3, 4)]),
         # padding as a string (timm's convmixer): "same" with an even kernel pads the right first
         ("conv2d_padding_same", lambda: nn.Conv2d(3, 4, (3, 4), padding="same", dilation=(1, 2)), [(1, 3, 7, 9)]),

@@ -602,13 +602,21 @@ void vectorNorm(Rewrite& r) {
     if (!inRange(wrapDim(d, x.sizes.size()), x.sizes.size())) return r.fail("a dimension out of range");
     allOne = allOne && x.sizes[wrapDim(d, x.sizes.size())] == 1;
   }
-  if (allOne) return r.fail("linalg_vector_norm over dimensions of size 1 is not decomposed yet");
+  const bool keepdim = r.integer("keepdim").value_or(0) != 0;
+  if (allOne) {  // one element per norm: |x|, viewed without those dimensions unless kept (torch's reference)
+    if (keepdim) return r.finish("aten.abs.default", {argRef(r, "self")});
+    std::vector<int64_t> kept;
+    for (size_t d = 0; d < x.sizes.size(); ++d)
+      if (std::none_of(dims.begin(), dims.end(), [&](int64_t k) { return size_t(wrapDim(k, x.sizes.size())) == d; }))
+        kept.push_back(x.sizes[d]);
+    return r.finish("aten.view.default", {r.op("aten.abs.default", {argRef(r, "self")}), kept});
+  }
   ValueId ordArg = r.arg("ord");
   BuildArg power = ordArg == kNoValue ? BuildArg(int64_t(2)) : BuildArg(TensorRef{ordArg});
   TensorRef base = argRef(r, "self");
   if (std::fmod(ord, 2.0) != 0) base = r.op("aten.abs.default", {base});
   TensorRef p = r.op("aten.pow.Tensor_Scalar", {base, power});
-  TensorRef s = r.op("aten.sum.dim_IntList", {p, argRef(r, "dim"), r.integer("keepdim").value_or(0) != 0});
+  TensorRef s = r.op("aten.sum.dim_IntList", {p, argRef(r, "dim"), keepdim});
   r.finish("aten.pow.Tensor_Scalar", {s, 1.0 / ord});
 }
 
