@@ -539,6 +539,10 @@ def modules():
                                                                          weight=torch.ones(4) * 2, training=True))),
          [(2, 4, 3, 3)]),
         # An attention mask that is not 2-d or 4-d: ATen's math kernel, no flash layout.
+        # 5-d (timm's hiera: windows as a dimension) and 3-d: the math kernel, whatever the rank
+        ("attention_5d_and_3d", lambda: Fn(lambda q, k, v: (F.scaled_dot_product_attention(q, k, v),
+                                                             F.scaled_dot_product_attention(q[0, 0], k[0, 0], v[0, 0]))),
+         [(1, 2, 3, 5, 8), (1, 2, 3, 6, 8), (1, 2, 3, 6, 4)]),
         ("attention_with_3d_mask", lambda: Fn(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)),
          [(2, 4, 6, 8), (2, 4, 6, 8), (2, 4, 6, 8), (4, 6, 6)]),
         # A linear whose input a transposed view made, with a leading 1: torch's fake strides keep the 1's.

@@ -4,6 +4,7 @@
 // intermediate layout match upstream's to_edge.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 
 #include "engine/lowering/decompositions/Decomposition.h"
@@ -267,12 +268,13 @@ bool flashOnCpu(Rewrite& r) {
 void sdpa(Rewrite& r) {
   const TensorSpec& q = r.tensor("query");
   const TensorSpec& k = r.tensor("key");
-  if (q.sizes.size() != 4 || k.sizes.size() != 4 || r.tensor("value").sizes.size() != 4)
-    return r.fail("scaled_dot_product_attention on tensors that are not 4-d is not decomposed yet");
+  const size_t rank = q.sizes.size();
+  if (rank < 2 || k.sizes.size() != rank || r.tensor("value").sizes.size() != rank)
+    return r.fail("scaled_dot_product_attention on tensors of different or fewer than 2 dimensions is not decomposed yet");
   if (r.integer("is_causal").value_or(0) != 0) return r.fail("scaled_dot_product_attention with is_causal=True is not decomposed yet");
   if (r.number("dropout_p").value_or(0) != 0) return r.fail("scaled_dot_product_attention with dropout is not decomposed");
-  if (q.sizes[1] != k.sizes[1]) return r.fail("grouped-query scaled_dot_product_attention is not decomposed yet");
-  double scale = r.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(q.sizes[3])) : r.number("scale").value_or(1);
+  if (rank == 4 && q.sizes[1] != k.sizes[1]) return r.fail("grouped-query scaled_dot_product_attention is not decomposed yet");
+  double scale = r.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(q.sizes.back())) : r.number("scale").value_or(1);
   double factor = std::sqrt(scale);
   TensorRef mask;
   if (!r.isNone("attn_mask")) {
@@ -285,7 +287,10 @@ void sdpa(Rewrite& r) {
     }
   }
   TensorRef qs = r.op("aten.mul.Scalar", {argRef(r, "query"), factor});
-  TensorRef kt = r.op("aten.permute.default", {argRef(r, "key"), std::vector<int64_t>{0, 1, 3, 2}});
+  std::vector<int64_t> swapLast(rank);  // k^T: the last two dimensions swapped
+  std::iota(swapLast.begin(), swapLast.end(), int64_t(0));
+  std::swap(swapLast[rank - 2], swapLast[rank - 1]);
+  TensorRef kt = r.op("aten.permute.default", {argRef(r, "key"), swapLast});
   TensorRef ks = r.op("aten.mul.Scalar", {kt, factor});
   TensorRef attn = matmul(r, qs, ks, false);
   if (mask.id != kNoValue) attn = r.op("aten.add.Tensor", {attn, mask});
@@ -298,7 +303,7 @@ void sdpa(Rewrite& r) {
   TensorRef allNinf = r.op("aten.logical_not.default", {anyFinite});
   TensorRef zeros = r.op("aten.full_like.default", {soft, int64_t(0), None{}, None{}, None{}, false, int64_t(1)});
   TensorRef probs = r.op("aten.where.self", {allNinf, zeros, soft});
-  if (!flashOnCpu(r)) {  // the math kernel's output as it is
+  if (rank != 4 || !flashOnCpu(r)) {  // the math kernel's output as it is (the flash kernel takes 4-d only)
     matmul(r, probs, argRef(r, "value"), true);
     return;
   }
