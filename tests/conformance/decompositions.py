@@ -241,6 +241,17 @@ def modules():
             x = torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1)
             return self.fc(self.drop(x))
 
+    class AutocastOff(nn.Module):  # timm's efficientvit: attention in a disabled autocast region (wrap_with_autocast)
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            y = self.fc(x)
+            with torch.autocast(device_type="cuda", enabled=False):
+                y = torch.relu(y.float()) * 2
+            return y - x
+
     class ConvNeXtBlock(nn.Module):  # depthwise conv, then LayerNorm over channels last, as ConvNeXt writes it
         def __init__(self):
             super().__init__()
@@ -380,6 +391,7 @@ def modules():
         ("vector_norm_size_one_dims", lambda: Fn(lambda x: (torch.linalg.vector_norm(x, 2, dim=(1,), keepdim=True),
                                                              torch.linalg.vector_norm(x, 2, dim=1),
                                                              torch.linalg.vector_norm(x, 3.0, dim=(1, -1)))), [(2, 1, 3, 1)]),
+        ("autocast_disabled_region", AutocastOff, [(2, 8)]),
         ("tile", lambda: Fn(lambda x: (x.tile((2,)), x.tile((2, 1, 3)), x.tile((1, 1, 1, 2)))), [(2, 3, 4)]),
         # padding as a string (timm's convmixer): "same" with an even kernel pads the right first
         ("conv2d_padding_same", lambda: nn.Conv2d(3, 4, (3, 4), padding="same", dilation=(1, 2)), [(1, 3, 7, 9)]),

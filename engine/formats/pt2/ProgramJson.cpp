@@ -18,6 +18,7 @@ namespace {
 
 constexpr int64_t kNewestMajor = 8;  // newest serde schema major version this reader knows
 constexpr const char* kWrapWithSetGradEnabled = "torch.ops.higher_order.wrap_with_set_grad_enabled";
+constexpr const char* kWrapWithAutocast = "torch.ops.higher_order.wrap_with_autocast";
 
 /// Older torch and ExecuTorch wrote bare NaN / Infinity / -Infinity tokens
 /// (range bounds), which strict JSON parsers refuse: they become null, which
@@ -351,7 +352,7 @@ Status ProgramJson::readGraph(element graph) {
   for (element nj : *na) {
     Node n;
     if (auto s = node(nj, "graph.nodes[" + std::to_string(idx++) + "]", opIndex, n); !s) return s;
-    if (n.target != kWrapWithSetGradEnabled) m_.nodes.push_back(std::move(n));  // else inlined already
+    if (n.target != kWrapWithSetGradEnabled && n.target != kWrapWithAutocast) m_.nodes.push_back(std::move(n));  // else inlined already
   }
   auto outs = field(graph, "outputs", "graph");
   if (!outs) return outs.error();
@@ -370,24 +371,45 @@ Status ProgramJson::inlineWrappedGraph(element inputs, const Path& w, Node& n, s
   auto ina = array(inputs, w + ".inputs");
   if (!ina) return ina.error();
   std::vector<element> in(ina->begin(), ina->end());
-  if (in.size() < 2) return fail(w + ".inputs", "enabled, a graph and its operands", std::to_string(in.size()) + " arguments");
+  // wrap_with_set_grad_enabled(enabled, graph, operands...);
+  // wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, operands...).
+  const bool autocast = n.target == kWrapWithAutocast;
+  const size_t graphAt = autocast ? 4 : 1;
+  if (in.size() <= graphAt)
+    return fail(w + ".inputs", autocast ? "device_type, dtype, enabled, cache_enabled, a graph and its operands"
+                                        : "enabled, a graph and its operands",
+                std::to_string(in.size()) + " arguments");
   std::vector<element> args;
   for (size_t i = 0; i < in.size(); ++i) {
     auto a = field(in[i], "arg", w + (".inputs[" + std::to_string(i) + "]"));
     if (!a) return a.error();
     args.push_back(*a);
   }
-  auto u = unionMember(args[1], w + ".inputs[1]");
+  if (autocast) {
+    // A region that casts nothing on CPU (disabled, or for another device) is its calls, as
+    // to_edge's retrace inlines it; one that would cast on CPU is not lowered yet.
+    auto device = unionMember(args[0], w + ".inputs[0]"), enabled = unionMember(args[2], w + ".inputs[2]");
+    if (!device) return device.error();
+    if (!enabled) return enabled.error();
+    std::string_view deviceType;
+    bool on = true;
+    if (device->first == "as_string") (void)device->second.get_string().get(deviceType);
+    if (enabled->first == "as_bool") (void)enabled->second.get_bool().get(on);
+    if (on && (deviceType == "cpu" || device->first != "as_string"))
+      return fail(w, "an autocast region that casts nothing on CPU (enabled=False, or another device_type)",
+                  "torch.autocast(device_type='cpu', enabled=True), which the studio does not lower yet");
+  }
+  auto u = unionMember(args[graphAt], w + ".inputs[" + std::to_string(graphAt) + "]");
   if (!u) return u.error();
-  if (u->first != "as_graph") return fail(w + ".inputs[1]", "a graph (as_graph)", u->first);
-  auto g = field(u->second, "graph", w + ".inputs[1].as_graph");
+  if (u->first != "as_graph") return fail(w + ".inputs[" + std::to_string(graphAt) + "]", "a graph (as_graph)", u->first);
+  auto g = field(u->second, "graph", w + ".inputs[" + std::to_string(graphAt) + "].as_graph");
   if (!g) return g.error();
   Method sub;
   sub.symbolRanges = m_.symbolRanges;
   ProgramJson reader(file_, sub, etRecordNumbering_, lowered_);
   if (auto s = reader.readGraph(*g); !s) return s;
   std::vector<ValueId> operands;
-  for (size_t i = 2; i < args.size(); ++i) {
+  for (size_t i = graphAt + 1; i < args.size(); ++i) {
     auto id = argument(args[i], w + (".inputs[" + std::to_string(i) + "]"));
     if (!id) return id.error();
     operands.push_back(*id);
@@ -573,7 +595,7 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
   else if (n.target == "torch.ops.higher_order.scan") n.kind = NodeKind::Scan;
   const bool controlFlow = isControlFlow(n.kind);
   const bool delegateCall = lowered_ && n.target == "torch.ops.higher_order.executorch_call_delegate";
-  const bool wrapped = n.target == kWrapWithSetGradEnabled;
+  const bool wrapped = n.target == kWrapWithSetGradEnabled || n.target == kWrapWithAutocast;
   if (!delegateCall && !controlFlow && !wrapped) {
     OperatorRef op = operatorFromTarget(n.target);
     std::string key = op.name + "." + op.overload;

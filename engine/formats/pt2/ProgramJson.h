@@ -189,8 +189,9 @@ class ProgramJson {
   Status readGraph(element graph);
   /// A cond, map or scan node (n.kind set): its graphs become subgraphs of the method.
   Status controlFlowNode(element inputs, const Path& w, Node& n);
-  /// wrap_with_set_grad_enabled(enabled, graph, operands...): the graph's calls
-  /// go into this graph in its place (to_edge's retrace inlines it too).
+  /// wrap_with_set_grad_enabled(enabled, graph, operands...), and wrap_with_autocast
+  /// (device_type, dtype, enabled, cache_enabled, graph, operands...) when it casts nothing
+  /// on CPU: the graph's calls go into this graph in its place (to_edge's retrace inlines it too).
   Status inlineWrappedGraph(element inputs, const Path& w, Node& n, std::map<std::string, int32_t>& opIndex);
   void symbolRanges(element root);
   void symbolValues(element graph);
