@@ -164,6 +164,13 @@ def modules():
         y.add_(1.0)
         return v * 2
 
+    def split_of_a_written_tensor(x):  # timm's res2net: split after an in-place relu_
+        y = torch.relu_(x * 2)
+        z = y + 1
+        a, b, c = torch.split(y, 2, 1)  # made again at each result's first read; b never
+        u, v, w = torch.unbind(y.view(2, 3, 2), 1)  # the view too
+        return c + 1, z, a * 3, a - 1, u + v
+
     class SizesReadByTheProgram(nn.Module):
         def forward(self, x):
             return (x.reshape(x.size(0) * x.size(1), x.size(2)) * 2).sum(0)
@@ -379,6 +386,7 @@ def modules():
         ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),
         ("write_through_nested_view", lambda: Fn(write_through_nested_view), [(4, 5)]),
         ("view_read_after_write", lambda: Fn(view_read_after_write), [(4, 5)]),
+        ("split_of_a_written_tensor", lambda: Fn(split_of_a_written_tensor), [(2, 6)]),
         ("conv_transpose1d", lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1), [(1, 4, 7)]),
         ("conv_transpose2d", lambda: nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
                                                         dilation=1), [(1, 4, 5, 5)]),

@@ -131,6 +131,8 @@ class MethodDecomposition {
       return;
     }
     if (isView(schema)) recordView(n);
+    if (isView(schema) && n.outputs.size() > 1 && !n.args.empty() && n.args[0] >= 0 && wasWritten(n.args[0]))
+      return deferResults(n);
     std::optional<Alias> writtenView;
     if (schema && schema->isInplace() && !n.args.empty() && n.outputs.size() == 1) {
       if (auto a = aliases_.find(n.args[0]); a != aliases_.end()) writtenView = a->second;
@@ -205,6 +207,43 @@ class MethodDecomposition {
     aliases_[n.outputs[0]] = std::move(a);
   }
 
+  /// Whether the tensor `v` is, or is a view of, was written in place before.
+  bool wasWritten(ValueId v) const {
+    auto a = aliases_.find(v);
+    auto w = versions_.find(a != aliases_.end() ? a->second.root : storageOf(v));
+    return w != versions_.end() && w->second > 0;
+  }
+
+  /// A call with several view results (split, unbind) of a tensor written in place before:
+  /// functionalization makes the call again at each result's first read, from that tensor as
+  /// it is then (the view calls leading to it included), and the read takes that result. A
+  /// result never read is never made.
+  void deferResults(const Node& n) {
+    Alias base;
+    if (auto a = aliases_.find(n.args[0]); a != aliases_.end()) base = a->second;
+    else base.root = storageOf(n.args[0]);
+    for (size_t j = 0; j < n.outputs.size(); ++j) deferred_[n.outputs[j]] = Deferred{base, n, j};
+  }
+
+  ValueId makeDeferred(ValueId v, size_t origin) {
+    if (auto r = remade_.find(v); r != remade_.end()) return r->second;
+    const Deferred d = deferred_.at(v);  // by value: the calls below add to the tables
+    Node c = d.call;
+    c.args[0] = d.base.steps.empty() ? renames_(d.base.root) : remake(d.base, d.base.steps.size(), origin);
+    for (size_t j = 1; j < c.args.size(); ++j) c.args[j] = ownCopy(c.args[j]);
+    const std::string& opName = operatorOf(m_, c)->name;
+    c.name = fresh_(opName.substr(opName.find("::") + 2));
+    for (ValueId& o : c.outputs) {
+      Value x = m_.values[o];
+      x.name = fresh_(x.name);
+      o = addValue(m_, std::move(x));
+      views_.insert(o);  // a write through it fails, as through the call it stands for
+    }
+    const ValueId result = c.outputs[d.result];
+    lower(std::move(c), origin);
+    return remade_[v] = renames_(result);
+  }
+
   /// The view calls of `a` up to step `count`, made again from the current value of its tensor.
   ValueId remake(const Alias& a, size_t count, size_t origin) {
     ValueId cur = renames_(a.root);
@@ -230,6 +269,7 @@ class MethodDecomposition {
   /// A view read after its tensor was written is made again from the new value (once per write).
   void refreshViews(Node& n, size_t origin) {
     auto fresh = [&](ValueId v) -> ValueId {
+      if (deferred_.count(v)) return makeDeferred(v, origin);
       auto a = aliases_.find(v);
       if (a == aliases_.end() || a->second.version == versions_[a->second.root]) return v;
       auto r = refreshed_.find(v);
@@ -470,6 +510,13 @@ class MethodDecomposition {
   std::vector<Node> nodes_;
   decompositions::SymbolicSizes sizes_;  ///< symbolic sizes computed so far, one node each
   std::unordered_set<ValueId> views_;    // results of view calls with several results (split, unbind)
+  struct Deferred {
+    Alias base;   ///< the tensor the call reads, as a view of a written tensor
+    Node call;    ///< the call with several view results
+    size_t result = 0;
+  };
+  std::unordered_map<ValueId, Deferred> deferred_;  // a result of such a call on a written tensor
+  std::unordered_map<ValueId, ValueId> remade_;     // such a result -> the call made again at its first read
   std::unordered_map<ValueId, Alias> aliases_;        // results of view calls with one result
   std::unordered_map<ValueId, ValueId> storage_;      // a value written in place -> its tensor's first value
   std::unordered_map<ValueId, uint64_t> versions_;    // a tensor's first value -> writes into it so far
