@@ -549,8 +549,10 @@ class TestDelegates : public QObject {
     o.str({}), e.str({});
     QCOMPARE(cli::run({"partition", etr, "--json"}, o, e), 0);
     auto doc = nlohmann::json::parse(o.str());
-    QCOMPARE(doc["methods"][0]["partitions"].size(), size_t(1));  // mul and add in one partition
-    QCOMPARE(doc["methods"][0]["partitions"][0]["nodes"].size(), size_t(2));
+    QCOMPARE(doc["methods"][0]["rounds"].size(), size_t(1));  // one partitioner, one round
+    const auto& parts = doc["methods"][0]["rounds"][0]["partitions"];
+    QCOMPARE(parts.size(), size_t(1));  // mul and add in one partition
+    QCOMPARE(parts[0]["nodes"].size(), size_t(2));
     o.str({}), e.str({});
     const std::string out = dir.filePath("out.pte").toStdString();
     QVERIFY(cli::run({"export", etr, "-o", out}, o, e) != 0);
