@@ -400,6 +400,13 @@ def modules():
                                                              torch.linalg.vector_norm(x, 2, dim=1),
                                                              torch.linalg.vector_norm(x, 3.0, dim=(1, -1)))), [(2, 1, 3, 1)]),
         ("autocast_disabled_region", AutocastOff, [(2, 8)]),
+        # pad by reflection (timm's tresnet) and replication, 1-d to 3-d
+        ("pad_reflect_replicate", lambda: Fn(lambda x, y, z: (F.pad(x, (1, 2, 0, 1), mode="reflect"),
+                                                              F.pad(y, (2, 1), mode="reflect"),
+                                                              F.pad(x, (1, 1, 2, 0), mode="replicate"),
+                                                              F.pad(y, (1, 2), mode="replicate"),
+                                                              F.pad(z, (1, 1, 1, 1, 1, 1), mode="reflect"))),
+         [(1, 2, 5, 6), (1, 3, 7), (1, 1, 3, 4, 5)]),
         ("tile", lambda: Fn(lambda x: (x.tile((2,)), x.tile((2, 1, 3)), x.tile((1, 1, 1, 2)))), [(2, 3, 4)]),
         # padding as a string (timm's convmixer): "same" with an even kernel pads the right first
         ("conv2d_padding_same", lambda: nn.Conv2d(3, 4, (3, 4), padding="same", dilation=(1, 2)), [(1, 3, 7, 9)]),

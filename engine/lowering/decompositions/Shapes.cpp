@@ -365,11 +365,43 @@ void liftFreshCopy(Rewrite& r) { r.finish("aten.clone.default", {argRef(r, "self
 /// detach is alias (alias_copy in the edge dialect); detach_ leaves nothing (RunDecompositions).
 void detach(Rewrite& r) { r.finish("aten.alias.default", {argRef(r, "self")}); }
 
+/// The input position of every output position along one padded dimension of size `middle`
+/// (i from -left to middle + right): reflect m - 1 - |m - 1 - |i||, replicate clamp(i, 0, m - 1).
+TensorRef padIndex(Rewrite& r, bool reflect, int64_t left, int64_t middle, int64_t right) {
+  TensorRef i = r.op("aten.arange.start_step", {-left, middle + right, int64_t(1), None{}, int64_t(0), "cpu", false});
+  if (!reflect) return r.op("aten.clamp.default", {i, int64_t(0), middle - 1});
+  // (m - 1) - t is rsub, which decomposes to sub with the number first
+  const std::vector<TensorSpec> positions{denseSpec(ScalarType::Long, {left + middle + right})};
+  TensorRef inner = r.op("aten.sub.Tensor", {middle - 1, r.op("aten.abs.default", {i})}, &positions);
+  return r.op("aten.sub.Tensor", {middle - 1, r.op("aten.abs.default", {inner})}, &positions);
+}
+
+/// pad: 'constant' is constant_pad_nd; 'reflect' and 'replicate' as torch's decomposition
+/// writes them: one index call per padded dimension, outermost first, each taking the
+/// positions padIndex gives.
 void pad(Rewrite& r) {
   ValueId mode = r.arg("mode");
-  const auto* s = mode >= 0 ? std::get_if<std::string>(&r.method().values[mode].payload) : nullptr;
-  if (s && *s != "constant") return r.fail("pad in mode '" + *s + "' is not decomposed yet");
-  r.finish("aten.constant_pad_nd.default", {argRef(r, "self"), argRef(r, "pad"), orDefault(r, "value", 0.0)});
+  const auto* text = mode >= 0 ? std::get_if<std::string>(&r.method().values[mode].payload) : nullptr;
+  if (!text || *text == "constant")
+    return r.finish("aten.constant_pad_nd.default", {argRef(r, "self"), argRef(r, "pad"), orDefault(r, "value", 0.0)});
+  const std::string how = *text;  // a copy: the calls below add values, which moves the table
+  if (how != "reflect" && how != "replicate") return r.fail("pad in mode '" + how + "' is not decomposed yet");
+  const TensorSpec x = r.tensor("self");
+  const std::optional<std::vector<int64_t>> pads = r.ints("pad");
+  if (!pads || pads->empty() || pads->size() % 2 || hasSymbols(x) ||
+      std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p < 0; }))
+    return r.fail("pad in mode '" + how + "' by negative, odd or run-time amounts, or of a symbolic tensor, is not decomposed yet");
+  const size_t dims = pads->size() / 2, rank = x.sizes.size();
+  if (rank != dims + 1 && rank != dims + 2) return r.fail("pad in mode '" + how + "' takes one or two dimensions before the padded ones");
+  TensorRef result = argRef(r, "self");
+  for (size_t i = 0; i < dims; ++i) {
+    const size_t at = rank - dims + i;
+    const int64_t left = (*pads)[2 * (dims - 1 - i)], right = (*pads)[2 * (dims - 1 - i) + 1];
+    std::vector<TensorRef> index(rank, TensorRef{kNoValue});
+    index[at] = padIndex(r, how == "reflect", left, x.sizes[at], right);
+    if (i + 1 == dims) return r.finish("aten.index.Tensor", {result, index});
+    result = r.op("aten.index.Tensor", {result, index});
+  }
 }
 
 void repeatInterleave(Rewrite& r) {
