@@ -116,6 +116,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
     std::vector<ValueId> args;
     std::vector<std::string> names;
     std::vector<bool> used(n.args.size(), false);
+    uint64_t defaulted = 0;
     bool ok = true;
     for (const SchemaArgument& a : schema->arguments) {
       ValueId v = kNoValue;
@@ -128,6 +129,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
       if (v == kNoValue && a.defaultValue) {
         auto d = schemaDefault(m, a);
         if (d) v = *d;
+        if (d && args.size() < 64) defaulted |= uint64_t(1) << args.size();
       }
       if (v == kNoValue) {
         report(i, "argument '" + a.name + "' of " + schema->qualifiedName() + " is missing in " + nodeLocation(n));
@@ -145,6 +147,7 @@ size_t resolveEdgeDialect(Method& m, const OpRegistry& registry) {
     if (!ok) continue;
     n.args = std::move(args);
     n.argNames = std::move(names);
+    n.defaultedArgs = defaulted;
   }
   return problems;
 }

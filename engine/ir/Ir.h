@@ -218,6 +218,9 @@ struct Node {
   /// The values the node writes (a subset of args for .pte kernels, found
   /// from the repeated returns; empty when that cannot be told).
   std::vector<ValueId> outputs;
+  /// Bit k: args[k] is its schema's default, filled in because the source left it out
+  /// (torch.export does not write an argument given its default value).
+  uint64_t defaultedArgs = 0;
   int64_t jumpTarget = -1;  ///< JumpFalse: destination instruction
   /// Cond, Map, Scan: the graphs it runs, indices into Method::subgraphs.
   std::vector<int32_t> subgraphs;

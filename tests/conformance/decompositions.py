@@ -143,6 +143,43 @@ def modules():
             y = self.norm(self.conv(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + x
             return F.adaptive_avg_pool2d(y, 1).flatten(1)
 
+    class TalkingHeads(nn.Module):  # timm's cait: linears across heads, on either side of a softmax
+        def __init__(self):
+            super().__init__()
+            self.proj_l, self.proj_w = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, attn):
+            attn = self.proj_l(attn.permute(0, 2, 3, 1)).permute(0, 3, 1, 2).softmax(dim=-1)
+            return self.proj_w(attn.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    class AttentionOnSplitPieces(nn.Module):  # timm's cpubone: q, k, v chunked from a convolution's output
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(48, 288, 1), nn.Conv2d(96, 288, 1)
+
+        @staticmethod
+        def attention(x):
+            q, k, v = x.reshape(1, 3, 96, 4).permute(0, 1, 3, 2).chunk(3, dim=3)
+            return F.scaled_dot_product_attention(q, k, v)
+
+        def forward(self, y):
+            # Channels-last from the permuted input: the first attention runs the flash kernel. Its
+            # output's batch stride differs between torch.export's trace and the retrace, so the
+            # second convolution is channels-last only in the former, and the second attention
+            # takes the math kernel in to_edge.
+            a = self.attention(self.conv1(y.permute(0, 3, 1, 2)))
+            return self.attention(self.conv2(a.permute(0, 1, 3, 2).reshape(1, 96, 2, 2)))
+
+    class ParameterMatmul(nn.Module):  # transformers' mamba: dt_proj.weight @ x, x a transposed split piece
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(12, 4))
+            self.w2 = nn.Parameter(torch.randn(4, 5))
+
+        def forward(self, x):
+            t, rest = x.split([4, 2], dim=-1)
+            return self.w @ t.transpose(1, 2), t @ self.w2, rest.transpose(1, 2) @ t
+
     def write_through_select_and_slice(x):
         y = x.clone()
         v = y[1]
@@ -578,6 +615,11 @@ def modules():
         # torchvision's video models (r3d, mc3, r2plus1d, swin3d) pool to 1x1x1.
         ("adaptive_pool3d_to_mean", lambda: Fn(lambda x: F.adaptive_avg_pool3d(torch.relu(x), 1).flatten(1)),
          [(1, 4, 2, 3, 3)]),
+        # Issue 42's transformers and timm sweeps: layouts that decide how attention and matmul lower.
+        ("talking_heads_softmax_linear", TalkingHeads, [(1, 4, 6, 6)]),
+        ("attention_on_split_pieces", AttentionOnSplitPieces, [(1, 2, 2, 48)]),
+        ("parameter_matmul_folds", ParameterMatmul, [(2, 8, 6)]),
+        ("softplus_default_beta", lambda: Fn(lambda x: F.softplus(x * 4)), [(3, 8)]),
         ("write_through_alias", lambda: Fn(lambda x: torch.ops.aten.alias(torch.cat([x, x], 1)).add_(x.repeat(1, 2)) * 2),
          [(2, 3)]),
     ]

@@ -38,15 +38,17 @@ bool floatingSelf(Rewrite& r) {
   return t == ScalarType::Float || t == ScalarType::Double;
 }
 
-/// softplus(x, beta, threshold) = where(x * beta > threshold, x, log1p(exp(x * beta)) / beta)
+/// softplus(x, beta, threshold) = where(x * beta > threshold, x, log1p(exp(x * beta)) / beta); torch's
+/// reference scales only when the call spells a beta out (torch.export leaves a default one out).
 void softplus(Rewrite& r) {
   if (!floatingSelf(r)) return r.fail("softplus on a tensor that is not float32 or float64 is not decomposed yet");
-  BuildArg beta = scalarOr(r, "beta", int64_t(1));
-  TensorRef scaled = r.op("aten.mul.Tensor", {self(r), beta});
-  TensorRef e = r.op("aten.exp.default", {scaled});
+  const bool scaled = r.spelled("beta");
+  const BuildArg beta = scalarOr(r, "beta", int64_t(1));
+  TensorRef x = scaled ? r.op("aten.mul.Tensor", {self(r), beta}) : self(r);
+  TensorRef e = r.op("aten.exp.default", {x});
   TensorRef l = r.op("aten.log1p.default", {e});
-  TensorRef rhs = r.op("aten.div.Tensor", {l, beta});
-  TensorRef big = r.op("aten.gt.Scalar", {scaled, scalarOr(r, "threshold", int64_t(20))});
+  TensorRef rhs = scaled ? r.op("aten.div.Tensor", {l, beta}) : l;
+  TensorRef big = r.op("aten.gt.Scalar", {x, scalarOr(r, "threshold", int64_t(20))});
   r.finish("aten.where.self", {big, self(r), rhs});
 }
 

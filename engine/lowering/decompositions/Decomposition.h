@@ -64,6 +64,8 @@ class Rewrite {
 
   // --- the node's arguments, by schema name ---
   ValueId arg(std::string_view name) const;
+  /// Whether the source gave the argument (not the schema's default filled in for it).
+  bool spelled(std::string_view name) const;
   bool isNone(std::string_view name) const;
   // Specs are returned by value: the calls a rule makes add values, which
   // would leave a reference into the value table dangling.
@@ -177,6 +179,8 @@ inline int64_t wrapDim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<
 /// dialect's view copies); nullopt for operators that decide their own layout.
 std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const OperatorRef& op, const std::vector<ValueId>& args,
                                                    const TensorSpec& result);
+/// split, split_with_sizes, unbind and their unsafe forms: every result a piece of the input.
+bool isSplit(const std::string& name);
 /// Dimensions outermost first by stride (ties in dimension order).
 std::vector<uint8_t> dimOrderOf(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 /// True when the tensor's elements are laid out contiguously in row-major order

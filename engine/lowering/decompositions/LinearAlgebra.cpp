@@ -20,15 +20,28 @@ int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
   return p;
 }
 
-/// torch's should_fold (the Python decomposition run_decompositions traces) for a >= 3-d
-/// tensor times a <= 2-d one: mm on the larger folded to a matrix when it is contiguous,
+/// A tensor that requires grad while run_decompositions traces: a parameter (or other input
+/// recorded with requires_grad) read as it is. What is computed from one does not: the trace
+/// runs without grad.
+bool requiresGrad(Rewrite& r, ValueId v) {
+  for (const InputSpec& in : r.method().signature.inputs)
+    if (in.value == v) return r.spec(v).requiresGrad;
+  return false;
+}
+
+/// torch's should_fold (the Python decomposition run_decompositions traces): a >= 3-d tensor
+/// times a <= 2-d one (either side) is folded to an mm when the smaller operand requires grad
+/// (torch avoids a large tensor in the backward), or when the larger is first and contiguous,
 /// size-1 dimensions skipped (xcit's [1, 64, 128] at strides (8192, 1, 64) is not folded,
-/// llama's [1, 8, 64] at (64, 64, 1) is). (During run_decompositions nothing requires
-/// grad, so the gradient shortcut never applies.)
-bool shouldFold(const TensorSpec& a, const TensorSpec& b) {
-  if (!(a.sizes.size() >= 3 && b.sizes.size() <= 2)) return false;
-  if (a.numel().value_or(1) == 0) return true;
-  return isContiguous(a);
+/// llama's [1, 8, 64] at (64, 64, 1) is).
+bool shouldFold(const TensorSpec& a, const TensorSpec& b, bool smallerRequiresGrad) {
+  const TensorSpec& larger = a.sizes.size() >= b.sizes.size() ? a : b;
+  const TensorSpec& smaller = a.sizes.size() >= b.sizes.size() ? b : a;
+  if (!(larger.sizes.size() >= 3 && smaller.sizes.size() <= 2)) return false;
+  if (smallerRequiresGrad) return true;
+  if (a.sizes.size() == 2) return false;
+  if (larger.numel().value_or(1) == 0) return true;
+  return isContiguous(larger);
 }
 
 /// Broadcast of two batch shapes.
@@ -135,7 +148,26 @@ TensorRef matmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
     r.fail("matmul with a vector operand (dot, mv) is not decomposed yet");
     return {};
   }
-  if (shouldFold(ta, tb)) {
+  const bool foldGrad = requiresGrad(r, da >= db ? b.id : a.id);
+  if (da == 2 && db >= 3 && ta.symbols.empty() && tb.symbols.empty() && shouldFold(ta, tb, foldGrad)) {
+    // [n, m] @ [..., m, p]: (b^T folded to a matrix) @ a^T, viewed back, transposed, made contiguous.
+    std::vector<int64_t> swap(db);
+    std::iota(swap.begin(), swap.end(), int64_t(0));
+    std::swap(swap[db - 2], swap[db - 1]);
+    TensorRef bt = r.op("aten.permute.default", {b, swap});
+    TensorRef at = r.op("aten.permute.default", {a, std::vector<int64_t>{1, 0}});
+    std::vector<int64_t> out(tb.sizes.begin(), tb.sizes.end() - 2);
+    out.push_back(tb.sizes[db - 1]);
+    TensorRef folded = reshape(r, bt.id, {product(out, 0, out.size()), tb.sizes[db - 2]});
+    TensorRef mm = r.op("aten.mm.default", {folded, at});
+    out.push_back(ta.sizes[0]);
+    TensorRef viewed = r.op("aten.view.default", {mm, out});
+    // .contiguous() copies unless one of the two swapped dimensions has size 1.
+    if (out[db - 2] <= 1 || out[db - 1] <= 1) return last("aten.permute.default", {viewed, swap});
+    TensorRef t = r.op("aten.permute.default", {viewed, swap});
+    return last("aten.clone.default", {t, int64_t(0)});
+  }
+  if (da >= 3 && shouldFold(ta, tb, foldGrad)) {
     if (!ta.symbols.empty() || !tb.symbols.empty()) {
       std::vector<SizeRef> out = r.sizes(a.id, 0, da - 1);
       out.push_back(r.size(b.id, db - 1));
@@ -144,7 +176,7 @@ TensorRef matmul(Rewrite& r, TensorRef a, TensorRef b, bool final) {
     }
     std::vector<int64_t> out(ta.sizes.begin(), ta.sizes.end() - 1);
     out.push_back(tb.sizes.back());
-    TensorRef folded = r.op("aten.view.default", {a, std::vector<int64_t>{product(ta.sizes, 0, da - 1), ta.sizes.back()}});
+    TensorRef folded = reshape(r, a.id, std::vector<int64_t>{product(ta.sizes, 0, da - 1), ta.sizes.back()});
     TensorRef mm = r.op("aten.mm.default", {folded, b});
     return last("aten.view.default", {mm, out});
   }

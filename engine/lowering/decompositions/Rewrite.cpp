@@ -181,11 +181,20 @@ std::vector<int64_t> denseLike(const TensorSpec& like, const std::vector<int64_t
   return out;
 }
 
+}  // namespace
+
+bool isSplit(const std::string& name) {
+  return name == "aten::split" || name == "aten::split_with_sizes" || name == "aten::unsafe_split" ||
+         name == "aten::unsafe_split_with_sizes" || name == "aten::unbind";
+}
+
+namespace {
+
 bool isElementwise(const std::string& name) {
   static const char* const kOps[] = {
       "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::relu", "aten::sigmoid", "aten::tanh", "aten::hardtanh",
-      "aten::clamp", "aten::neg", "aten::exp", "aten::rsqrt", "aten::sqrt", "aten::pow", "aten::where", "aten::_softmax",
-      "aten::_log_softmax", "aten::full_like", "aten::_to_copy", "aten::gelu", "aten::abs", "aten::eq", "aten::ne",
+      "aten::clamp", "aten::neg", "aten::exp", "aten::rsqrt", "aten::sqrt", "aten::pow", "aten::where",
+      "aten::full_like", "aten::_to_copy", "aten::gelu", "aten::abs", "aten::eq", "aten::ne",
       "aten::logical_not", "aten::bitwise_and", "aten::sin", "aten::cos"};
   for (const char* k : kOps)
     if (name == k) return true;
@@ -293,6 +302,14 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
     if (d >= 0 && d < rank) out[d] *= step;
     return out;
   }
+  if (isSplit(op.name)) {  // pieces along one dimension: the input's strides (unbind drops that dimension)
+    if (op.name != "aten::unbind") return result.sizes.size() == st.size() ? std::optional(st) : std::nullopt;
+    std::vector<int64_t> out = st;
+    const int64_t d = wrap(args.size() > 1 ? integer(1) : 0, rank);
+    if (d < 0 || d >= rank || result.sizes.size() + 1 != st.size()) return std::nullopt;
+    out.erase(out.begin() + d);
+    return out;
+  }
   if (op.name == "aten::view" || op.name == "aten::_unsafe_view")
     return fakeViewStrides(in->sizes, st, result.sizes).value_or(contiguousStrides(result.sizes));
   if (op.name == "aten::clone") {
@@ -301,6 +318,9 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
     const auto* f = mf ? std::get_if<int64_t>(&mf->payload) : nullptr;
     return f && *f == 0 ? contiguousStrides(result.sizes) : denseLike(*in, result.sizes);
   }
+  // ATen's softmax meta function writes a contiguous result whatever its input's layout (cait's
+  // talking heads read a permuted softmax, and torch's matmul then does not fold).
+  if (op.name == "aten::_softmax" || op.name == "aten::_log_softmax") return contiguousStrides(result.sizes);
   if (isElementwise(op.name)) {
     // The first operand with the result's shape lends its layout (torch's TensorIterator).
     for (ValueId a : args)
@@ -333,6 +353,12 @@ ValueId Rewrite::arg(std::string_view name) const {
   for (size_t k = 0; k < node_.args.size() && k < node_.argNames.size(); ++k)
     if (node_.argNames[k] == name) return node_.args[k];
   return kNoValue;
+}
+
+bool Rewrite::spelled(std::string_view name) const {
+  for (size_t k = 0; k < node_.args.size() && k < node_.argNames.size(); ++k)
+    if (node_.argNames[k] == name) return k >= 64 || !(node_.defaultedArgs >> k & 1);
+  return false;
 }
 
 TensorSpec Rewrite::spec(ValueId v) const {

@@ -443,11 +443,16 @@ class MethodDecomposition {
   void relayout(const Node& n) {
     const OperatorRef* op = operatorOf(m_, n);
     if (!op || n.outputs.empty()) return;
-    TensorSpec* t = std::get_if<TensorSpec>(&m_.values[n.outputs[0]].payload);
-    if (!t || !t->symbols.empty()) return;
-    if (auto st = decompositions::derivedStrides(m_, *op, n.args, *t)) {
-      t->strides = *st;
-      t->dimOrder = decompositions::dimOrderOf(t->sizes, t->strides);
+    // Every piece of a split is laid out as its input; another operator's further results
+    // (a normalization's statistics) keep what was recorded.
+    const size_t results = decompositions::isSplit(op->name) ? n.outputs.size() : 1;
+    for (size_t i = 0; i < results; ++i) {
+      TensorSpec* t = std::get_if<TensorSpec>(&m_.values[n.outputs[i]].payload);
+      if (!t || !t->symbols.empty()) continue;
+      if (auto st = decompositions::derivedStrides(m_, *op, n.args, *t)) {
+        t->strides = *st;
+        t->dimOrder = decompositions::dimOrderOf(t->sizes, t->strides);
+      }
     }
   }
 
