@@ -195,6 +195,11 @@ def modules():
         y[1:, 0].add_(3.0)
         return y
 
+    def assign_whole_slice(x, y):  # timm's mvitv2: attn[:, :, 0:, 0:] = attn[:, :, 0:, 0:] + rel_pos
+        a = x * 2
+        a[:, :, 0:, 0:] = a[:, :, 0:, 0:] + y
+        return a
+
     def view_read_after_write(x):
         y = x.clone()
         v = y[:, 2]
@@ -422,6 +427,7 @@ def modules():
         ("split_tensor", lambda: Fn(lambda x: tuple(t * (i + 1) for i, t in enumerate(x.split(3, dim=-1)))), [(2, 8)]),
         ("write_through_select_and_slice", lambda: Fn(write_through_select_and_slice), [(4, 5)]),
         ("write_through_nested_view", lambda: Fn(write_through_nested_view), [(4, 5)]),
+        ("assign_whole_slice", lambda: Fn(assign_whole_slice), [(1, 2, 4, 4), (1, 1, 4, 4)]),
         ("view_read_after_write", lambda: Fn(view_read_after_write), [(4, 5)]),
         ("split_of_a_written_tensor", lambda: Fn(split_of_a_written_tensor), [(2, 6)]),
         ("conv_transpose1d", lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1), [(1, 4, 7)]),

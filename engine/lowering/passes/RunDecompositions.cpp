@@ -395,8 +395,9 @@ class MethodDecomposition {
     if (in && std::find(mutatedInputs_.begin(), mutatedInputs_.end(), self) == mutatedInputs_.end())
       mutatedInputs_.push_back(self);
     ++versions_[root];
-    if (op.name == "aten::copy_") {
-      // copy_(self, src) leaves self equal to src: later reads read src.
+    if (op.name == "aten::copy_" && in && in->kind == InputSpec::Kind::Buffer) {
+      // copy_(buffer, src) leaves the buffer equal to src: later reads read src (torch.export
+      // writes no copy for a buffer; into any other tensor it keeps a functional copy).
       ValueId src = n.args.size() > 1 ? n.args[1] : kNoValue;
       const TensorSpec* ts = src >= 0 ? m_.values[src].tensorIf() : nullptr;
       const TensorSpec* td = m_.values[self].tensorIf();
