@@ -625,6 +625,11 @@ def modules():
         ("talking_heads_softmax_linear", TalkingHeads, [(1, 4, 6, 6)]),
         ("attention_on_split_pieces", AttentionOnSplitPieces, [(1, 2, 2, 48)]),
         ("parameter_matmul_folds", ParameterMatmul, [(2, 8, 6)]),
+        # timm's csatv2: an add of a contiguous tensor and a transposed view's reshape takes the
+        # layout torch's prims sort gives it (channels-last here), and the pooling then restrides.
+        ("pointwise_layout_of_mixed_operands",
+         lambda: Fn(lambda x, y: F.adaptive_avg_pool2d(x + y.transpose(1, 2).reshape(1, 8, 1, 1), 1).permute(0, 2, 3, 1)),
+         [(1, 8, 1, 1), (1, 1, 8)]),
         ("softplus_default_beta", lambda: Fn(lambda x: F.softplus(x * 4)), [(3, 8)]),
         ("write_through_alias", lambda: Fn(lambda x: torch.ops.aten.alias(torch.cat([x, x], 1)).add_(x.repeat(1, 2)) * 2),
          [(2, 3)]),

@@ -193,12 +193,84 @@ namespace {
 bool isElementwise(const std::string& name) {
   static const char* const kOps[] = {
       "aten::add", "aten::sub", "aten::mul", "aten::div", "aten::relu", "aten::sigmoid", "aten::tanh", "aten::hardtanh",
-      "aten::clamp", "aten::neg", "aten::exp", "aten::rsqrt", "aten::sqrt", "aten::pow", "aten::where",
-      "aten::full_like", "aten::_to_copy", "aten::gelu", "aten::abs", "aten::eq", "aten::ne",
-      "aten::logical_not", "aten::bitwise_and", "aten::sin", "aten::cos"};
+      "aten::clamp", "aten::neg", "aten::exp", "aten::rsqrt", "aten::sqrt", "aten::pow", "aten::where", "aten::gelu",
+      "aten::abs", "aten::eq", "aten::ne", "aten::logical_not", "aten::bitwise_and", "aten::sin", "aten::cos"};
   for (const char* k : kOps)
     if (name == k) return true;
   return false;
+}
+
+/// torch's is_contiguous for a memory format: size-1 dimensions skipped, the others dense in
+/// the format's order (channels-last: C, W, H, N from the innermost; 4-d only).
+bool denseInOrder(const std::vector<int64_t>& sizes, const std::vector<int64_t>& st, const std::vector<size_t>& innerFirst) {
+  int64_t expected = 1;
+  for (size_t d : innerFirst) {
+    if (sizes[d] == 1) continue;
+    if (st[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+/// The layout a fake tensor gives a pointwise result (torch's prims: every tensor operand
+/// expanded to the result's shape, 0-d ones left out; all contiguous and not all channels-last
+/// gives contiguous, the reverse channels-last; otherwise dimensions sorted by the operands'
+/// strides, the first operand deciding and the next ones breaking ties).
+std::vector<int64_t> pointwiseStrides(const Method& m, const std::vector<ValueId>& args, const std::vector<int64_t>& sizes) {
+  const size_t n = sizes.size();
+  std::vector<std::vector<int64_t>> operands;
+  for (ValueId a : args) {
+    const TensorSpec* t = a >= 0 ? m.values[a].tensorIf() : nullptr;
+    if (!t || t->sizes.empty() || t->sizes.size() > n) continue;
+    const std::vector<int64_t> st = stridesOf(*t);
+    std::vector<int64_t> e(n, 0);  // expanded: broadcast dimensions have stride 0
+    const size_t lead = n - t->sizes.size();
+    for (size_t d = 0; d < t->sizes.size(); ++d) e[lead + d] = t->sizes[d] == sizes[lead + d] ? st[d] : 0;
+    operands.push_back(std::move(e));
+  }
+  if (operands.empty() || n < 2) return contiguousStrides(sizes);
+  std::vector<size_t> rowMajor(n), channelsLast{1, 3, 2, 0};
+  for (size_t d = 0; d < n; ++d) rowMajor[d] = n - 1 - d;
+  bool contiguous = true, cl = n == 4;
+  for (const auto& st : operands) {
+    contiguous = contiguous && denseInOrder(sizes, st, rowMajor);
+    cl = cl && denseInOrder(sizes, st, channelsLast);
+  }
+  std::vector<size_t> perm(n);  // innermost first, sorted below
+  if (contiguous && !cl) return contiguousStrides(sizes);
+  if (cl && !contiguous) {
+    perm = channelsLast;
+  } else {
+    for (size_t d = 0; d < n; ++d) perm[d] = n - 1 - d;
+    auto shouldSwap = [&](size_t a, size_t b) {
+      for (const auto& st : operands) {
+        if (st[a] == 0 || st[b] == 0) continue;
+        if (st[a] < st[b]) return -1;
+        if (st[a] > st[b]) return 1;
+        if (sizes[a] > sizes[b]) return 1;
+      }
+      return 0;
+    };
+    for (size_t i = 1; i < n; ++i) {
+      size_t d1 = i;
+      for (size_t d0 = i; d0-- > 0;) {
+        const int c = shouldSwap(perm[d0], perm[d1]);
+        if (c > 0) {
+          std::swap(perm[d0], perm[d1]);
+          d1 = d0;
+        } else if (c < 0) {
+          break;
+        }
+      }
+    }
+  }
+  std::vector<int64_t> out(n, 1);
+  int64_t step = 1;
+  for (size_t d : perm) {
+    out[d] = step;
+    step *= std::max<int64_t>(sizes[d], 1);
+  }
+  return out;
 }
 
 }  // namespace
@@ -321,8 +393,9 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
   // ATen's softmax meta function writes a contiguous result whatever its input's layout (cait's
   // talking heads read a permuted softmax, and torch's matmul then does not fold).
   if (op.name == "aten::_softmax" || op.name == "aten::_log_softmax") return contiguousStrides(result.sizes);
-  if (isElementwise(op.name)) {
-    // The first operand with the result's shape lends its layout (torch's TensorIterator).
+  if (isElementwise(op.name)) return pointwiseStrides(m, args, result.sizes);
+  if (op.name == "aten::full_like" || op.name == "aten::_to_copy") {
+    // preserve_format: the first operand with the result's shape lends its layout.
     for (ValueId a : args)
       if (const TensorSpec* t = a >= 0 ? m.values[a].tensorIf() : nullptr; t && t->sizes == result.sizes)
         return denseLike(*t, result.sizes);
