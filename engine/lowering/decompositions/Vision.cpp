@@ -309,6 +309,61 @@ void im2col(Rewrite& r) {
   r.resultIs(out.id);
 }
 
+/// col2im(x, output_size, kernel_size, dilation, padding, stride) (nn.Fold), as torch's
+/// reference writes it (im2col's adjoint): x viewed as [N, C, kh, kw, Lh, Lw] and permuted to
+/// [N, C, kh, Lh, kw, Lw], added with accumulate=True into zeros of the padded output at the
+/// same block indices im2col reads, the padding cut off by a negative pad. An unbatched input is
+/// unsqueezed first and squeezed after. (Core ATen by tag, but to_edge's table decomposes it, and
+/// ExecuTorch has no kernel for it.)
+void col2im(Rewrite& r) {
+  const TensorSpec x = r.tensor("self");
+  auto out = r.ints("output_size"), k = r.ints("kernel_size"), dil = r.ints("dilation"), pad = r.ints("padding"),
+       st = r.ints("stride");
+  const size_t rank = x.sizes.size();
+  if (!out || !k || !dil || !pad || !st || out->size() != 2 || k->size() != 2 || dil->size() != 2 || pad->size() != 2 ||
+      st->size() != 2)
+    return r.fail("col2im needs two output sizes, kernel sizes, dilations, paddings and strides");
+  if ((rank != 2 && rank != 3) || hasSymbols(x)) return r.fail("col2im of an input that is not 2-d or 3-d, or is dynamic, is not decomposed yet");
+  int64_t blocks[2];
+  for (int i = 0; i < 2; ++i) {
+    if ((*k)[i] <= 0 || (*dil)[i] <= 0 || (*st)[i] <= 0 || (*pad)[i] < 0 || (*out)[i] <= 0)
+      return r.fail("col2im with a size, kernel, dilation or stride not positive");
+    blocks[i] = 1 + ((*out)[i] + 2 * (*pad)[i] - (*dil)[i] * ((*k)[i] - 1) - 1) / (*st)[i];
+  }
+  const int64_t kernel = (*k)[0] * (*k)[1];
+  const int64_t n = rank == 3 ? x.sizes[0] : 1, rows = x.sizes[rank - 2];
+  if (rows % kernel != 0 || blocks[0] <= 0 || blocks[1] <= 0 || x.sizes[rank - 1] != blocks[0] * blocks[1])
+    return r.fail("col2im whose input does not hold one column per block of the output");
+  const int64_t c = rows / kernel;
+  TensorRef in = argRef(r, "self");
+  if (rank == 2) in = r.op("aten.unsqueeze.default", {in, int64_t(0)});
+  in = reshape(r, in.id, std::vector<int64_t>{n, c, (*k)[0], (*k)[1], blocks[0], blocks[1]});
+  in = r.op("aten.permute.default", {in, std::vector<int64_t>{0, 1, 2, 4, 3, 5}});
+  auto blockIndices = [&](int i) {
+    const int64_t span = (*out)[i] + 2 * (*pad)[i] - (*dil)[i] * ((*k)[i] - 1);
+    const std::vector<TensorSpec> starts{denseSpec(ScalarType::Long, {(span - 1) / (*st)[i] + 1})};
+    TensorRef b = r.op("aten.arange.start_step", {int64_t(0), span, (*st)[i], ScalarType::Long, None{}, "cpu", false}, &starts);
+    b = r.op("aten.unsqueeze.default", {b, int64_t(0)});
+    const std::vector<TensorSpec> offsets{denseSpec(ScalarType::Long, {(*k)[i]})};
+    TensorRef g = r.op("aten.arange.start_step", {int64_t(0), (*k)[i] * (*dil)[i], (*dil)[i], ScalarType::Long, None{}, "cpu", false},
+                       &offsets);
+    g = r.op("aten.unsqueeze.default", {g, int64_t(-1)});
+    return r.op("aten.add.Tensor", {b, g});
+  };
+  TensorRef rowIdx = blockIndices(0);
+  rowIdx = r.op("aten.unsqueeze.default", {r.op("aten.unsqueeze.default", {rowIdx, int64_t(-1)}), int64_t(-1)});
+  TensorRef colIdx = blockIndices(1);
+  const std::vector<int64_t> padded{n, c, (*out)[0] + 2 * (*pad)[0], (*out)[1] + 2 * (*pad)[1]};
+  TensorRef zeros = r.op("aten.full.default", {padded, int64_t(0), x.dtype, int64_t(0), "cpu", false});
+  TensorRef sum = r.op("aten.index_put.default",
+                       {zeros, std::vector<TensorRef>{TensorRef{kNoValue}, TensorRef{kNoValue}, rowIdx, colIdx}, in, true});
+  const std::vector<int64_t> cut{-(*pad)[1], -(*pad)[1], -(*pad)[0], -(*pad)[0]};
+  if (rank == 3) return r.finish("aten.constant_pad_nd.default", {sum, cut, 0.0});
+  const std::vector<TensorSpec> cutSpec{denseSpec(x.dtype, {n, c, (*out)[0], (*out)[1]})};
+  TensorRef result = r.op("aten.constant_pad_nd.default", {sum, cut, 0.0}, &cutSpec);
+  r.finish("aten.squeeze.dims", {result, std::vector<int64_t>{0}});
+}
+
 /// grid_sampler on a 4-d input is grid_sampler_2d (same arguments).
 void gridSampler(Rewrite& r) {
   if (r.tensor("input").sizes.size() != 4) return r.fail("grid_sampler of a 5-d input (grid_sampler_3d) is not decomposed yet");
@@ -320,6 +375,7 @@ void registerVisionRules(std::vector<std::pair<std::string, Rule>>& t) {
   t.insert(t.end(), {{"aten::pixel_shuffle.default", pixelShuffle},
                      {"aten::pixel_unshuffle.default", pixelUnshuffle},
                      {"aten::im2col.default", im2col},
+                     {"aten::col2im.default", col2im},
                      {"aten::upsample_nearest1d.vec", upsampleNearest1d},
                      {"aten::upsample_linear1d.vec", upsampleLinear1d},
                      {"aten::upsample_bicubic2d.vec", upsampleBicubic2d},
