@@ -22,6 +22,7 @@
 #include <QLockFile>
 #include <QMessageBox>
 #include <QAbstractButton>
+#include <QPushButton>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
@@ -844,6 +845,34 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.selectedNode(), 0);
     QVERIFY(w.inspector()->toPlainText().contains("linear"));
     QVERIFY(w.logView()->toPlainText().contains("node 'linear'"));
+  }
+
+  // Issue 42: an operator the studio's to_edge cannot lower stops it at the ATen check, and the
+  // window offers upstream's ETRecord as the way on (only then).
+  void notCoreOperatorOffersUpstreamEtRecord() {
+    LSTUDIO_REQUIRE_FIXTURES();
+    auto imported = readExportFile(fixture("pt2/linear.pt2").toStdString());
+    QVERIFY(imported.ok());
+    Program custom = imported.value();
+    custom.methods[0].operators[0] = OperatorRef{"aten::histc", "default"};
+    ui::MainWindow w;
+    w.setQuietErrors(true);
+    w.show();
+    w.openProgram(std::make_shared<const Program>(std::move(custom)), "not core");
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QVERIFY(w.runner()->state().failed);
+    QCOMPARE(QString::fromStdString(w.runner()->state().records[w.runner()->state().position - 1].name),
+             QString("EXIRATenDialectVerifier"));
+    QTRY_VERIFY(w.openEtRecordButton()->isVisible());
+    QVERIFY(w.openEtRecordButton()->toolTip().contains("generate_etrecord=True"));
+
+    w.openFile(fixture("pt2/linear.pt2"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.idle(), 30000);
+    w.runner()->runToEnd();
+    w.runner()->waitForIdle();
+    QVERIFY(!w.runner()->state().failed);
+    QTRY_VERIFY(!w.openEtRecordButton()->isVisible());
   }
 
   void graphFollowsTheSnapshot() {

@@ -247,6 +247,13 @@ void MainWindow::buildStatusBar() {
   busy_->hide();
   statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(busy_);
+  openEtRecord_ = new QPushButton(tr("Open upstream's ETRecord…"));
+  openEtRecord_->setToolTip(tr("The studio's to_edge cannot lower this program. ExecuTorch's to_edge(..., "
+                               "generate_etrecord=True) records its edge program in an ETRecord (get_etrecord().save(path)): "
+                               "open that file to go on from upstream's edge program."));
+  openEtRecord_->hide();
+  statusBar()->addPermanentWidget(openEtRecord_);
+  connect(openEtRecord_, &QPushButton::clicked, this, &MainWindow::chooseEtRecord);
   cancelLoad_ = new QPushButton(tr("Cancel"));
   cancelLoad_->setToolTip(tr("Stop loading (Esc)"));
   cancelLoad_->setFlat(true);

@@ -71,6 +71,9 @@ class MainWindow : public QMainWindow {
   QTreeWidget* timeline() const { return timeline_; }
   QPlainTextEdit* graphTextView() const { return text_; }
   QPlainTextEdit* logView() const { return log_; }
+  /// Offered in the status bar when to_edge stops at an operator the studio cannot lower
+  /// (EXIRATenDialectVerifier, run_decompositions): opens upstream's ETRecord instead.
+  QPushButton* openEtRecordButton() const { return openEtRecord_; }
   Inspector* inspector() const { return inspector_; }
   MemoryPlanView* planView() const { return plan_; }
   GraphView* graphView() const { return graph_; }
@@ -235,6 +238,7 @@ class MainWindow : public QMainWindow {
 
   // Files, workspaces and export (MainWindowFiles.cpp).
   void chooseFile();
+  void chooseEtRecord();
   void onLoaded();
   /// openSample without asking first (a workspace's sample, a sample: path).
   void buildSample(const QString& spec);
@@ -372,6 +376,7 @@ class MainWindow : public QMainWindow {
   QProgressBar* busy_ = nullptr;
   QLabel* status_ = nullptr;
   QPushButton* cancelLoad_ = nullptr;
+  QPushButton* openEtRecord_ = nullptr;
   bool loadCancelled_ = false;
   bool loading_ = false;
   QMenu* recentMenu_ = nullptr;

@@ -79,6 +79,13 @@ void MainWindow::chooseFile() {
   if (!path.isEmpty()) openFile(path);
 }
 
+void MainWindow::chooseEtRecord() {
+  QSettings s;
+  QString path = QFileDialog::getOpenFileName(this, tr("Open upstream's ETRecord"), s.value("lastDirectory").toString(),
+                                              tr("ETRecords (*.bin *.etrecord);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
 void MainWindow::openFile(const QString& path) {
   if (!settleUnsavedChanges(tr("Opening %1 replaces it.").arg(QFileInfo(path).fileName()))) return;
   if (path.endsWith(kWorkspaceExtension)) {

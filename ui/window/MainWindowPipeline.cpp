@@ -3,6 +3,7 @@
 #include "ui/window/MainWindow.h"
 
 #include <QCheckBox>
+#include <QPushButton>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -163,6 +164,9 @@ void MainWindow::onPipelineState() {
       status_->setText(tr("%1 failed: %2").arg(q(r.name), r.diagnostics.empty() ? QString() : q(r.diagnostics.front().message)));
     }
   }
+  // Stopped in to_edge at an operator the studio cannot lower: upstream's edge program is the way on.
+  const std::string stoppedIn = s.failed && s.position > 0 ? s.records[s.position - 1].name : std::string();
+  openEtRecord_->setVisible(stoppedIn == "EXIRATenDialectVerifier" || stoppedIn == "run_decompositions");
   snapshot_ = std::min(snapshot_, static_cast<int>(s.position));
   shown_ = s.snapshotAtOrBefore(snapshot_);
   refreshTimeline();
