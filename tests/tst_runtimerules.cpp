@@ -86,6 +86,27 @@ class TestRuntimeRules : public QObject {
     QVERIFY(runtimeHasKernel(OperatorRef{"aten::addmm", "out"}));
   }
 
+  // torch's col2im decomposition (nn.Fold with a padding: timm's volo) cuts the padding off with
+  // a negative constant_pad_nd, which the portable kernel refuses.
+  void negativePaddingIsRefused() {
+    Program p = loweredMlp(dir_.path());
+    Method& m = p.methods[0];
+    const int call = callOf(m, "aten::addmm");
+    QVERIFY(call >= 0);
+    m.operators[m.nodes[call].op] = OperatorRef{"aten::constant_pad_nd", "out"};
+    const auto minusOne = static_cast<ValueId>(m.values.size());
+    m.values.push_back(Value{int64_t(-1), {}});
+    IntList pads;
+    pads.items = {minusOne, minusOne};
+    m.values.push_back(Value{pads, {}});
+    m.nodes[call].args.at(1) = minusOne + 1;
+    auto why = kernelRuleViolation(m, m.nodes[call]);
+    QVERIFY(why);
+    QVERIFY2(why->find("negative padding (-1)") != std::string::npos, why->c_str());
+    m.values[minusOne] = Value{int64_t(1), {}};  // padding outward is the kernel's job
+    QVERIFY(!kernelRuleViolation(m, m.nodes[call]));
+  }
+
   void tensorPastItsArenaIsRefused() {
     Program p = loweredMlp(dir_.path());
     Method& m = p.methods[0];

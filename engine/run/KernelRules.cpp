@@ -305,6 +305,15 @@ bool runtimeHasKernel(const OperatorRef& op) {
 std::optional<std::string> kernelRuleViolation(const Method& m, const Node& n) {
   if (n.kind != NodeKind::Kernel || n.op < 0 || static_cast<size_t>(n.op) >= m.operators.size()) return std::nullopt;
   const OperatorRef& op = m.operators[static_cast<size_t>(n.op)];
+  // The portable constant_pad_nd pads only (check_constant_pad_args): torch's col2im
+  // decomposition cuts its padding off with a negative pad, which the runtime refuses.
+  if (op.fullName() == "aten::constant_pad_nd.out" && n.args.size() > 1 && n.args[1] >= 0)
+    if (const auto* pads = std::get_if<IntList>(&m.values[n.args[1]].payload))
+      for (ValueId x : pads->items)
+        if (const auto* v = x >= 0 ? std::get_if<int64_t>(&m.values[x].payload) : nullptr; v && *v < 0)
+          return op.fullName() + " with a negative padding (" + std::to_string(*v) +
+                 "): ExecuTorch's portable kernel pads only (check_constant_pad_args; the runtime fails the call with "
+                 "InvalidArgument, 0x12)";
   auto it = kernels().find(op.fullName());
   if (it == kernels().end() || (!it->second->sameInputs && !it->second->sameOuts)) return std::nullopt;
   const OpSchema* schema = OpRegistry::builtin().find(op.name, op.overload);
