@@ -524,7 +524,8 @@ class TestDelegates : public QObject {
 
   // Issue 43: to_edge_transform_and_lower records its edge program from before partitioning;
   // its delegate_map says what was delegated. Never exported undelegated without a word: the
-  // CLI lowers it with XnnpackPartitioner, and export without a partitioner is refused.
+  // CLI lowers it with XnnpackPartitioner (export writes the payloads), and export without a
+  // partitioner is refused.
   void etRecordFromBeforePartitioning() {
     QTemporaryDir dir;
     auto write = [&](const char* name, const std::string& bytes) {
@@ -555,9 +556,16 @@ class TestDelegates : public QObject {
     QCOMPARE(parts[0]["nodes"].size(), size_t(2));
     o.str({}), e.str({});
     const std::string out = dir.filePath("out.pte").toStdString();
-    QVERIFY(cli::run({"export", etr, "-o", out}, o, e) != 0);
-    QVERIFY2(e.str().find("partitioner") != std::string::npos, e.str().c_str());
-    QVERIFY(!QFile::exists(QString::fromStdString(out)));
+    // Exported with the partitioner it records: delegated again, the payload XNNPACK's
+    // preprocess writes (the mul and the add as XNNGraph nodes).
+    QVERIFY2(cli::run({"export", etr, "-o", out}, o, e) == 0, e.str().c_str());
+    auto exported = openProgramFile(out);
+    QVERIFY2(exported.ok(), exported.ok() ? "" : exported.error().message().c_str());
+    QCOMPARE(exported->methods.at(0).delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(exported->methods[0].delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    QCOMPARE(graph->nodes.size(), size_t(2));
+    QFile::remove(QString::fromStdString(out));
     // A config without a partitioner: refused, naming the backend and the setting that fits.
     const std::string cfg = write("plain.json", "{}");
     o.str({}), e.str({});

@@ -8,6 +8,9 @@
 #include "engine/lowering/Executable.h"
 #include "engine/lowering/Export.h"
 #include "engine/lowering/Pipeline.h"
+#include "engine/formats/OpenProgram.h"
+#include "engine/formats/delegates/XnnpackPayload.h"
+#include "engine/formats/delegates/XnnpackWriter.h"
 #include "engine/lowering/partition/XnnpackPartitioner.h"
 #include "engine/run/Interpreter.h"
 #include "engine/samples/GraphBuilder.h"
@@ -194,8 +197,7 @@ class TestPartition : public QObject {
   }
 
   // The config: `partitioner` in the JSON (a name or the options), Copy as Python building the
-  // to_edge_transform_and_lower call, unknown partitioners refused; export refuses to write a
-  // program that would silently not be delegated.
+  // to_edge_transform_and_lower call, unknown partitioners refused.
   // to_backend: the partition becomes one executorch_call_delegate reading x and writing the
   // second linear's result; its lowered module keeps the three operators and the four weights,
   // which leave the method's inputs. Run through that module, the program computes what it
@@ -308,7 +310,7 @@ class TestPartition : public QObject {
     for (const PassRecord& r : pipeline.records()) QVERIFY2(r.name.find(" #") == std::string::npos, r.name.c_str());
   }
 
-  void configAndExport() {
+  void partitionerConfig() {
     auto set = applySetting(ExecutorchBackendConfig{}, "partitioner=xnnpack");
     QVERIFY2(set.ok(), set.ok() ? "" : set.error().message().c_str());
     QCOMPARE(set.value().partitioners.size(), size_t(1));
@@ -329,13 +331,72 @@ class TestPartition : public QObject {
              py.c_str());
     QVERIFY(py.find("to_edge_transform_and_lower(programs, partitioner=partitioner") != std::string::npos);
 
+  }
+
+  // Export writes XNNPACK's payload as upstream's preprocess does (byte for byte against
+  // upstream: partition.py's `.pte identical` rows): the relu fused into the first linear as
+  // its output clamp, both linears XNNFullyConnected reading x as external input 0 and
+  // writing output 1, and the four weights as named data keyed by the SHA-256 of their bytes.
+  void exportWritesTheXnnpackPayload() {
     Pipeline pipeline(std::make_shared<const Program>(mixedProgram()), withXnnpack());
     pipeline.runToEnd();
     QVERIFY(!pipeline.failed());
     QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto written = exportToFiles(*pipeline.current(), withXnnpack(), out, {});
+    QVERIFY2(written.ok(), written.ok() ? "" : written.error().message().c_str());
+    auto back = openProgramFile(out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    const Method& m = back->methods.at(0);
+    QCOMPARE(m.delegates.size(), size_t(1));
+    QCOMPARE(m.delegates[0].backendId, std::string("XnnpackBackend"));
+    auto graph = xnnpack::decode(m.delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    QVERIFY(graph->hasHeader);
+    QCOMPARE(graph->identifier, std::string("XN01"));
+    QVERIFY(graph->problems.empty());
+    QCOMPARE(graph->nodes.size(), size_t(2));
+    for (const auto& n : graph->nodes) QCOMPARE(n.type, std::string("XNNFullyConnected"));
+    QVERIFY(graph->nodes[0].outputMinMax.has_value());
+    QCOMPARE(graph->nodes[0].outputMinMax->first, 0.0f);
+    QVERIFY(!graph->nodes[1].outputMinMax.has_value());
+    QCOMPARE(graph->numExterns, 2u);
+    QCOMPARE(graph->inputIds.size(), size_t(1));
+    QCOMPARE(graph->outputIds.size(), size_t(1));
+    QCOMPARE(graph->constants.size(), size_t(5));  // the reserved slot and four weights
+    QCOMPARE(back->namedData.size(), size_t(4));
+    for (size_t k = 1; k < graph->constants.size(); ++k) {
+      const auto& c = graph->constants[k];
+      QCOMPARE(c.source, xnnpack::Constant::Source::NamedData);
+      auto named = std::find_if(back->namedData.begin(), back->namedData.end(), [&](const NamedBlob& b) { return b.key == c.namedKey; });
+      QVERIFY(named != back->namedData.end());
+      QCOMPARE(named->data.size, c.size);
+      QCOMPARE(xnnpack::sha256Hex(named->data.data, named->data.size), c.namedKey);
+    }
+    QCOMPARE(xnnpack::sha256Hex(reinterpret_cast<const uint8_t*>("abc"), 3),
+             std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));  // FIPS 180-2's example
+  }
+
+  // A partition the studio's XNNPACK preprocess cannot compile yet (a convolution needs the
+  // channels-last reshapes) is never written without its payload: export names the node.
+  void exportRefusesAPartitionItCannotCompile() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {1, 3, 8, 8});
+    TensorRef w = b.parameter("conv.weight", ScalarType::Float, {4, 3, 3, 3});
+    b.output(b.op("aten.convolution.default", {x, w, None{}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 0},
+                                               std::vector<int64_t>{1, 1}, false, std::vector<int64_t>{0, 0}, int64_t(1)}));
+    auto prog = b.finish("conv");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    QCOMPARE(pipeline.current()->methods[0].delegates.size(), size_t(1));
+    QVERIFY(!pipeline.current()->methods[0].delegates[0].payloadError.empty());
+    QTemporaryDir dir;
     auto written = exportToFiles(*pipeline.current(), withXnnpack(), (dir.path() + "/out.pte").toStdString(), {});
     QVERIFY(!written.ok());
-    QVERIFY2(written.error().message().find("partitioner") != std::string::npos, written.error().message().c_str());
+    const std::string msg = written.error().message();
+    QVERIFY2(msg.find("XNNPACK's preprocess") != std::string::npos && msg.find("aten::convolution") != std::string::npos, msg.c_str());
     QVERIFY(!QFile::exists(dir.path() + "/out.pte"));
   }
 };

@@ -27,7 +27,7 @@ root=$(pwd)
 # Debian packages the build, the tests and the studio need.
 packages=(build-essential cmake ninja-build pkg-config
           qt6-base-dev libgl-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
-          libsimdjson-dev libminizip-dev zlib1g-dev
+          libsimdjson-dev libminizip-dev zlib1g-dev libssl-dev
           libgraphviz-dev xvfb xauth
           clang libclang-rt-dev lld unzip  # the sanitizer tree and tools/fuzz.sh: clang, libFuzzer, lld; zip seeds
           python3-venv time)           # the conformance oracle's virtual environment; bench_conformance

@@ -65,13 +65,16 @@ void splitCall(const Method& m, const Node& call, size_t callIndex, const std::o
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-void findNamedData(const Program& p, const std::vector<DataFile>& files, DelegateReport& r) {
+void findNamedData(const Program& p, const Delegate& d, const std::vector<DataFile>& files, DelegateReport& r) {
   for (size_t i = 1; i < r.xnnpack->constants.size(); ++i) {
     const auto& c = r.xnnpack->constants[i];
     if (c.source != xnnpack::Constant::Source::NamedData) continue;
     NamedDataUse use{c.namedKey, c.size, "missing"};
-    if (std::any_of(p.namedData.begin(), p.namedData.end(), [&](const NamedBlob& b) { return b.key == c.namedKey; }))
-      use.location = "the .pte";
+    auto has = [&](const std::vector<NamedBlob>& blobs) {
+      return std::any_of(blobs.begin(), blobs.end(), [&](const NamedBlob& b) { return b.key == c.namedKey; });
+    };
+    if (has(p.namedData)) use.location = "the .pte";
+    else if (has(d.namedData)) use.location = "the call (the .pte, once exported)";  // the studio's to_backend made it
     for (const DataFile& f : files)
       if (use.location == "missing" && f.find(c.namedKey)) use.location = stem(f.path);
     for (const CarriedData& d : p.carriedData)
@@ -141,7 +144,7 @@ DelegateReport reportDelegate(const Program& p, const Method& m, size_t index, c
     if (g) {
       r.xnnpack = std::move(g.value());
       r.format = "XNNPACK " + r.xnnpack->identifier + (r.xnnpack->hasHeader ? " with XH00 header" : "");
-      findNamedData(p, files, r);
+      findNamedData(p, d, files, r);
     } else {
       r.format = "XNNPACK (cannot be decoded)";
       r.decodeError = g.error().message();

@@ -178,6 +178,10 @@ struct NodeMeta {
   /// node ("tag0", ExecuTorch's delegation_tag), or why it was left out.
   std::string delegationTag;
   std::string notDelegatedBecause;
+  /// The node of the exported graph this one came from (torch.fx's from_node root; a
+  /// decomposition's nodes keep their operator's): ExecuTorch's DebugHandleGeneratorPass
+  /// gives the nodes of one origin one debug handle.
+  std::string origin;
 };
 
 enum class NodeKind : uint8_t {
@@ -242,6 +246,12 @@ struct DelegateOrigin {
   std::string module;  ///< innermost module path, "fc1"
 };
 
+struct NamedBlob {
+  std::string key;
+  uint32_t segmentIndex = 0;
+  Bytes data;
+};
+
 struct Program;
 
 struct Delegate {
@@ -259,6 +269,12 @@ struct Delegate {
   /// could not be read.
   std::shared_ptr<const Program> original;
   std::string originalError;
+  /// A delegate the studio lowered itself without a payload (`blob` empty): why its
+  /// backend's preprocess could not compile the partition. Export refuses it.
+  std::string payloadError;
+  /// The named data the studio's preprocess made for it (XNNPACK's weights), which the
+  /// emitter writes with the program.
+  std::vector<NamedBlob> namedData;
 };
 
 /// How the graph's inputs and outputs relate to the model (torch.export's signature).
@@ -343,11 +359,6 @@ struct Segment {
   uint64_t size = 0;
 };
 
-struct NamedBlob {
-  std::string key;
-  uint32_t segmentIndex = 0;
-  Bytes data;
-};
 
 /// An entry of a .ptd the program was opened with that no tensor of the
 /// program names (a delegate's named data, a constant no instruction reads):

@@ -656,6 +656,7 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   out.format = SourceFormat::Pte;
   out.backing = lowered.backing;  // weights stay in the mapped archive
   out.namedData = lowered.namedData;  // delegates' shared data (a de-lowered .pte)
+  out.derivedData = lowered.derivedData;  // bytes passes made: folded constants, delegate payloads
   // Also keeps alive the bytes the emitter creates (lifted scalar constants).
   out.externalFiles = lowered.externalFiles;
   out.carriedData = lowered.carriedData;  // .ptd entries no tensor names, written back as they were
@@ -693,6 +694,10 @@ Result<Program> emitProgram(const Program& lowered, const ExecutorchBackendConfi
   for (const Method& m : lowered.methods)
     for (Method& g : trainingGetters(m))
       if (!lowered.method(g.name)) out.methods.push_back(std::move(g));
+  // The named data a backend's preprocess made, as ExecuTorch's emitter gathers it: by
+  // delegate, in the order the calls are emitted.
+  for (const Method& m : out.methods)
+    for (const Delegate& d : m.delegates) out.namedData.insert(out.namedData.end(), d.namedData.begin(), d.namedData.end());
   return out;
 }
 

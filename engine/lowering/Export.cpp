@@ -72,12 +72,15 @@ Result<ExportOutcome> exportToFiles(const Program& program, const ExecutorchBack
                  "a program its delegate_map says was delegated to " + backends +
                      ", recorded before partitioning: without a partitioner it would be written undelegated"};
   }
-  // Never a silent non-delegated export: the partitions are tagged, but to_backend (each
-  // partition made an executorch_call_delegate with XNNPACK's payload) is not in the studio yet.
-  if (!config.partitioners.empty())
-    return Error{ErrorCode::Unsupported, output, std::nullopt, "export with a partitioner",
-                 "a config without `partitioner` (the studio shows XNNPACK's partitions but cannot write its payloads yet)",
-                 std::to_string(config.partitioners.size()) + " partitioner(s) in the config"};
+  // Never a delegate call without its payload: a partition the studio's XNNPACK preprocess
+  // cannot compile yet is named with the reason.
+  for (const Method& m : program.methods)
+    for (size_t d = 0; d < m.delegates.size(); ++d)
+      if (m.delegates[d].blob.size == 0 && !m.delegates[d].payloadError.empty())
+        return Error{ErrorCode::Unsupported, output, std::nullopt,
+                     "export of " + m.name + "'s delegate call " + std::to_string(d) + " (" + m.delegates[d].backendId + ")",
+                     "a partition the studio can compile (or a config without `partitioner`)",
+                     m.delegates[d].payloadError};
   EmitReport emitted;
   auto pte = emitProgram(program, config, &emitted);
   if (!pte) return pte.error();

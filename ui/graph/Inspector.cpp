@@ -130,18 +130,21 @@ QString delegateDetails(const Program& p, const Method& m, int index) {
   QString h = "<table>";
   auto row = [&](const QString& k, const QString& v) { h += "<tr><td class=k>" + k + "</td><td>" + v + "</td></tr>"; };
   const Delegate& d = m.delegates[static_cast<size_t>(index)];
-  // A call the studio's to_backend made: its lowered module, no payload compiled for it.
-  const bool notCompiled = d.blob.empty() && d.original && d.original->exportFacts.container == "to_backend's lowered module";
+  // A call the studio's to_backend made: its lowered module, and the payload its XNNPACK
+  // preprocess compiled (or why there is none).
+  const bool studioLowered = d.original && d.original->exportFacts.container == "to_backend's lowered module";
+  const bool notCompiled = studioLowered && d.blob.empty();
   row("backend", "<b>" + q(r.backend) + "</b>");
   if (notCompiled)
-    row("payload", "not compiled: the studio makes the lowered module (to_backend), not the backend's payload yet");
+    row("payload", "not compiled (export refuses it): " +
+                       q(d.payloadError.empty() ? std::string("the studio has no preprocess for this backend") : d.payloadError));
   else
     row("payload", q(formatBytes(r.blobBytes)) + ", " + q(r.location) + " — " + q(r.format));
   for (const auto& s : r.compileSpecs) row("spec " + q(s.key), q(s.value));
   if (r.compileSpecs.empty()) row("compile specs", "none");
   // What a run does at this call: the program the backend was given, where the ETRecord kept it.
   size_t originalOps = d.original && !d.original->methods.empty() ? d.original->methods.front().nodes.size() : 0;
-  row("when run", notCompiled ? QString("its lowered module (%1 nodes) runs in its place").arg(originalOps)
+  row("when run", studioLowered ? QString("its lowered module (%1 nodes) runs in its place").arg(originalOps)
                   : d.original ? QString("its program before delegation (%1 nodes, from the ETRecord) runs in its place")
                                    .arg(originalOps)
                   : d.originalError.empty() ? QString("stops the run: the ETRecord written with it keeps the program "

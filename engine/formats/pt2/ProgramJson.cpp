@@ -661,6 +661,7 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
       n.meta.debugHandle = std::atoll(std::string(s).c_str());
   }
   if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
+  n.meta.origin = n.name;
   if (delegateCall) return loweredModule(n, w);
   if (wrapped) return inlineWrappedGraph(*inputs, nodePath, n, opIndex);
   return Ok{};

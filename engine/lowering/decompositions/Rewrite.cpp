@@ -670,6 +670,7 @@ TensorSpec Rewrite::contiguousSpec(ScalarType dtype, const std::vector<SizeRef>&
 void Rewrite::place(Node n) {
   n.meta.moduleStack = node_.meta.moduleStack;
   n.meta.stackTrace = node_.meta.stackTrace;
+  n.meta.origin = node_.meta.origin;
   out_.push_back(std::move(n));
 }
 

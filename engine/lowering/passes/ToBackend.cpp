@@ -1,8 +1,9 @@
 // to_backend, the step of to_edge_transform_and_lower after a partitioner tagged nodes: each
 // partition becomes one executorch_call_delegate whose lowered module holds the partition's
 // nodes as a program of their own (what the backend is given), with the weights the
-// partition took. The backend's own compilation (XNNPACK's preprocess and its XNNGraph
-// payload) is not made here: the call keeps that program, which the studio runs in its place.
+// partition took. The backend's own compilation is XnnpackPreprocess's: the call carries
+// the XNNGraph payload it writes (or why there is none), and keeps the program, which the
+// studio runs in the backend's place.
 //
 // The node order is upstream's, which is not the order before: per partition, ExecuTorch
 // fuses the nodes into a submodule inserted after the last node that leaves it
@@ -18,6 +19,7 @@
 
 #include "engine/ir/OpRegistry.h"
 #include "engine/lowering/partition/XnnpackPartitioner.h"
+#include "engine/lowering/partition/XnnpackPreprocess.h"
 #include "engine/lowering/passes/GraphEdit.h"
 #include "engine/lowering/passes/Passes.h"
 
@@ -37,21 +39,6 @@ bool prioritized(const Method& m, const Node& n) {
   return kOps.count(m.operators[n.op].name) > 0;
 }
 
-/// The arguments of `n` that hold a number where its schema has a Tensor.
-std::vector<size_t> scalarTensorArguments(const Method& m, const Node& n) {
-  std::vector<size_t> out;
-  if (n.kind != NodeKind::Kernel || n.op < 0) return out;
-  const OpSchema* s = OpRegistry::builtin().find(m.operators[n.op].name, m.operators[n.op].overload);
-  for (size_t a = 0; s && a < n.args.size() && a < s->arguments.size(); ++a) {
-    const SchemaType& t = s->arguments[a].type;
-    if (t.base != SchemaType::Base::Tensor || t.list || n.args[a] < 0) continue;
-    const Value& v = m.values[n.args[a]];
-    if (!v.symbolic && (v.kind() == ValueKind::Double || v.kind() == ValueKind::Int || v.kind() == ValueKind::Bool))
-      out.push_back(a);
-  }
-  return out;
-}
-
 /// The fx graph to_backend edits, reduced to what decides the order of its nodes.
 class FxModel {
  public:
@@ -63,31 +50,14 @@ class FxModel {
     std::vector<int> inputs;   ///< distinct, in order of first use (fx's _input_nodes)
     std::vector<int> users;    ///< in fx's order
     bool prioritized = false;  ///< legalize_graph puts it first when ready (sym arithmetic)
-    /// A number in a Tensor slot (node, argument): to_edge lifts each into a constant tensor
-    /// placeholder (_lifted_tensor_constant), which the studio makes only when emitting.
-    int liftedNode = -1, liftedArg = -1;
   };
 
   explicit FxModel(const Method& m) : m_(m) {
     const std::vector<int> uses = useCounts(m);
-    // Lifted constants are placed before the user inputs.
-    int firstUserInput = -1;
-    for (ValueId v : m.inputs) {
-      producer_[v] = add({Kind::Placeholder, -1, v, {}, {}, false});
-      const InputSpec* spec = inputSpecOf(m, v);
-      if (firstUserInput < 0 && (!spec || spec->kind == InputSpec::Kind::User)) firstUserInput = producer_[v];
-    }
-    const int liftedAfter = firstUserInput < 0 ? (order_.empty() ? -1 : order_.back()) : before(firstUserInput);
-    int lastLifted = liftedAfter;  // each after the one before, in node order
+    for (ValueId v : m.inputs) producer_[v] = add({Kind::Placeholder, -1, v, {}, {}, false});
     for (size_t i = 0; i < m.nodes.size(); ++i) {
       const Node& n = m.nodes[i];
-      std::map<size_t, int> lifted;
-      for (size_t a : scalarTensorArguments(m, n)) {
-        FNode c{Kind::Placeholder, -1, kNoValue, {}, {}, false};
-        c.liftedNode = int(i), c.liftedArg = int(a);
-        lifted[a] = lastLifted = add(std::move(c), lastLifted);
-      }
-      FNode f{Kind::Call, int(i), n.outputs.size() == 1 ? n.outputs[0] : kNoValue, inputsOf(n, lifted), {}, false};
+      FNode f{Kind::Call, int(i), n.outputs.size() == 1 ? n.outputs[0] : kNoValue, inputsOf(n), {}, false};
       f.prioritized = prioritized(m, n);
       const int id = add(std::move(f));
       if (n.outputs.size() == 1) producer_[n.outputs[0]] = id;
@@ -195,7 +165,7 @@ class FxModel {
   }
   /// The fx nodes a node reads: its arguments' producers in argument order, lists expanded
   /// (sizes computed at run time too); what it writes is not read.
-  std::vector<int> inputsOf(const Node& n, const std::map<size_t, int>& lifted) const {
+  std::vector<int> inputsOf(const Node& n) const {
     std::vector<int> r;
     auto read = [&](ValueId v) {
       if (v < 0 || std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end()) return;
@@ -203,10 +173,6 @@ class FxModel {
     };
     for (size_t a = 0; a < n.args.size(); ++a) {
       const ValueId v = n.args[a];
-      if (auto it = lifted.find(a); it != lifted.end()) {
-        r.push_back(it->second);
-        continue;
-      }
       if (v < 0) continue;
       const auto& payload = m_.values[v].payload;
       if (auto* tl = std::get_if<TensorList>(&payload)) std::for_each(tl->items.begin(), tl->items.end(), read);
@@ -283,13 +249,31 @@ struct OwnedWeight {
   std::vector<int> readers;
 };
 
+/// DebugHandleGeneratorPass, which ends to_edge: the operator nodes numbered from 1 in graph
+/// order, one number per origin (a decomposition's nodes share their operator's). Kept
+/// where the program has its own (an ETRecord's).
+std::vector<int64_t> debugHandles(const Method& m) {
+  std::vector<int64_t> out(m.nodes.size(), 0);
+  std::map<std::string, int64_t> byOrigin;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const Node& n = m.nodes[i];
+    if (n.meta.debugHandle) {
+      out[i] = *n.meta.debugHandle;
+      continue;
+    }
+    const std::string key = n.meta.origin.empty() ? "node " + n.name : n.meta.origin;
+    out[i] = byOrigin.emplace(key, int64_t(byOrigin.size()) + 1).first->second;
+  }
+  return out;
+}
+
 std::shared_ptr<const Program> loweredProgram(const Program& p, const Method& m, const std::vector<int>& nodes,
                                               const std::vector<OwnedWeight>& owned, const std::vector<ValueId>& reads,
                                               const std::vector<ValueId>& returns) {
   auto sub = std::make_shared<Program>();
   sub->path = p.path;
   sub->format = SourceFormat::EtRecord;
-  sub->exportFacts.container = "to_backend's lowered module";  // (no payload compiled)
+  sub->exportFacts.container = "to_backend's lowered module";  // the program the backend was given
   sub->exportFacts.dialect = "EDGE";
   // Its weights are spans into the files the program keeps open.
   sub->backing = p.backing;
@@ -315,9 +299,11 @@ std::shared_ptr<const Program> loweredProgram(const Program& p, const Method& m,
     lm.inputs.push_back(copy(r));
     lm.signature.inputs.push_back(InputSpec{InputSpec::Kind::User, lm.inputs.back(), "", true});
   }
+  const std::vector<int64_t> handles = debugHandles(m);
   for (int i : nodes) {
     Node n = m.nodes[i];
     n.meta.delegationTag.clear();
+    n.meta.debugHandle = handles[i];
     for (ValueId& a : n.args) {
       auto it = copyFor.find({i, a});
       a = it != copyFor.end() ? it->second : copy(a);
@@ -371,37 +357,6 @@ class ToBackend : public Pass {
   }
 
  private:
-  /// The number in argument `arg` of node `node` as a 0-dim constant tensor (torch.tensor's
-  /// dtype for it), as to_edge lifts it: a delegate call reads it.
-  static ValueId liftScalar(Program& p, Method& m, std::vector<Node>& calls, int node, int arg, FreshNames& fresh) {
-    const Value& v = m.values[m.nodes[node].args[arg]];
-    std::string bytes;
-    TensorSpec t;
-    if (auto* d = std::get_if<double>(&v.payload)) {
-      const float f = static_cast<float>(*d);
-      bytes.assign(reinterpret_cast<const char*>(&f), 4);
-    } else if (auto* i = std::get_if<int64_t>(&v.payload)) {
-      t.dtype = ScalarType::Long;
-      bytes.assign(reinterpret_cast<const char*>(i), 8);
-    } else {
-      t.dtype = ScalarType::Bool;
-      bytes.assign(1, std::get<bool>(v.payload) ? 1 : 0);
-    }
-    const std::string name = fresh("_lifted_tensor_constant");
-    auto file = MappedFile::fromBytes(m.name + " (" + name + ")", bytes.data(), bytes.size());
-    t.data = Bytes{file->data(), file->size(), 0};
-    p.derivedData.push_back(std::move(file));
-    const ValueId id = addValue(m, Value{std::move(t), name});
-    m.nodes[node].args[arg] = calls[node].args[arg] = id;
-    // A constant of the method, as lift_constant_tensor_pass makes it: before the user inputs.
-    auto user = std::find_if(m.signature.inputs.begin(), m.signature.inputs.end(),
-                             [](const InputSpec& s) { return s.kind == InputSpec::Kind::User; });
-    const ValueId firstUser = user == m.signature.inputs.end() ? kNoValue : user->value;
-    m.signature.inputs.insert(user, InputSpec{InputSpec::Kind::ConstantTensor, id, name, true});
-    m.inputs.insert(std::find(m.inputs.begin(), m.inputs.end(), firstUser), id);
-    return id;
-  }
-
   /// The weights each partition owns, as to_backend's _maybe_duplicate_constant_nodes leaves
   /// them: a weight the partitioner took (`takenBy`: the partition listing it) whose readers
   /// are all of that partition stays one; else every reader gets a copy of its own, owned by
@@ -435,8 +390,74 @@ class ToBackend : public Pass {
     return owned;
   }
 
+  /// Every number in a Tensor slot as a 0-dim constant tensor, as to_edge's
+  /// ScalarToTensorPass and lift_constant_tensor_pass made them before partitioning: inputs
+  /// of the method before the user inputs, in node order (a delegate call reads those of
+  /// its partition; the emitter would otherwise make the rest later, after them).
+  static void liftScalars(Program& p, Method& m) {
+    LiftedScalars lifted = liftScalarTensorArguments(m);
+    if (lifted.values.empty()) return;
+    p.derivedData.push_back(lifted.bytes);
+    FreshNames fresh(m);
+    auto user = std::find_if(m.signature.inputs.begin(), m.signature.inputs.end(),
+                             [](const InputSpec& s) { return s.kind == InputSpec::Kind::User; });
+    const ValueId firstUser = user == m.signature.inputs.end() ? kNoValue : user->value;
+    std::vector<InputSpec> specs;
+    for (ValueId v : lifted.values) {
+      m.values[v].name = fresh("_lifted_tensor_constant");
+      specs.push_back(InputSpec{InputSpec::Kind::ConstantTensor, v, m.values[v].name, true});
+    }
+    m.signature.inputs.insert(user, specs.begin(), specs.end());
+    m.inputs.insert(std::find(m.inputs.begin(), m.inputs.end(), firstUser), lifted.values.begin(), lifted.values.end());
+  }
+
+  /// A delegate call's results all require grad when anything it reads does, and none when
+  /// nothing does (to_executorch's retrace runs the call as one operator); the retrace
+  /// carries the change on to what reads them.
+  static void delegateResultsGrad(Method& m) {
+    auto requiresGrad = [&](ValueId v) {
+      const TensorSpec* t = v >= 0 ? m.values[v].tensorIf() : nullptr;
+      return t && t->requiresGrad;
+    };
+    std::set<ValueId> changed;
+    for (const Node& n : m.nodes) {
+      std::vector<ValueId> reads = readsOf(m, n);
+      std::erase_if(reads, [&](ValueId v) { return std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end(); });
+      if (n.kind != NodeKind::Delegate &&
+          std::none_of(reads.begin(), reads.end(), [&](ValueId v) { return changed.count(v) > 0; }))
+        continue;
+      const bool grad = std::any_of(reads.begin(), reads.end(), requiresGrad);
+      for (ValueId o : n.outputs)
+        if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[o].payload);
+            t && t->requiresGrad != grad && (!grad || isFloatingPoint(t->dtype))) {
+          t->requiresGrad = grad;
+          changed.insert(o);
+        }
+    }
+  }
+
+  /// XNNPACK's preprocess: the payload and the partition's weights as named data, or
+  /// why the studio cannot write them yet (the call then runs its lowered module).
+  static void compile(Program& p, Delegate& d, PassOutcome& out) {
+    auto compiled = compileForXnnpack(*d.original);
+    if (!compiled) {
+      d.payloadError = compiled.error().message();
+      out.diagnostics.push_back({Diagnostic::Severity::Note, -1, "no XNNPACK payload: " + d.payloadError});
+      return;
+    }
+    auto keep = [&](const std::string& what, const std::string& bytes) {
+      auto file = MappedFile::fromBytes(what, bytes.data(), bytes.size());
+      Bytes b{file->data(), file->size(), 0};
+      p.derivedData.push_back(std::move(file));
+      return b;
+    };
+    d.blob = keep("XNNPACK payload", compiled->payload);
+    for (const auto& [key, bytes] : compiled->namedData) d.namedData.push_back(NamedBlob{key, 0, keep(key, bytes)});
+  }
+
   static void lower(Program& p, Method& m, const std::vector<std::string>& tags,
                     const std::map<ValueId, std::string>& takenBy, PassOutcome& out) {
+    liftScalars(p, m);
     std::set<ValueId> keptInMethod;
     auto owned = ownedWeights(m, takenBy, keptInMethod);
     std::vector<Node> calls = m.nodes;
@@ -466,13 +487,12 @@ class ToBackend : public Pass {
       calls.emplace_back();
       auto [reads, returns] = fx.fuse(part, weights, callIndex);
       std::vector<ValueId> readValues, returnValues;
-      for (int f : reads)
-        readValues.push_back(fx.at(f).liftedNode >= 0 ? liftScalar(p, m, calls, fx.at(f).liftedNode, fx.at(f).liftedArg, fresh)
-                                                      : fx.at(f).value);
+      for (int f : reads) readValues.push_back(fx.at(f).value);
       for (int g : returns) returnValues.push_back(fx.at(g).value);
       Delegate d;
       d.backendId = "XnnpackBackend";
       d.original = loweredProgram(p, m, nodes, owned[tag], readValues, returnValues);
+      compile(p, d, out);
       Node& call = calls[callIndex];
       call.kind = NodeKind::Delegate;
       call.name = fresh("executorch_call_delegate");
@@ -495,6 +515,7 @@ class ToBackend : public Pass {
     for (int f : fx.order())
       if (fx.at(f).kind == FxModel::Kind::Call && fx.at(f).call >= 0) ordered.push_back(std::move(calls[fx.at(f).call]));
     m.nodes = std::move(ordered);
+    delegateResultsGrad(m);
     // The weights only partitions read leave the method's inputs (_unsafe_adjust_original_program).
     auto removed = [&](ValueId v) { return takenBy.count(v) > 0 && !keptInMethod.count(v); };
     std::erase_if(m.signature.inputs, [&](const InputSpec& s) { return removed(s.value); });
