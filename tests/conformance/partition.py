@@ -14,13 +14,17 @@ XnnpackPartitioner(), one to_backend round each, the second on the graph the fir
 every round is compared.
 Then the graph to_backend made of it, in order: each operator left, and each
 executorch_call_delegate as the values it reads and writes, the weights its lowered module took
-and that module's operators in order (the backend's payload itself is not compared: the studio
-does not write XNNPACK's yet).
+and that module's operators in order. Then the file: upstream's to_executorch() under the default
+config against `lowering-cli export FILE --config ...`, byte for byte (XNNPACK's payloads and the
+named data their weights became included). Where the studio's XNNPACK preprocess cannot compile a
+partition yet, its export refuses, naming the node: the row says so (`.pte not written`), which
+is not a difference; a file written unlike upstream's is one.
 Upstream's edge program renames the nodes ("aten_linear_default"), so nodes are compared by
 position: both graphs must hold the same operators in the same order (getitem nodes aside: the
 studio's graph has none), then every partition must take the same positions and the nodes left
 out are the rest. One line per program; the last line is
-  partition: N agree, M differ, D known differences, K upstream fails of T
+  partition: N agree, M differ, D known differences, K upstream fails of T; .pte: I identical,
+  W not written by the studio (its XNNPACK preprocess refuses a node), U upstream cannot write
 and the exit status is non-zero when one differs that partition_expected.txt does not list (or
 one it lists agrees).
 """
@@ -117,6 +121,7 @@ def upstream_partitions(programs: dict, which: str = "xnnpack") -> tuple[dict, d
         edge = to_edge_transform_and_lower(programs, partitioner=upstream_partitioners(which))
     finally:
         XnnpackPartitioner.partition = partition
+    upstream_partitions.last_edge = edge
     # Round by round (one to_backend per partitioner), the methods in the order of the edge programs.
     methods = list(edge._edge_programs)
     rounds = len(PARTITIONERS[which])
@@ -198,6 +203,28 @@ def lowering_difference(want: dict, got: dict) -> str | None:
     return "; ".join(problems) or None
 
 
+def pte_difference(edge, pt2: Path, which: str, work: Path) -> tuple[str, str]:
+    """('identical' | 'not written' | 'upstream' | 'differ', detail): upstream's to_executorch()
+    file against the studio's export of the same .pt2 with the same partitioners."""
+    try:
+        want = edge.to_executorch().buffer
+    except Exception as e:  # noqa: BLE001 (upstream cannot write it: nothing to compare)
+        return "upstream", str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__
+    config = work / f"partitioner-{which}.json"
+    out = work / f"{pt2.stem}-{which}-studio.pte"
+    r = subprocess.run([CLI, "export", str(pt2), "--config", str(config), "-o", str(out)], capture_output=True, text=True)
+    if r.returncode != 0:
+        if "XNNPACK's preprocess" in r.stderr:
+            return "not written", r.stderr[r.stderr.index("XNNPACK's preprocess"):].strip().splitlines()[0][:160]
+        return "differ", f"lowering-cli export exit {r.returncode}: {r.stderr.strip()[-300:]}"
+    got = out.read_bytes()
+    if got == want:
+        return "identical", ""
+    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    (work / f"{pt2.stem}-{which}-upstream.pte").write_bytes(want)
+    return "differ", f".pte differs from upstream's at byte {first} ({len(got)} bytes, upstream {len(want)})"
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, required=True)
@@ -273,6 +300,7 @@ def main(argv: list[str]) -> int:
             row, reason = line.split(None, 1)
             expected[row] = reason
     agree = differ = upstream_fails = unquantizable = known = stale = 0
+    files = {"identical": 0, "not written": 0, "upstream": 0, "differ": 0}
     def rows():
         """(row name, pt2, programs, partitioners) per program: every one with XnnpackPartitioner,
         the dynamically quantized ones also with the dynamic-int8 partitioner first."""
@@ -298,6 +326,20 @@ def main(argv: list[str]) -> int:
             continue
         got, got_lowered, err = studio_partitions(pt2, which, args.work)
         diff = err if got is None else difference(want, got) or lowering_difference(want_lowered, got_lowered)
+        file_result, file_detail = pte_difference(upstream_partitions.last_edge, pt2, which, args.work)
+        files[file_result] += 1
+        if file_result == "differ" and not diff:
+            # A file known to differ where the partition agrees: `row[pte]` in the list.
+            if f"{name}[pte]" in expected:
+                known += 1
+                print(f"{name:32} known .pte difference ({expected[f'{name}[pte]']}): {file_detail}")
+                continue
+            diff = file_detail
+        elif f"{name}[pte]" in expected:
+            stale += 1
+            print(f"{name:32} .pte no longer differs -- listed in partition_expected.txt as {name}[pte]: remove it")
+        file_note = {"identical": "; .pte identical", "not written": f"; .pte not written ({file_detail})",
+                     "upstream": f"; upstream's to_executorch fails ({file_detail})", "differ": ""}[file_result]
         total = sum(len({tag for _, _, tag in nodes if tag is not None}) for nodes in want.values())
         if diff and name in expected:
             known += 1
@@ -308,11 +350,13 @@ def main(argv: list[str]) -> int:
         else:
             agree += 1
             stale += name in expected
-            print(f"{name:32} agree: {total} partition(s) ({time.time() - t0:.1f} s)"
+            print(f"{name:32} agree: {total} partition(s){file_note} ({time.time() - t0:.1f} s)"
                   + (" -- listed in partition_expected.txt: remove it" if name in expected else ""))
     print(f"partition: {agree} agree, {differ} differ, {known} known differences, {upstream_fails} upstream fails of "
           f"{agree + differ + known + upstream_fails}"
-          + (f" ({unquantizable} models PT2E could not quantize)" if unquantizable else ""))
+          + (f" ({unquantizable} models PT2E could not quantize)" if unquantizable else "")
+          + f"; .pte: {files['identical']} identical, {files['not written']} not written by the studio, "
+            f"{files['upstream']} upstream cannot write")
     return 1 if differ or stale else 0
 
 
