@@ -457,6 +457,7 @@ Status ProgramJson::inlineWrappedGraph(element inputs, const Path& w, Node& n, s
       s.op = it->second;
     }
     if (!s.outputs.empty()) s.name = m_.values[static_cast<size_t>(s.outputs.front())].name;
+    s.meta.origin = n.meta.origin;  // inlined from the wrap node: its from_node root
     m_.nodes.push_back(std::move(s));
   }
   return Ok{};

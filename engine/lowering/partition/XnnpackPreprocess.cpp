@@ -9,6 +9,7 @@
 
 #include "engine/formats/delegates/XnnpackWriter.h"
 #include "engine/lowering/passes/GraphEdit.h"
+#include "engine/lowering/passes/Passes.h"
 
 namespace lstudio {
 namespace {
@@ -101,12 +102,6 @@ class Compiler {
       if (!ins.empty() && std::all_of(ins.begin(), ins.end(), [&](ValueId v) { return isParam(v); }))
         return refuse(n, "a node that reads only constants (XNNPACK's ConstPropPass folds it; not written here yet)");
     }
-    for (const Value& v : m_.values)
-      if (const TensorSpec* t = v.tensorIf()) {
-        if (!t->symbols.empty() || t->dynamism != ShapeDynamism::Static)
-          return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "value " + v.name,
-                       "static shapes (dynamic ones are not written here yet)", t->shapeString()};
-      }
     for (ValueId o : m_.outputs)
       if (isUserInput(o))
         return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "output " + m_.values[o].name,
@@ -216,7 +211,14 @@ class Compiler {
       if (!b) return b.error();
       buffer = *b;
     }
+    // get_shape: a dynamic size as its upper bound.
     std::vector<uint64_t> dims(t.sizes.begin(), t.sizes.end());
+    for (size_t d = 0; d < dims.size() && d < t.symbols.size(); ++d) {
+      if (t.symbols[d].empty()) continue;
+      auto bound = passes::sizeUpperBound(t.symbols[d], m_.symbolRanges);
+      if (!bound) return refuse(n, "the size " + t.symbols[d] + " of " + m_.values[v].name + " has no upper bound");
+      dims[d] = uint64_t(*bound);
+    }
     if (dims.empty()) dims = {1};
     Json tv;
     tv["datatype"] = kFp32;
@@ -385,13 +387,22 @@ class Compiler {
         if (!staticInts(n.args[1])) return refuse(n, "a reshape to a symbolic size");
         shape = ints(n.args[1]);
         for (int64_t& d : shape) d = d == -1 ? 0 : d;  // XNNPACK infers a 0
-      } else {
-        shape = m_.values[n.outputs[0]].tensor().sizes;
+      } else {  // the result's shape, a dynamic size as 0 (XNNPACK infers it)
+        const TensorSpec& t = m_.values[n.outputs[0]].tensor();
+        shape = t.sizes;
+        for (size_t d = 0; d < shape.size() && d < t.symbols.size(); ++d)
+          if (!t.symbols[d].empty()) shape[d] = 0;
+        if (std::count(shape.begin(), shape.end(), 0) > 1) return refuse(n, "a reshape with more than one dynamic size");
       }
       if (auto s = defineResultThenInputs(n); !s) return s;
       addNode(n, index, "XNNStaticReshape",
               Json{{"num_dims", shape.size()}, {"new_shape", shape}, {"input_id", id(n.args[0])},
                    {"output_id", id(n.outputs[0])}, {"flags", 0}});
+      return Ok{};
+    }
+    if (op == "aten::clone.default" || op == "dim_order_ops::_clone_dim_order.default") {  // one the clone removal kept
+      if (auto s = defineResultThenInputs(n); !s) return s;
+      addNode(n, index, "XNNCopy", node1x1(id(n.args[0]), id(n.outputs[0])));
       return Ok{};
     }
     if (op == "aten::slice_copy.Tensor") return slice(n, index);

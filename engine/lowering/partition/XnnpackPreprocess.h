@@ -7,7 +7,7 @@
 // sub or mul before it), and the node visitors of the elementwise, linear, matmul,
 // shape and softmax operators. A partition with anything else (a convolution or pooling,
 // which need the channels-last reshapes; quantized values; a node upstream folds as a
-// constant; dynamic shapes) is refused with the node and the reason: its delegate call
+// constant; a size without an upper bound) is refused with the node and the reason: its delegate call
 // has no payload, and export says so instead of writing a file.
 #pragma once
 

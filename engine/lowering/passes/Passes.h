@@ -44,6 +44,9 @@ std::shared_ptr<const Pass> normalizeViewCopyBase();
 std::shared_ptr<const Pass> deadCodeElimination();
 std::shared_ptr<const Pass> replaceViewCopyWithView();
 std::shared_ptr<const Pass> symShapeEval();
+/// The upper bound of a symbolic size ("2*s77 + 1") over the symbols' ranges, as
+/// ConstraintBasedSymShapeEvalPass bounds it; nullopt when it has none.
+std::optional<int64_t> sizeUpperBound(const std::string& size, const std::vector<SymbolRange>& ranges);
 std::shared_ptr<const Pass> toOutVar();
 std::shared_ptr<const Pass> externalConstants();
 /// Beyond ExecuTorch (studio_memory_aware_order): runs just before memoryPlanning.

@@ -170,6 +170,11 @@ class SymShapeEval : public Pass {
 
 }  // namespace
 
+std::optional<int64_t> sizeUpperBound(const std::string& size, const std::vector<SymbolRange>& ranges) {
+  auto r = SizeBound(size, ranges).evaluate();
+  return r ? r->hi : std::nullopt;
+}
+
 std::shared_ptr<const Pass> symShapeEval() { return std::make_shared<SymShapeEval>(); }
 
 }  // namespace lstudio::passes

@@ -261,7 +261,8 @@ std::vector<int64_t> debugHandles(const Method& m) {
       out[i] = *n.meta.debugHandle;
       continue;
     }
-    const std::string key = n.meta.origin.empty() ? "node " + n.name : n.meta.origin;
+    // A node of no known origin is its own (an unnamed _assert_scalar too).
+    const std::string key = !n.meta.origin.empty() ? n.meta.origin : "#" + std::to_string(i);
     out[i] = byOrigin.emplace(key, int64_t(byOrigin.size()) + 1).first->second;
   }
   return out;
@@ -281,6 +282,7 @@ std::shared_ptr<const Program> loweredProgram(const Program& p, const Method& m,
   sub->derivedData = p.derivedData;
   Method lm;
   lm.name = "forward";
+  lm.symbolRanges = m.symbolRanges;
   ValueCopier copy(m, lm);
   // Each copy of a weight its own value, read by the nodes it was copied for.
   std::map<std::pair<int, ValueId>, ValueId> copyFor;
