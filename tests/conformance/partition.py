@@ -203,7 +203,7 @@ def lowering_difference(want: dict, got: dict) -> str | None:
     return "; ".join(problems) or None
 
 
-def pte_difference(edge, pt2: Path, which: str, work: Path) -> tuple[str, str]:
+def pte_difference(edge, programs: dict, name: str, pt2: Path, which: str, work: Path) -> tuple[str, str]:
     """('identical' | 'not written' | 'upstream' | 'differ', detail): upstream's to_executorch()
     file against the studio's export of the same .pt2 with the same partitioners."""
     try:
@@ -211,7 +211,8 @@ def pte_difference(edge, pt2: Path, which: str, work: Path) -> tuple[str, str]:
     except Exception as e:  # noqa: BLE001 (upstream cannot write it: nothing to compare)
         return "upstream", str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__
     config = work / f"partitioner-{which}.json"
-    out = work / f"{pt2.stem}-{which}-studio.pte"
+    stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)  # every model's file is model.pt2
+    out = work / f"{stem}-{which}-studio.pte"
     r = subprocess.run([CLI, "export", str(pt2), "--config", str(config), "-o", str(out)], capture_output=True, text=True)
     if r.returncode != 0:
         if "XNNPACK's preprocess" in r.stderr:
@@ -221,8 +222,28 @@ def pte_difference(edge, pt2: Path, which: str, work: Path) -> tuple[str, str]:
     if got == want:
         return "identical", ""
     first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-    (work / f"{pt2.stem}-{which}-upstream.pte").write_bytes(want)
-    return "differ", f".pte differs from upstream's at byte {first} ({len(got)} bytes, upstream {len(want)})"
+    up = work / f"{stem}-{which}-upstream.pte"
+    up.write_bytes(want)
+    return "differ", f".pte differs from upstream's at byte {first} ({len(got)} bytes, upstream {len(want)}); " \
+        + runs_alike(up, out, programs)
+
+
+def runs_alike(up: Path, studio: Path, programs: dict) -> str:
+    """Both files run in executorch.runtime (XNNPACK's delegate included) on the programs'
+    example inputs: whether their outputs are bit-identical."""
+    from harness import numerics_difference, run_pte
+
+    inputs = {}
+    for method, program in programs.items():
+        example = program.example_inputs
+        if example is None:
+            return "no example inputs to run it on"
+        inputs[method] = tuple(example[0])
+    try:
+        diff = numerics_difference(run_pte(up, [], inputs), run_pte(studio, [], inputs))
+    except Exception as e:  # noqa: BLE001 (a file the runtime refuses: say so)
+        return f"executorch.runtime: {str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__}"
+    return "runs bit-identical in executorch.runtime" if diff is None else f"runs differently in executorch.runtime: {diff}"
 
 
 def main(argv: list[str]) -> int:
@@ -326,7 +347,7 @@ def main(argv: list[str]) -> int:
             continue
         got, got_lowered, err = studio_partitions(pt2, which, args.work)
         diff = err if got is None else difference(want, got) or lowering_difference(want_lowered, got_lowered)
-        file_result, file_detail = pte_difference(upstream_partitions.last_edge, pt2, which, args.work)
+        file_result, file_detail = pte_difference(upstream_partitions.last_edge, programs, name, pt2, which, args.work)
         files[file_result] += 1
         if file_result == "differ" and not diff:
             # A file known to differ where the partition agrees: `row[pte]` in the list.
