@@ -18,13 +18,18 @@ and that module's operators in order. Then the file: upstream's to_executorch() 
 config against `lowering-cli export FILE --config ...`, byte for byte (XNNPACK's payloads and the
 named data their weights became included). Where the studio's XNNPACK preprocess cannot compile a
 partition yet, its export refuses, naming the node: the row says so (`.pte not written`), which
-is not a difference; a file written unlike upstream's is one.
+is not a difference. A file written unlike upstream's is run, as upstream's is, in
+executorch.runtime on the programs' example inputs: `runs equal` when the outputs are
+bit-identical and no arena is larger than upstream's (upstream's own partitioning is not
+deterministic on some models: hf_albert_encoder's lowered modules take their nodes in one of
+two orders from run to run), a difference otherwise.
 Upstream's edge program renames the nodes ("aten_linear_default"), so nodes are compared by
 position: both graphs must hold the same operators in the same order (getitem nodes aside: the
 studio's graph has none), then every partition must take the same positions and the nodes left
 out are the rest. One line per program; the last line is
   partition: N agree, M differ, D known differences, K upstream fails of T; .pte: I identical,
-  W not written by the studio (its XNNPACK preprocess refuses a node), U upstream cannot write
+  R runs equal, W not written by the studio (its XNNPACK preprocess refuses a node), U upstream
+  cannot write
 and the exit status is non-zero when one differs that partition_expected.txt does not list (or
 one it lists agrees).
 """
@@ -224,26 +229,38 @@ def pte_difference(edge, programs: dict, name: str, pt2: Path, which: str, work:
     first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
     up = work / f"{stem}-{which}-upstream.pte"
     up.write_bytes(want)
-    return "differ", f".pte differs from upstream's at byte {first} ({len(got)} bytes, upstream {len(want)}); " \
-        + runs_alike(up, out, programs)
+    where = f".pte differs from upstream's at byte {first} ({len(got)} bytes, upstream {len(want)})"
+    unlike = runs_unlike(up, out, programs) or arenas_larger(want, got)
+    return ("differ", f"{where}; {unlike}") if unlike else ("runs equal", where)
 
 
-def runs_alike(up: Path, studio: Path, programs: dict) -> str:
+def runs_unlike(up: Path, studio: Path, programs: dict) -> str | None:
     """Both files run in executorch.runtime (XNNPACK's delegate included) on the programs'
-    example inputs: whether their outputs are bit-identical."""
+    example inputs: None when their outputs are bit-identical, else how they differ."""
     from harness import numerics_difference, run_pte
 
     inputs = {}
     for method, program in programs.items():
         example = program.example_inputs
         if example is None:
-            return "no example inputs to run it on"
+            return "no example inputs to run both files on"
         inputs[method] = tuple(example[0])
     try:
         diff = numerics_difference(run_pte(up, [], inputs), run_pte(studio, [], inputs))
     except Exception as e:  # noqa: BLE001 (a file the runtime refuses: say so)
         return f"executorch.runtime: {str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__}"
-    return "runs bit-identical in executorch.runtime" if diff is None else f"runs differently in executorch.runtime: {diff}"
+    return None if diff is None else f"runs differently in executorch.runtime: {diff}"
+
+
+def arenas_larger(want: bytes, got: bytes) -> str | None:
+    """None when no arena of the studio's file is larger than upstream's (non_const_buffer_sizes)."""
+    from executorch.exir._serialize._flatbuffer import _program_flatbuffer_to_json
+
+    def arenas(pte: bytes) -> list:
+        return [p.get("non_const_buffer_sizes", []) for p in json.loads(_program_flatbuffer_to_json(pte))["execution_plan"]]
+    w, g = arenas(want), arenas(got)
+    larger = [f"{a} > {b}" for ws, gs in zip(w, g) for a, b in zip(gs, ws) if a > b]
+    return f"arenas larger than upstream's: {', '.join(larger)}" if larger or len(w) != len(g) else None
 
 
 def main(argv: list[str]) -> int:
@@ -321,7 +338,7 @@ def main(argv: list[str]) -> int:
             row, reason = line.split(None, 1)
             expected[row] = reason
     agree = differ = upstream_fails = unquantizable = known = stale = 0
-    files = {"identical": 0, "not written": 0, "upstream": 0, "differ": 0}
+    files = {"identical": 0, "runs equal": 0, "not written": 0, "upstream": 0, "differ": 0}
     def rows():
         """(row name, pt2, programs, partitioners) per program: every one with XnnpackPartitioner,
         the dynamically quantized ones also with the dynamic-int8 partitioner first."""
@@ -359,7 +376,9 @@ def main(argv: list[str]) -> int:
         elif f"{name}[pte]" in expected:
             stale += 1
             print(f"{name:32} .pte no longer differs -- listed in partition_expected.txt as {name}[pte]: remove it")
-        file_note = {"identical": "; .pte identical", "not written": f"; .pte not written ({file_detail})",
+        file_note = {"identical": "; .pte identical", "runs equal": f"; .pte runs equal ({file_detail}: outputs "
+                     f"bit-identical in executorch.runtime, no arena larger)",
+                     "not written": f"; .pte not written ({file_detail})",
                      "upstream": f"; upstream's to_executorch fails ({file_detail})", "differ": ""}[file_result]
         total = sum(len({tag for _, _, tag in nodes if tag is not None}) for nodes in want.values())
         if diff and name in expected:
@@ -376,7 +395,8 @@ def main(argv: list[str]) -> int:
     print(f"partition: {agree} agree, {differ} differ, {known} known differences, {upstream_fails} upstream fails of "
           f"{agree + differ + known + upstream_fails}"
           + (f" ({unquantizable} models PT2E could not quantize)" if unquantizable else "")
-          + f"; .pte: {files['identical']} identical, {files['not written']} not written by the studio, "
+          + f"; .pte: {files['identical']} identical, {files['runs equal']} runs equal, "
+            f"{files['not written']} not written by the studio, "
             f"{files['upstream']} upstream cannot write")
     return 1 if differ or stale else 0
 
