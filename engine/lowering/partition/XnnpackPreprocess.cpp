@@ -41,7 +41,7 @@ class Compiler {
     fuseActivations();
     externalIds();
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      if (fused_.count(int(i))) continue;
+      if (dropped_.count(int(i))) continue;
       if (auto s = visit(int(i)); !s) return s.error();
     }
     Json graph;
@@ -95,7 +95,7 @@ class Compiler {
   Status checkGraph() const {
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
       const Node& n = m_.nodes[i];
-      if (fused_.count(int(i))) continue;
+      if (dropped_.count(int(i))) continue;
       if (n.kind != NodeKind::Kernel || n.op < 0) return refuse(n, "a node that is not an operator call");
       // ConstPropPass folds a node that reads only constants into a new constant.
       const std::vector<ValueId> ins = tensorInputs(n);
@@ -133,7 +133,7 @@ class Compiler {
       const bool inputToOutput = std::find(m_.inputs.begin(), m_.inputs.end(), in) != m_.inputs.end() &&
                                  std::find(m_.outputs.begin(), m_.outputs.end(), n.outputs[0]) != m_.outputs.end();
       if (inputToOutput) continue;
-      fused_.insert(int(i));
+      dropped_.insert(int(i));
       alias_[n.outputs[0]] = in;
     }
   }
@@ -155,7 +155,7 @@ class Compiler {
       if (op != "aten::relu.default" && op != "aten::hardtanh.default") continue;
       const ValueId in = resolve(act.args[0]);
       const int producer = passes::producerOf(m_, in);
-      if (producer < 0 || fused_.count(producer) || !kFuseable.count(opName(m_.nodes[producer]))) continue;
+      if (producer < 0 || dropped_.count(producer) || !kFuseable.count(opName(m_.nodes[producer]))) continue;
       if (users[in].size() + (outputs.count(in) ? 1 : 0) > 1) continue;
       Json mm;
       if (op == "aten::relu.default") {
@@ -166,7 +166,7 @@ class Compiler {
         mm["output_max"] = spelled(act, 2) ? number(*numberOf(m_, act.args[2])) : Json(1);
       }
       minMax_[producer] = std::move(mm);
-      fused_.insert(int(i));
+      dropped_.insert(int(i));
       alias_[act.outputs[0]] = in;
       // Its users now read the producer.
       for (int u : users[act.outputs[0]]) users[in].insert(u);
@@ -478,7 +478,7 @@ class Compiler {
   }
 
   const Method& m_;
-  std::set<int> fused_;
+  std::set<int> dropped_;  ///< nodes the passes took out: fused activations, identity clones
   std::map<int, Json> minMax_;
   std::map<ValueId, ValueId> alias_;
   std::vector<ValueId> outputs_;
