@@ -1,3 +1,5 @@
+#include <cmath>
+#include <cstring>
 // XnnpackPartitioner in the studio: which nodes a partition takes, why the rest stay
 // out, how groups merge (never into a cycle), the operators to_edge_transform_and_lower
 // keeps whole for it, and the config that asks for it. Upstream's partitions are compared
@@ -377,15 +379,81 @@ class TestPartition : public QObject {
              std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));  // FIPS 180-2's example
   }
 
-  // A partition the studio's XNNPACK preprocess cannot compile yet (a convolution needs the
-  // channels-last reshapes) is never written without its payload: export names the node.
-  void exportRefusesAPartitionItCannotCompile() {
+  // conv -> batch norm -> relu -> max pool -> mean, as XNNPACK's preprocess writes it: the
+  // batch norm folded into the convolution's weight and bias, the relu into its output
+  // bound, the whole chain channels-last between one transpose in and one out.
+  void exportWritesAChannelsLastConvolution() {
     GraphBuilder b;
     TensorRef x = b.input("x", ScalarType::Float, {1, 3, 8, 8});
     TensorRef w = b.parameter("conv.weight", ScalarType::Float, {4, 3, 3, 3});
-    b.output(b.op("aten.convolution.default", {x, w, None{}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 0},
-                                               std::vector<int64_t>{1, 1}, false, std::vector<int64_t>{0, 0}, int64_t(1)}));
-    auto prog = b.finish("conv");
+    TensorRef gamma = b.parameter("bn.weight", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 2.0});
+    TensorRef beta = b.parameter("bn.bias", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 0.5});
+    TensorRef mean = b.buffer("bn.running_mean", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 0.25});
+    TensorRef var = b.buffer("bn.running_var", ScalarType::Float, {4}, {WeightInit::Kind::Constant, 3.0});
+    TensorRef conv = b.op("aten.convolution.default", {x, w, None{}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1},
+                                                       std::vector<int64_t>{1, 1}, false, std::vector<int64_t>{0, 0}, int64_t(1)});
+    std::vector<TensorRef> bn = b.call("aten._native_batch_norm_legit_no_training.default", {conv, gamma, beta, mean, var, 0.1, 1e-5});
+    std::vector<TensorRef> pooled;
+    if (!bn.empty())
+      pooled = b.call("aten.max_pool2d.default",
+                      {b.op("aten.relu.default", {bn[0]}), std::vector<int64_t>{2, 2}, std::vector<int64_t>{2, 2}});
+    if (!pooled.empty()) b.output(b.op("aten.mean.dim", {pooled[0], std::vector<int64_t>{-1, -2}, true}));
+    auto prog = b.finish("cnn");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    QCOMPARE(bn.size(), size_t(3));
+    QCOMPARE(pooled.size(), size_t(1));
+    std::string left;  // what the partitioner left out, and why
+    const auto tagged = partitioned(prog.value(), withXnnpack());
+    for (const Node& n : tagged->methods[0].nodes)
+      if (!n.meta.notDelegatedBecause.empty()) left += n.name + ": " + n.meta.notDelegatedBecause + "; ";
+    if (!left.empty()) qWarning("%s", left.c_str());
+    QVERIFY(left.empty());
+    Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
+    pipeline.runToEnd();
+    QVERIFY(!pipeline.failed());
+    QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto written = exportToFiles(*pipeline.current(), withXnnpack(), out, {});
+    QVERIFY2(written.ok(), written.ok() ? "" : written.error().message().c_str());
+    auto back = openProgramFile(out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    const Method& m = back->methods.at(0);
+    QCOMPARE(m.delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(m.delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    std::vector<std::string> types;
+    for (const auto& n : graph->nodes) types.push_back(n.type);
+    QCOMPARE(types, (std::vector<std::string>{"XNNStaticTranspose", "XNNConv2d", "XNNMaxPooling2d", "XNNGlobalAvgPooling2d",
+                                              "XNNStaticTranspose"}));
+    QCOMPARE(graph->nodes[0].debugHandle, 65535u);  // the layout copies the pass adds have no handle
+    QVERIFY(graph->nodes[1].outputMinMax.has_value());
+    QCOMPARE(graph->nodes[1].outputMinMax->first, 0.0f);
+    auto value = [&](uint32_t id) { return graph->values.at(id); };
+    QCOMPARE(value(graph->nodes[0].outputs[0]).dims, (std::vector<uint32_t>{1, 8, 8, 3}));  // NHWC
+    QCOMPARE(value(graph->nodes[1].outputs[0]).dims, (std::vector<uint32_t>{1, 8, 8, 4}));
+    QCOMPARE(value(graph->nodes[4].outputs[0]).dims, (std::vector<uint32_t>{1, 4, 1, 1}));  // back to NCHW
+    QVERIFY(value(graph->nodes[4].outputs[0]).isOutput());
+    // The conv's inputs: input, filter, bias. The bias is the batch norm's shift:
+    // (0 - mean) * 1/sqrt(var + eps) * gamma + beta, in float32.
+    QCOMPARE(graph->nodes[1].inputs.size(), size_t(3));
+    const auto& bias = graph->constants.at(value(graph->nodes[1].inputs[2]).constantIndex);
+    auto blob = std::find_if(back->namedData.begin(), back->namedData.end(), [&](const NamedBlob& nb) { return nb.key == bias.namedKey; });
+    QVERIFY(blob != back->namedData.end());
+    QCOMPARE(blob->data.size, uint64_t(16));
+    float shift[4];
+    std::memcpy(shift, blob->data.data, 16);
+    const float expected = (0.0f - 0.25f) * (1.0f / std::sqrt(3.0f + float(1e-5))) * 2.0f + 0.5f;
+    for (float f : shift) QCOMPARE(f, expected);
+    QCOMPARE(value(graph->nodes[1].inputs[1]).dims, (std::vector<uint32_t>{4, 3, 3, 3}));  // filter [out, kh, kw, in]
+  }
+
+  // A partition the studio's XNNPACK preprocess cannot compile yet (float16 values) is
+  // never written without its payload: export names the node.
+  void exportRefusesAPartitionItCannotCompile() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Half, {2, 8});
+    b.output(b.op("aten.mul.Tensor", {x, x}));
+    auto prog = b.finish("half");
     QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
     Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
     pipeline.runToEnd();
@@ -396,7 +464,7 @@ class TestPartition : public QObject {
     auto written = exportToFiles(*pipeline.current(), withXnnpack(), (dir.path() + "/out.pte").toStdString(), {});
     QVERIFY(!written.ok());
     const std::string msg = written.error().message();
-    QVERIFY2(msg.find("XNNPACK's preprocess") != std::string::npos && msg.find("aten::convolution") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("XNNPACK's preprocess") != std::string::npos && msg.find("aten::mul") != std::string::npos, msg.c_str());
     QVERIFY(!QFile::exists(dir.path() + "/out.pte"));
   }
 };

@@ -303,6 +303,27 @@ struct ShapeCall {
     return one(like(*a0, s, {symbolOf(*a0, 0), "", "", ""}));
   }
 
+  /// max_pool2d(_with_indices) and avg_pool2d without ceil_mode: NCHW from the kernel, stride
+  /// (none: the kernel's), padding and (max pooling) dilation; with indices an int64 twin.
+  Specs pool2d() const {
+    auto kernel = intsArg(m, args, 1), stride = intsArg(m, args, 2), pad = intsArg(m, args, 3);
+    const bool isMax = name != "aten::avg_pool2d";
+    auto dil = isMax ? intsArg(m, args, 4) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{1});
+    if (!a0 || !kernel || kernel->empty() || !pad || pad->empty() || !dil || dil->empty() || a0->sizes.size() != 4)
+      return shapeError(op, "NCHW input, kernel, stride, padding");
+    const std::vector<int64_t>& st = stride && !stride->empty() ? *stride : *kernel;
+    std::vector<int64_t> s = a0->sizes;
+    for (size_t k = 0; k < 2; ++k) {
+      auto at = [k](const std::vector<int64_t>& v) { return v[std::min(k, v.size() - 1)]; };
+      s[2 + k] = (a0->sizes[2 + k] + 2 * at(*pad) - at(*dil) * (at(*kernel) - 1) - 1) / at(st) + 1;
+    }
+    TensorSpec out = like(*a0, s, {symbolOf(*a0, 0), symbolOf(*a0, 1), "", ""});
+    if (name != "aten::max_pool2d_with_indices") return one(out);
+    TensorSpec indices = out;
+    indices.dtype = ScalarType::Long;
+    return std::vector<TensorSpec>{out, indices};
+  }
+
   /// _native_batch_norm_legit_no_training: the input's shape and two empty statistics.
   Specs batchNormNoTraining() const {
     if (!a0) return shapeError(op, "an input tensor");
@@ -463,6 +484,8 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::amax", &ShapeCall::reduction}, {"aten::var", &ShapeCall::reduction},
     {"aten::embedding", &ShapeCall::embedding},
     {"aten::convolution", &ShapeCall::convolution},
+    {"aten::max_pool2d_with_indices", &ShapeCall::pool2d}, {"aten::max_pool2d", &ShapeCall::pool2d},
+    {"aten::avg_pool2d", &ShapeCall::pool2d},
     {"aten::_native_batch_norm_legit_no_training", &ShapeCall::batchNormNoTraining},
     {"quantized_decomposed::quantize_per_tensor", &ShapeCall::quantizePerTensor},
     {"quantized_decomposed::dequantize_per_tensor", &ShapeCall::quantizePerTensor},

@@ -1,6 +1,8 @@
 #include "engine/lowering/partition/XnnpackPreprocess.h"
 
 #include <cmath>
+#include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -22,7 +24,11 @@ constexpr uint32_t kInvalidId = 0xFFFFFFFFu;     // XNN_INVALID_VALUE_ID
 constexpr uint64_t kNamedOffset = UINT64_MAX;    // a ConstantDataOffset found by its named_key
 constexpr int64_t kDefaultDebugHandle = 65535;   // a node without a debug handle
 constexpr uint32_t kFlagExternalInput = 1, kFlagExternalOutput = 2, kFlagTransposeWeights = 1;
+constexpr uint32_t kFlagKeepDims = 0x40;          // XNN_FLAG_KEEP_DIMS
 constexpr int kFp32 = 1;                          // xnn_datatype_fp32
+constexpr int64_t kNchwToNhwc[4] = {0, 2, 3, 1}, kNhwcToNchw[4] = {0, 3, 1, 2};
+/// The layout copies ChannelsLastTaggedReshapePass inserts (aten._to_copy with a memory format).
+const char* const kLayoutCopy = "aten::_to_copy.default";
 
 /// A float as ExecuTorch writes it to flatc: non-finite values as the strings its JSON
 /// sanitizer leaves ("+inf" for relu's bound, "-inf" and "inf" for clamp's defaults).
@@ -31,19 +37,59 @@ Json number(double x, const char* posInf = "inf") {
   return Json(x);
 }
 
+/// torch's is_contiguous for a memory format: the sizes walked from the innermost
+/// dimension of `order` outwards, size-1 dimensions skipped.
+bool denseIn(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, const std::vector<size_t>& order) {
+  int64_t expected = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (sizes[*it] == 1) continue;
+    if (strides[*it] != expected) return false;
+    expected *= sizes[*it];
+  }
+  return true;
+}
+
+/// ChannelsLastTaggedReshapePass._is_nhwc_tensor: channels-last and not also contiguous.
+bool isNhwcTensor(const TensorSpec& t) {
+  if (t.sizes.size() != 4) return false;
+  std::vector<int64_t> strides = t.strides;
+  if (strides.size() != 4) {
+    strides.assign(4, 0);
+    std::vector<uint8_t> order = t.dimOrder.size() == 4 ? t.dimOrder : std::vector<uint8_t>{0, 1, 2, 3};
+    int64_t s = 1;
+    for (int k = 3; k >= 0; --k) strides[order[k]] = s, s *= std::max<int64_t>(t.sizes[order[k]], 1);
+  }
+  return denseIn(t.sizes, strides, {0, 2, 3, 1}) && !denseIn(t.sizes, strides, {0, 1, 2, 3});
+}
+
+/// How define_tensor lays a tensor out: NHWC (convert_to_nhwc), and for a depthwise or
+/// transposed convolution's weight the in/out channels swapped first, per group.
+struct Layout {
+  bool nhwc = false;
+  bool swapInOut = false;
+  int64_t groups = 1;
+};
+
 class Compiler {
  public:
-  explicit Compiler(const Method& m) : m_(m) {}
+  explicit Compiler(const Method& m) : g_(m) {}
 
   Result<XnnpackCompiled> run() {
+    // XNNPACKPassManager's passes, in its order (those that change nothing the float32
+    // path writes are left out), then the node visitors in graph order.
     removeIdentityClones();
     if (auto s = checkGraph(); !s) return s.error();
+    convertToLinear();
+    if (auto s = refuseConstantFolding(); !s) return s.error();
+    if (auto s = fuseBatchNorms(); !s) return s.error();
+    if (auto s = decomposeBatchNorms(); !s) return s.error();
     fuseActivations();
+    if (auto s = unsqueezeConv1d(); !s) return s.error();
+    if (auto s = tagChannelsLast(); !s) return s.error();
+    removeRedundantCopies();
     externalIds();
-    for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      if (dropped_.count(int(i))) continue;
-      if (auto s = visit(int(i)); !s) return s.error();
-    }
+    for (const Node& n : g_.nodes)
+      if (auto s = visit(n); !s) return s.error();
     Json graph;
     graph["version"] = "0";
     graph["xnodes"] = std::move(xnodes_);
@@ -58,54 +104,130 @@ class Compiler {
   }
 
  private:
-  // ---- what is refused before anything is written --------------------------------------
+  // ---- the working graph ---------------------------------------------------------------
+
+  std::string opName(const Node& n) const {
+    if (n.op < 0) return n.target;  // a node one of the passes made or renamed
+    const OperatorRef* op = passes::operatorOf(g_, n);
+    return op ? op->name + "." + op->overload : std::string();
+  }
 
   Error refuse(const Node& n, const std::string& why) const {
-    const OperatorRef* op = passes::operatorOf(m_, n);
+    const std::string op = opName(n);
     return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt,
-                 "node " + n.name + (op ? " (" + op->fullName() + ")" : ""), "", why};
+                 "node " + n.name + (op.empty() ? "" : " (" + op + ")"), "", why};
   }
 
   bool isParam(ValueId v) const {
-    const InputSpec* s = inputSpecOf(m_, v);
+    const InputSpec* s = inputSpecOf(g_, v);
     return s && (s->kind == InputSpec::Kind::Parameter || s->kind == InputSpec::Kind::Buffer ||
                  s->kind == InputSpec::Kind::ConstantTensor);
   }
+  bool isPlaceholder(ValueId v) const {
+    return std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end() || inputSpecOf(g_, v);
+  }
   bool isUserInput(ValueId v) const {
-    if (std::find(m_.inputs.begin(), m_.inputs.end(), v) == m_.inputs.end()) return false;
-    const InputSpec* s = inputSpecOf(m_, v);
+    if (std::find(g_.inputs.begin(), g_.inputs.end(), v) == g_.inputs.end()) return false;
+    const InputSpec* s = inputSpecOf(g_, v);
     return !s || s->kind == InputSpec::Kind::User;
   }
+  bool isOutput(ValueId v) const { return std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end(); }
+  const TensorSpec& spec(ValueId v) const { return g_.values[v].tensor(); }
+  size_t rank(ValueId v) const { return spec(v).sizes.size(); }
 
   /// The tensors a node reads, distinct, in argument order (fx's all_input_nodes).
   std::vector<ValueId> tensorInputs(const Node& n) const {
     std::vector<ValueId> out;
     auto add = [&](ValueId v) {
-      v = resolve(v);
-      if (v >= 0 && m_.values[v].isTensor() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      if (v >= 0 && g_.values[v].isTensor() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     };
     for (ValueId a : n.args) {
       if (a < 0) continue;
-      if (auto* l = std::get_if<TensorList>(&m_.values[a].payload)) for (ValueId t : l->items) add(t);
+      if (auto* l = std::get_if<TensorList>(&g_.values[a].payload)) for (ValueId t : l->items) add(t);
       else add(a);
     }
     return out;
   }
 
+  /// The nodes reading v (each once), and whether the graph output does (fx's users).
+  std::vector<size_t> readers(ValueId v) const {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const std::vector<ValueId> ins = tensorInputs(g_.nodes[i]);
+      if (std::find(ins.begin(), ins.end(), v) != ins.end()) out.push_back(i);
+    }
+    return out;
+  }
+  size_t userCount(ValueId v) const { return readers(v).size() + (isOutput(v) ? 1 : 0); }
+
+  /// fx's replace_input_with on node `i`: every argument that is `from` reads `to`.
+  void replaceInput(size_t i, ValueId from, ValueId to) {
+    for (ValueId& a : g_.nodes[i].args) {
+      if (a == from) a = to;
+      else if (a >= 0)
+        if (auto* l = std::get_if<TensorList>(&g_.values[a].payload);
+            l && std::find(l->items.begin(), l->items.end(), from) != l->items.end()) {
+          TensorList copy = *l;  // the list value may be shared: give this node its own
+          std::replace(copy.items.begin(), copy.items.end(), from, to);
+          Value v = g_.values[a];
+          v.payload = std::move(copy);
+          a = passes::addValue(g_, std::move(v));
+        }
+    }
+  }
+  /// The same on the graph's output node.
+  void replaceOutput(ValueId from, ValueId to) {
+    std::replace(g_.outputs.begin(), g_.outputs.end(), from, to);
+    for (OutputSpec& o : g_.signature.outputs)
+      if (o.value == from) o.value = to;
+  }
+
+  void eraseNodes(const std::set<size_t>& erased) {
+    std::vector<Node> kept;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (!erased.count(i)) kept.push_back(std::move(g_.nodes[i]));
+    g_.nodes = std::move(kept);
+  }
+
+  /// The argument as the call gave it (fx's len(node.args) > k), not a schema default.
+  bool spelled(const Node& n, size_t k) const {
+    return k < n.args.size() && n.args[k] >= 0 && !(k < 64 && (n.defaultedArgs >> k & 1)) &&
+           g_.values[n.args[k]].kind() != ValueKind::None;
+  }
+  std::vector<int64_t> ints(ValueId list) const {
+    std::vector<int64_t> out;
+    if (list < 0) return out;
+    if (auto* l = std::get_if<IntList>(&g_.values[list].payload))
+      for (ValueId i : l->items) out.push_back(int64_t(*numberOf(g_, i)));
+    else if (auto x = numberOf(g_, list))
+      out.push_back(int64_t(*x));
+    return out;
+  }
+  bool staticInts(ValueId list) const {
+    auto* l = std::get_if<IntList>(&g_.values[list].payload);
+    return l && std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return numberOf(g_, i).has_value(); });
+  }
+
+  // ---- what is refused before anything is written --------------------------------------
+
   Status checkGraph() const {
-    for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      const Node& n = m_.nodes[i];
-      if (dropped_.count(int(i))) continue;
+    for (const Node& n : g_.nodes) {
       if (n.kind != NodeKind::Kernel || n.op < 0) return refuse(n, "a node that is not an operator call");
-      // ConstPropPass folds a node that reads only constants into a new constant.
+    }
+    for (ValueId o : g_.outputs)
+      if (isUserInput(o))
+        return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "output " + g_.values[o].name,
+                     "an output the delegate computes", "an input passed through (XNNPACK refuses it too)"};
+    return Ok{};
+  }
+
+  /// ConstPropPass folds a node that reads only constants into a new constant.
+  Status refuseConstantFolding() const {
+    for (const Node& n : g_.nodes) {
       const std::vector<ValueId> ins = tensorInputs(n);
       if (!ins.empty() && std::all_of(ins.begin(), ins.end(), [&](ValueId v) { return isParam(v); }))
         return refuse(n, "a node that reads only constants (XNNPACK's ConstPropPass folds it; not written here yet)");
     }
-    for (ValueId o : m_.outputs)
-      if (isUserInput(o))
-        return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "output " + m_.values[o].name,
-                     "an output the delegate computes", "an input passed through (XNNPACK refuses it too)"};
     return Ok{};
   }
 
@@ -121,21 +243,239 @@ class Compiler {
   /// A clone that keeps its input's dim order is dropped (its readers read the input),
   /// except one that copies a graph input straight to an output.
   void removeIdentityClones() {
-    for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      const Node& n = m_.nodes[i];
+    std::set<size_t> erased;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
       const std::string op = opName(n);
       if (op != "aten::clone.default" && op != "dim_order_ops::_clone_dim_order.default") continue;
-      if (n.outputs.empty() || n.args.empty() || !m_.values[n.outputs[0]].isTensor()) continue;
-      const ValueId in = resolve(n.args[0]);
-      if (op == "aten::clone.default" ? spelled(n, 1)
-                                      : dimOrderOf(m_.values[n.outputs[0]].tensor()) != dimOrderOf(m_.values[in].tensor()))
-        continue;
-      const bool inputToOutput = std::find(m_.inputs.begin(), m_.inputs.end(), in) != m_.inputs.end() &&
-                                 std::find(m_.outputs.begin(), m_.outputs.end(), n.outputs[0]) != m_.outputs.end();
-      if (inputToOutput) continue;
-      dropped_.insert(int(i));
-      alias_[n.outputs[0]] = in;
+      if (n.outputs.empty() || n.args.empty() || !g_.values[n.outputs[0]].isTensor()) continue;
+      const ValueId in = n.args[0], out = n.outputs[0];
+      if (op == "aten::clone.default" ? spelled(n, 1) : dimOrderOf(spec(out)) != dimOrderOf(spec(in))) continue;
+      if (std::find(g_.inputs.begin(), g_.inputs.end(), in) != g_.inputs.end() && isOutput(out)) continue;
+      passes::replaceUses(g_, out, in);
+      erased.insert(i);
     }
+    eraseNodes(erased);
+  }
+
+  // ---- ConvertToLinearPass (its addmm/mm-to-linear transform) -------------------------------
+
+  /// mm or addmm of a transposed weight (t_copy or permute_copy) is linear on the weight
+  /// itself; a linear's lone reader that reshapes to the shape it already has goes.
+  /// (The pass's other half rebuilds linear from the nodes torch.nn.Linear decomposed
+  /// into; linear reaches the partitioner whole, so there are none.)
+  void convertToLinear() {
+    for (Node& n : g_.nodes) {
+      const std::string op = opName(n);
+      if (op != "aten::mm.default" && op != "aten::addmm.default") continue;
+      const bool addmm = op == "aten::addmm.default";
+      const ValueId wt = n.args[addmm ? 2 : 1];
+      const int producer = passes::producerOf(g_, wt);
+      if (producer < 0) continue;
+      const std::string pop = opName(g_.nodes[producer]);
+      if (pop != "aten::t_copy.default" && pop != "aten::permute_copy.default") continue;
+      const ValueId w = g_.nodes[producer].args[0];
+      std::vector<ValueId> args = addmm ? std::vector<ValueId>{n.args[1], w, n.args[0]} : std::vector<ValueId>{n.args[0], w};
+      n.op = -1;
+      n.target = "aten::linear.default";
+      n.args = std::move(args);
+      n.defaultedArgs = 0;
+    }
+    eliminateDeadCode();
+    std::set<size_t> erased;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (opName(n) != "aten::linear.default" || userCount(n.outputs[0]) != 1) continue;
+      const std::vector<size_t> r = readers(n.outputs[0]);
+      if (r.size() != 1 || opName(g_.nodes[r[0]]) != "aten::view_copy.default") continue;
+      std::vector<int64_t> shape = spec(n.args[0]).sizes;
+      if (shape.empty() || rank(n.args[1]) < 1) continue;
+      shape.back() = spec(n.args[1]).sizes[0];
+      const ValueId view = g_.nodes[r[0]].outputs[0];
+      if (shape != spec(view).sizes) continue;
+      passes::replaceUses(g_, view, n.outputs[0]);
+      erased.insert(r[0]);
+    }
+    eraseNodes(erased);
+  }
+
+  /// fx's eliminate_dead_code: nodes whose results nothing reads, until none is left.
+  void eliminateDeadCode() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = g_.nodes.size(); i-- > 0;) {
+        const Node& n = g_.nodes[i];
+        if (n.outputs.empty() || !std::all_of(n.outputs.begin(), n.outputs.end(), [&](ValueId o) { return userCount(o) == 0; }))
+          continue;
+        g_.nodes.erase(g_.nodes.begin() + long(i));
+        changed = true;
+      }
+    }
+  }
+
+  // ---- FuseBatchNormPass -------------------------------------------------------------------
+
+  /// A batch norm in inference form after a convolution or linear that nothing else reads
+  /// folds into that node's weight and bias (torch.nn.utils.fusion's arithmetic, in
+  /// float32 as torch does it); the batch norm leaves the graph.
+  Status fuseBatchNorms() {
+    std::set<size_t> erased;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const std::string op = opName(g_.nodes[i]);
+      const bool isConv = op == "aten::convolution.default";
+      if (!isConv && op != "aten::linear.default") continue;
+      const ValueId out = g_.nodes[i].outputs[0];
+      const std::vector<size_t> r = readers(out);
+      if (r.size() != 1 || isOutput(out)) continue;
+      const Node& bn = g_.nodes[r[0]];
+      const std::string bnOp = opName(bn);
+      if (bnOp != "aten::_native_batch_norm_legit_no_training.default" && bnOp != "aten::native_batch_norm.default") continue;
+      bool onlyResult = true;  // every reader takes the normalised tensor (getitem 0)
+      for (size_t k = 1; k < bn.outputs.size(); ++k) onlyResult = onlyResult && userCount(bn.outputs[k]) == 0;
+      const Node& node = g_.nodes[i];
+      if (!onlyResult || !spelled(bn, 1) || !isParam(node.args[1]) || !isParam(bn.args[1])) continue;
+      if (isConv && rank(node.args[0]) != 3 && rank(node.args[0]) != 4) continue;
+      for (size_t k : {size_t(2), size_t(3), size_t(4)})
+        if (!spelled(bn, k) || !isParam(bn.args[k])) return refuse(bn, "a batch norm whose statistics are not constants");
+      const bool hasBias = spelled(node, 2);
+      if (hasBias && !isParam(node.args[2])) return refuse(node, "a bias that is not a constant");
+      for (ValueId v : {node.args[1], bn.args[1], bn.args[2], bn.args[3], bn.args[4]})
+        if (spec(v).dtype != ScalarType::Float || !spec(v).data.data) return refuse(bn, "a batch norm fused from other than float32 constants");
+      if (hasBias && (spec(node.args[2]).dtype != ScalarType::Float || !spec(node.args[2]).data.data))
+        return refuse(node, "a bias other than float32");
+      const size_t epsArg = bnOp == "aten::native_batch_norm.default" ? 7 : 6;
+      const std::optional<double> eps = epsArg < bn.args.size() ? numberOf(g_, bn.args[epsArg]) : std::nullopt;
+      if (!eps) return refuse(bn, "a batch norm whose epsilon is not a number");
+      const bool transposed = isConv && numberOf(g_, node.args[6]).value_or(0) != 0;
+
+      auto floats = [&](ValueId v) {
+        std::vector<float> f(spec(v).data.size / 4);
+        std::memcpy(f.data(), spec(v).data.data, f.size() * 4);
+        return f;
+      };
+      const std::vector<float> w = floats(node.args[1]), mean = floats(bn.args[3]), var = floats(bn.args[4]);
+      const std::vector<float> gamma = floats(bn.args[1]), beta = floats(bn.args[2]);
+      const size_t channels = mean.size();
+      std::vector<float> b = hasBias ? floats(node.args[2]) : std::vector<float>(channels, 0.0f);
+      const std::vector<int64_t>& ws = spec(node.args[1]).sizes;
+      const size_t channelDim = transposed ? 1 : 0;
+      if (ws.size() < 2 || size_t(ws[channelDim]) != channels || gamma.size() != channels || beta.size() != channels ||
+          var.size() != channels || b.size() != channels)
+        return refuse(bn, "a batch norm whose channels do not match the weight's");
+      // bn_var_rsqrt = rsqrt(var + eps): torch adds the float eps in float32 and takes
+      // 1 / sqrt as its vectorised rsqrt does.
+      std::vector<float> invStd(channels), scale(channels);
+      for (size_t c = 0; c < channels; ++c) {
+        invStd[c] = 1.0f / std::sqrt(var[c] + float(*eps));
+        scale[c] = gamma[c] * invStd[c];
+      }
+      std::vector<float> fw(w.size()), fb(channels);
+      size_t inner = 1;
+      for (size_t d = channelDim + 1; d < ws.size(); ++d) inner *= size_t(ws[d]);
+      for (size_t k = 0; k < w.size(); ++k) fw[k] = w[k] * scale[(k / inner) % channels];
+      for (size_t c = 0; c < channels; ++c)
+        fb[c] = isConv ? (b[c] - mean[c]) * invStd[c] * gamma[c] + beta[c] : (b[c] - mean[c]) * scale[c] + beta[c];
+
+      const ValueId newW = addConstant(node.args[1], ws, std::move(fw), "_fused_bn");
+      const ValueId newB = addConstant(node.args[1], {int64_t(channels)}, std::move(fb), hasBias ? "_fused_bn" : "_bias_fused_bn");
+      Node& conv = g_.nodes[i];
+      conv.args[1] = newW;
+      if (conv.args.size() < 3) conv.args.resize(3, kNoValue);
+      conv.args[2] = newB;
+      conv.defaultedArgs &= ~uint64_t(4);
+      passes::replaceUses(g_, g_.nodes[r[0]].outputs[0], out);
+      erased.insert(r[0]);
+    }
+    eraseNodes(erased);
+    return Ok{};
+  }
+
+  // ---- DecomposeBatchNorm ------------------------------------------------------------------
+
+  /// A batch norm left standing is a depthwise 1x1 convolution: weight gamma / sqrt(var + eps),
+  /// bias beta - mean * gamma / sqrt(var + eps), worked in double as ExecuTorch does (with
+  /// eps first made a float32) and stored as float32. An [N, C] input goes through
+  /// unsqueeze and squeeze around a 1-d convolution.
+  Status decomposeBatchNorms() {
+    std::vector<Node> nodes;
+    for (Node& bn : g_.nodes) {
+      const std::string op = opName(bn);
+      if (op != "aten::_native_batch_norm_legit_no_training.default" && op != "aten::native_batch_norm.default") {
+        nodes.push_back(std::move(bn));
+        continue;
+      }
+      const ValueId in = bn.args[0];
+      const size_t r = rank(in);
+      bool onlyResult = true;
+      for (size_t k = 1; k < bn.outputs.size(); ++k) onlyResult = onlyResult && userCount(bn.outputs[k]) == 0;
+      if (r < 2 || r > 4 || !onlyResult) return refuse(bn, "a batch norm XNNPACK cannot make a convolution of");
+      if (!spec(in).symbols.empty() && spec(in).symbols.size() > 1 && !spec(in).symbols[1].empty())
+        return refuse(bn, "a batch norm over a dynamic number of channels");
+      const bool training = op == "aten::native_batch_norm.default";
+      if (training && numberOf(g_, bn.args[5]).value_or(1) != 0) return refuse(bn, "a batch norm in training mode");
+      const std::optional<double> eps = numberOf(g_, bn.args[training ? 7 : 6]);
+      if (!eps) return refuse(bn, "a batch norm whose epsilon is not a number");
+      auto floats = [&](size_t k, float fallback, size_t channels) -> std::optional<std::vector<float>> {
+        if (!spelled(bn, k)) return std::vector<float>(channels, fallback);
+        const ValueId v = bn.args[k];
+        if (!isParam(v) || spec(v).dtype != ScalarType::Float || !spec(v).data.data || spec(v).data.size != channels * 4)
+          return std::nullopt;
+        std::vector<float> f(channels);
+        std::memcpy(f.data(), spec(v).data.data, channels * 4);
+        return f;
+      };
+      const size_t channels = size_t(spec(in).sizes[1]);
+      auto gamma = floats(1, 1.0f, channels), beta = floats(2, 0.0f, channels);
+      auto mean = floats(3, 0.0f, channels), var = floats(4, 0.0f, channels);
+      if (!gamma || !beta || !mean || !var || !spelled(bn, 3) || !spelled(bn, 4))
+        return refuse(bn, "a batch norm whose statistics are not float32 constants");
+      std::vector<float> w(channels), b(channels);
+      for (size_t c = 0; c < channels; ++c) {
+        const double denom = std::sqrt(double((*var)[c]) + double(float(*eps)));
+        w[c] = float(double((*gamma)[c]) / denom);
+        b[c] = float(-double((*mean)[c]) * double((*gamma)[c]) / denom + double((*beta)[c]));
+      }
+      const size_t spatial = std::max<size_t>(r - 2, 1);
+      std::vector<int64_t> wShape = {int64_t(channels), 1};
+      wShape.resize(2 + spatial, 1);
+      const ValueId like = spelled(bn, 1) ? bn.args[1] : bn.args[3];
+      const ValueId weight = addConstant(like, wShape, std::move(w), "_decomposed_bn_weight");
+      const ValueId bias = addConstant(like, {int64_t(channels)}, std::move(b), "_decomposed_bn_bias");
+      const ValueId out = bn.outputs[0];
+      ValueId convIn = in, convOut = out;
+      if (r == 2) {  // NC -> NCL
+        convIn = reshaped(in, true, "aten_unsqueeze_copy_default");
+        nodes.push_back(madeNode("aten::unsqueeze_copy.default", {in, passes::addInt(g_, 2)}, convIn, g_.values[convIn].name));
+        convOut = reshaped(out, true, "aten_convolution_default");
+      }
+      Value no;
+      no.payload = false;
+      const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+      nodes.push_back(madeNode("aten::convolution.default",
+                               {convIn, weight, bias, passes::addIntList(g_, ones), passes::addIntList(g_, zeros),
+                                passes::addIntList(g_, ones), passes::addValue(g_, std::move(no)), passes::addIntList(g_, zeros),
+                                passes::addInt(g_, int64_t(channels))},
+                               convOut, "aten_convolution_default"));
+      if (r == 2) nodes.push_back(madeNode("aten::squeeze_copy.dim", {convOut, passes::addInt(g_, 2)}, out, "aten_squeeze_copy_dim"));
+    }
+    g_.nodes = std::move(nodes);
+    return Ok{};
+  }
+
+  /// A new float32 parameter (create_constant_placeholder), its bytes held by the compiler.
+  ValueId addConstant(ValueId like, std::vector<int64_t> sizes, std::vector<float> data, const std::string& suffix) {
+    owned_.push_back(std::move(data));
+    Value v;
+    TensorSpec t;
+    t.dtype = ScalarType::Float;
+    t.sizes = std::move(sizes);
+    t.data.data = reinterpret_cast<const uint8_t*>(owned_.back().data());
+    t.data.size = owned_.back().size() * 4;
+    v.payload = std::move(t);
+    v.name = g_.values[like].name + suffix;
+    const ValueId id = passes::addValue(g_, std::move(v));
+    g_.signature.inputs.push_back(InputSpec{InputSpec::Kind::Parameter, id, g_.values[id].name});
+    return id;
   }
 
   // ---- FuseActivationPass ------------------------------------------------------------------
@@ -143,83 +483,306 @@ class Compiler {
   /// A relu or hardtanh whose input is the only use of a convolution, linear, add, sub or
   /// mul leaves the graph; the producer clamps its output instead (output_min_max).
   void fuseActivations() {
-    std::map<ValueId, std::set<int>> users;
-    for (size_t i = 0; i < m_.nodes.size(); ++i)
-      for (ValueId v : tensorInputs(m_.nodes[i])) users[v].insert(int(i));
-    std::set<ValueId> outputs(m_.outputs.begin(), m_.outputs.end());
     static const std::set<std::string> kFuseable = {"aten::convolution.default", "aten::add.Tensor", "aten::sub.Tensor",
                                                     "aten::mul.Tensor", "aten::linear.default"};
-    for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      const Node& act = m_.nodes[i];
+    std::set<size_t> erased;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& act = g_.nodes[i];
       const std::string op = opName(act);
       if (op != "aten::relu.default" && op != "aten::hardtanh.default") continue;
-      const ValueId in = resolve(act.args[0]);
-      const int producer = passes::producerOf(m_, in);
-      if (producer < 0 || dropped_.count(producer) || !kFuseable.count(opName(m_.nodes[producer]))) continue;
-      if (users[in].size() + (outputs.count(in) ? 1 : 0) > 1) continue;
+      const ValueId in = act.args[0];
+      const int producer = passes::producerOf(g_, in);
+      if (producer < 0 || erased.count(size_t(producer)) || !kFuseable.count(opName(g_.nodes[producer]))) continue;
+      if (userCount(in) > 1) continue;
       Json mm;
       if (op == "aten::relu.default") {
         mm["output_min"] = 0;
         mm["output_max"] = "+inf";
       } else {
-        mm["output_min"] = spelled(act, 1) ? number(*numberOf(m_, act.args[1])) : Json(-1);
-        mm["output_max"] = spelled(act, 2) ? number(*numberOf(m_, act.args[2])) : Json(1);
+        mm["output_min"] = spelled(act, 1) ? number(*numberOf(g_, act.args[1])) : Json(-1);
+        mm["output_max"] = spelled(act, 2) ? number(*numberOf(g_, act.args[2])) : Json(1);
       }
-      minMax_[producer] = std::move(mm);
-      dropped_.insert(int(i));
-      alias_[act.outputs[0]] = in;
-      // Its users now read the producer.
-      for (int u : users[act.outputs[0]]) users[in].insert(u);
-      if (outputs.count(act.outputs[0])) outputs.insert(in);
+      minMax_[in] = std::move(mm);
+      passes::replaceUses(g_, act.outputs[0], in);
+      erased.insert(i);
     }
-    for (ValueId o : m_.outputs) outputs_.push_back(resolve(o));
+    eraseNodes(erased);
   }
 
-  ValueId resolve(ValueId v) const {
-    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v)) v = it->second;
-    return v;
+  // ---- Conv1dUnsqueezePass ------------------------------------------------------------------
+
+  /// A node the passes make: `target` on `args`, writing `out`.
+  static Node madeNode(const char* target, std::vector<ValueId> args, ValueId out, const std::string& name) {
+    Node n;
+    n.kind = NodeKind::Kernel;
+    n.op = -1;
+    n.target = target;
+    n.name = name;
+    n.args = std::move(args);
+    n.outputs = {out};
+    return n;
+  }
+  /// A tensor like `like` with one more (or one fewer) trailing size-1 dimension.
+  ValueId reshaped(ValueId like, bool addDim, const std::string& name) {
+    Value v;
+    TensorSpec t;
+    t.dtype = spec(like).dtype;
+    t.sizes = spec(like).sizes;
+    t.symbols = spec(like).symbols;
+    if (addDim) {
+      t.sizes.push_back(1);
+      if (!t.symbols.empty()) t.symbols.push_back("");
+    } else {
+      t.sizes.pop_back();
+      if (!t.symbols.empty()) t.symbols.pop_back();
+    }
+    v.payload = std::move(t);
+    v.name = name;
+    return passes::addValue(g_, std::move(v));
+  }
+
+  /// XNNPACK convolves in 2-d only: a 1-d convolution becomes unsqueeze (a trailing
+  /// size-1 dimension), a 2-d convolution over a [.., k, 1] weight, and squeeze.
+  Status unsqueezeConv1d() {
+    std::vector<Node> nodes;
+    for (Node& n : g_.nodes) {
+      if (opName(n) != "aten::convolution.default" || rank(n.args[1]) != 3) {
+        nodes.push_back(std::move(n));
+        continue;
+      }
+      const ValueId w = n.args[1], in = n.args[0], out = n.outputs[0];
+      if (!isParam(w)) return refuse(n, "a 1-d convolution whose weight is not a constant");
+      g_.values[w].tensor().sizes.push_back(1);  // the same bytes, read as [out, in, k, 1]
+      if (!g_.values[w].tensor().dimOrder.empty()) g_.values[w].tensor().dimOrder.push_back(3);
+      for (size_t k : {size_t(3), size_t(4), size_t(5), size_t(7)}) {
+        std::vector<int64_t> xs = ints(n.args[k]);
+        xs.push_back(k == 3 || k == 5 ? 1 : 0);
+        n.args[k] = passes::addIntList(g_, xs);
+      }
+      const ValueId in4 = reshaped(in, true, "aten_unsqueeze_copy_default");
+      const ValueId out4 = reshaped(out, true, n.name);
+      nodes.push_back(madeNode("aten::unsqueeze_copy.default", {in, passes::addInt(g_, -1)}, in4, g_.values[in4].name));
+      n.args[0] = in4;
+      n.outputs = {out4};
+      if (auto mm = minMax_.extract(out)) minMax_[out4] = std::move(mm.mapped());  // a fused activation
+      const std::string squeezeName = "aten_squeeze_copy_dim";
+      nodes.push_back(std::move(n));
+      nodes.push_back(madeNode("aten::squeeze_copy.dim", {out4, passes::addInt(g_, -1)}, out, squeezeName));
+    }
+    g_.nodes = std::move(nodes);
+    return Ok{};
+  }
+
+  // ---- ChannelsLastTaggedReshapePass -------------------------------------------------------
+
+  /// XNN_NHWC_NODE: present once the pass has decided a value's layout; true for NHWC.
+  std::map<ValueId, bool> nhwcTag_;
+  /// PARTNER_NODE: the same tensor in the other layout (both directions).
+  std::map<ValueId, ValueId> partner_;
+  /// The layout copies made, each to be placed right after the value it copies.
+  struct Inserted {
+    ValueId after;
+    Node node;
+  };
+  std::vector<Inserted> inserted_;
+
+  bool isNhwcNode(ValueId v) const {
+    auto it = nhwcTag_.find(v);
+    return it != nhwcTag_.end() && it->second;
+  }
+  bool canBeNhwc(ValueId v) const {
+    const bool nchwConstant = isParam(v) && nhwcTag_.count(v) && !isNhwcNode(v);
+    return rank(v) == 4 && !nchwConstant;
+  }
+
+  ValueId layoutCopy(ValueId src, bool toNhwc) {
+    Value v;
+    TensorSpec t;
+    t.dtype = spec(src).dtype;
+    t.sizes = spec(src).sizes;
+    t.symbols = spec(src).symbols;
+    if (toNhwc) t.dimOrder = {0, 2, 3, 1};
+    v.payload = std::move(t);
+    v.name = "aten__to_copy_default";
+    const ValueId out = passes::addValue(g_, std::move(v));
+    Node n;
+    n.kind = NodeKind::Kernel;
+    n.op = -1;
+    n.target = kLayoutCopy;
+    n.name = g_.values[out].name;
+    n.args = {src};
+    n.outputs = {out};
+    inserted_.push_back({src, std::move(n)});
+    nhwcTag_[out] = toNhwc;
+    return out;
+  }
+
+  /// input_to_nhwc / input_to_nchw: `target` (a node index, or -1 for the graph output)
+  /// reads `in` in the layout asked for, through a copy when it is in the other.
+  Status convertInput(ValueId in, long target, bool toNhwc) {
+    const Node* user = target >= 0 ? &g_.nodes[size_t(target)] : nullptr;
+    auto refuseHere = [&](const std::string& why) -> Status {
+      if (user) return refuse(*user, why);
+      return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "output " + g_.values[in].name, "", why};
+    };
+    if (isParam(in)) {
+      if (nhwcTag_.count(in) && isNhwcNode(in) != toNhwc)
+        return refuseHere("the constant " + g_.values[in].name + " is read both channels-last and contiguous");
+      nhwcTag_[in] = toNhwc;  // the serializer writes the constant in that layout
+    }
+    const bool isNhwc = isPlaceholder(in) ? isNhwcTensor(spec(in)) : isNhwcNode(in);
+    if (isNhwc == toNhwc) return Ok{};
+    if (toNhwc && !canBeNhwc(in)) return refuseHere("a tensor that cannot be made channels-last (" + g_.values[in].name + ")");
+    auto p = partner_.find(in);
+    const ValueId copy = p != partner_.end() ? p->second : layoutCopy(in, toNhwc);
+    if (user) replaceInput(size_t(target), in, copy);
+    else replaceOutput(in, copy);
+    partner_[in] = copy;
+    partner_[copy] = in;
+    return Ok{};
+  }
+
+  Status tagChannelsLast() {
+    static const std::set<std::string> kNeedsNhwc = {
+        "aten::convolution.default", "aten::upsample_bilinear2d.vec", "aten::mean.dim", "aten::max_pool2d.default",
+        "aten::amax.default",        "aten::max.dim",                 "aten::avg_pool2d.default", "aten::prelu.default"};
+    static const std::set<std::string> kNeedsNchw = {"aten::squeeze_copy.dim", "aten::unsqueeze_copy.default",
+                                                     "aten::linear.default", "aten::view_copy.default"};
+    for (ValueId v : g_.inputs)
+      if (g_.values[v].isTensor() && rank(v) == 4) nhwcTag_[v] = isNhwcTensor(spec(v));
+    for (const InputSpec& s : g_.signature.inputs)
+      if (s.value >= 0 && g_.values[s.value].isTensor() && rank(s.value) == 4) nhwcTag_[s.value] = isNhwcTensor(spec(s.value));
+    const size_t original = g_.nodes.size();
+    for (size_t i = 0; i < original; ++i) {
+      const Node& n = g_.nodes[i];
+      const std::string op = opName(n);
+      const ValueId out = n.outputs.empty() ? kNoValue : n.outputs[0];
+      const std::vector<ValueId> ins = tensorInputs(n);
+      if (ins.empty()) {
+        if (out >= 0 && g_.values[out].isTensor() && rank(out) == 4) nhwcTag_[out] = isNhwcTensor(spec(out));
+        continue;
+      }
+      if (kNeedsNhwc.count(op)) {
+        if (auto s = convertInput(n.args[0], long(i), true); !s) return s;
+        for (size_t k = 1; k < ins.size(); ++k)
+          if (isPlaceholder(ins[k]) && isNhwcNode(ins[k])) return refuse(n, "a channels-last operand other than the first");
+        nhwcTag_[out] = true;
+      } else if (kNeedsNchw.count(op)) {
+        for (ValueId v : ins)
+          if (auto s = convertInput(v, long(i), false); !s) return s;
+      } else if (op == kLayoutCopy) {
+        return refuse(n, "a memory-format copy in the partition");
+      } else {  // any layout, as long as every operand has the same one
+        const size_t nhwc = size_t(std::count_if(ins.begin(), ins.end(), [&](ValueId v) { return isNhwcNode(v); }));
+        if (nhwc == ins.size()) {
+          nhwcTag_[out] = true;
+        } else if (nhwc > 0) {
+          const bool allCan = std::all_of(ins.begin(), ins.end(), [&](ValueId v) { return canBeNhwc(v); });
+          for (ValueId v : ins)
+            if (auto s = convertInput(v, long(i), allCan); !s) return s;
+          if (allCan) nhwcTag_[out] = true;
+        }
+      }
+    }
+    for (ValueId o : std::vector<ValueId>(g_.outputs))
+      if (auto s = convertInput(o, -1, isNhwcTensor(spec(o))); !s) return s;
+    placeInsertedCopies();
+    return Ok{};
+  }
+
+  /// Puts each copy right after what it copies (fx's inserting_after: a later copy after
+  /// the same value comes first). A copy of a graph input goes among the placeholders,
+  /// so before every operator, in placeholder order.
+  void placeInsertedCopies() {
+    std::vector<Node> nodes;
+    std::function<void(ValueId)> after = [&](ValueId v) {
+      for (auto it = inserted_.rbegin(); it != inserted_.rend(); ++it)
+        if (it->after == v) {
+          nodes.push_back(it->node);
+          after(it->node.outputs[0]);
+        }
+    };
+    for (const InputSpec& s : g_.signature.inputs) after(s.value);
+    for (ValueId v : g_.inputs)
+      if (!inputSpecOf(g_, v)) after(v);
+    for (const Node& n : g_.nodes) {
+      nodes.push_back(n);
+      for (ValueId o : n.outputs) after(o);
+    }
+    g_.nodes = std::move(nodes);
+    inserted_.clear();
+  }
+
+  // ---- RemoveRedundantCopyPass -------------------------------------------------------------
+
+  /// Two copies back to back in opposite directions cancel; a copy into the layout its
+  /// input already has is dropped.
+  void removeRedundantCopies() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      if (opName(g_.nodes[i]) != kLayoutCopy) continue;
+      const ValueId in = g_.nodes[i].args[0], out = g_.nodes[i].outputs[0];
+      const int producer = passes::producerOf(g_, in);
+      const bool inIsCopy = producer >= 0 && opName(g_.nodes[producer]) == kLayoutCopy;
+      if (inIsCopy && isNhwcNode(in) != isNhwcNode(out) && userCount(in) == 1) {
+        passes::replaceUses(g_, out, g_.nodes[producer].args[0]);
+        eraseNodes({size_t(producer), i});
+        i -= 2;
+      } else if (isNhwcNode(in) == isNhwcNode(out)) {
+        passes::replaceUses(g_, out, in);
+        eraseNodes({i});
+        i -= 1;
+      }
+    }
   }
 
   // ---- values ------------------------------------------------------------------------------
 
   /// generate_node_to_external_map: user inputs in graph order, then the outputs.
   void externalIds() {
-    for (ValueId v : m_.inputs)
+    for (ValueId v : g_.inputs)
       if (isUserInput(v)) external_[v] = externals_++;
-    for (ValueId v : outputs_) external_[v] = externals_++;
+    for (ValueId v : g_.outputs) external_[v] = externals_++;
   }
 
-  Status defineTensor(const Node& n, ValueId v) {
+  Status defineTensor(const Node& n, ValueId v, Layout layout = {}) {
     if (ids_.count(v)) return Ok{};
-    const TensorSpec& t = m_.values[v].tensor();
+    layout.nhwc = layout.nhwc || isNhwcNode(v);
+    const TensorSpec& t = spec(v);
     if (t.dtype != ScalarType::Float)
-      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + m_.values[v].name + "): only float32 is written here yet");
+      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + g_.values[v].name + "): only float32 is written here yet");
     const uint32_t id = uint32_t(xvalues_.size());
     uint32_t ext = kInvalidId, flags = 0;
     if (isUserInput(v)) {
       ext = external_.at(v);
       inputIds_.push_back(id);
       flags = kFlagExternalInput;
-    } else if (std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end()) {
+    } else if (isOutput(v)) {
       ext = external_.at(v);
       outputIds_.push_back(id);
       flags = kFlagExternalOutput;
     }
-    uint32_t buffer = 0;
-    if (isParam(v)) {
-      auto b = constantBuffer(n, v);
-      if (!b) return b.error();
-      buffer = *b;
-    }
     // get_shape: a dynamic size as its upper bound.
-    std::vector<uint64_t> dims(t.sizes.begin(), t.sizes.end());
+    std::vector<int64_t> dims = t.sizes;
     for (size_t d = 0; d < dims.size() && d < t.symbols.size(); ++d) {
       if (t.symbols[d].empty()) continue;
-      auto bound = passes::sizeUpperBound(t.symbols[d], m_.symbolRanges);
-      if (!bound) return refuse(n, "the size " + t.symbols[d] + " of " + m_.values[v].name + " has no upper bound");
-      dims[d] = uint64_t(*bound);
+      auto bound = passes::sizeUpperBound(t.symbols[d], g_.symbolRanges);
+      if (!bound) return refuse(n, "the size " + t.symbols[d] + " of " + g_.values[v].name + " has no upper bound");
+      dims[d] = *bound;
     }
     if (dims.empty()) dims = {1};
+    uint32_t buffer = 0;
+    if (isParam(v)) {
+      auto b = constantBuffer(n, v, layout);
+      if (!b) return b.error();
+      buffer = *b;
+    } else if (layout.swapInOut) {
+      return refuse(n, "a convolution weight that is not a constant");
+    }
+    if (layout.swapInOut) dims = {dims[1] * layout.groups, dims[0] / layout.groups, dims[2], dims[3]};
+    if (layout.nhwc) {
+      if (dims.size() != 4) return refuse(n, "a channels-last tensor that is not 4-dimensional (" + g_.values[v].name + ")");
+      dims = {dims[0], dims[2], dims[3], dims[1]};
+    }
     Json tv;
     tv["datatype"] = kFp32;
     tv["num_dims"] = dims.size();
@@ -236,17 +799,42 @@ class Compiler {
     return Ok{};
   }
 
-  /// get_serialized_buffer_index: the constant's contiguous float32 bytes, named by their
-  /// SHA-256 in the named data (once per key).
-  Result<uint32_t> constantBuffer(const Node& n, ValueId v) {
-    const TensorSpec& t = m_.values[v].tensor();
+  /// get_serialized_buffer_index: the constant's float32 bytes in the layout asked for,
+  /// named by their SHA-256 in the named data (once per key).
+  Result<uint32_t> constantBuffer(const Node& n, ValueId v, const Layout& layout) {
+    const TensorSpec& t = spec(v);
     const auto bytes = t.nbytes();
     if (!t.data.data || !bytes || t.data.size != *bytes || *bytes == 0)
-      return refuse(n, "the constant " + m_.values[v].name + " without its bytes");
+      return refuse(n, "the constant " + g_.values[v].name + " without its bytes");
     for (size_t i = 0; i < t.dimOrder.size(); ++i)
-      if (t.dimOrder[i] != i) return refuse(n, "the constant " + m_.values[v].name + " is not contiguous");
+      if (t.dimOrder[i] != i) return refuse(n, "the constant " + g_.values[v].name + " is not contiguous");
     std::string data(reinterpret_cast<const char*>(t.data.data), t.data.size);
-    const std::string key = xnnpack::sha256Hex(t.data.data, t.data.size);
+    if (layout.swapInOut || layout.nhwc) {
+      if (t.sizes.size() != 4) return refuse(n, "a channels-last constant that is not 4-dimensional (" + g_.values[v].name + ")");
+      std::vector<int64_t> s = t.sizes;
+      if (layout.swapInOut) {
+        // (g, A/g, B, h, w) -> (g, B, A/g, h, w), read as (B*g, A/g, h, w).
+        const int64_t g = layout.groups, a = s[0] / g, b = s[1], hw = s[2] * s[3];
+        std::string swapped(data.size(), '\0');
+        for (int64_t gi = 0; gi < g; ++gi)
+          for (int64_t ai = 0; ai < a; ++ai)
+            for (int64_t bi = 0; bi < b; ++bi)
+              std::memcpy(&swapped[size_t(((gi * b + bi) * a + ai) * hw * 4)], &data[size_t(((gi * a + ai) * b + bi) * hw * 4)],
+                          size_t(hw * 4));
+        data = std::move(swapped);
+        s = {b * g, a, s[2], s[3]};
+      }
+      if (layout.nhwc) {  // channels_last: [N, C, H, W] stored as N, H, W, C
+        std::string cl(data.size(), '\0');
+        const int64_t c = s[1], hw = s[2] * s[3];
+        for (int64_t ni = 0; ni < s[0]; ++ni)
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t p = 0; p < hw; ++p)
+              std::memcpy(&cl[size_t(((ni * hw + p) * c + ci) * 4)], &data[size_t(((ni * c + ci) * hw + p) * 4)], 4);
+        data = std::move(cl);
+      }
+    }
+    const std::string key = xnnpack::sha256Hex(reinterpret_cast<const uint8_t*>(data.data()), data.size());
     const uint32_t index = uint32_t(constantData_.size());
     Json c;
     c["offset"] = kNamedOffset;
@@ -257,61 +845,42 @@ class Compiler {
     return index;
   }
 
-  uint32_t id(ValueId v) const { return ids_.at(resolve(v)); }
+  uint32_t id(ValueId v) const { return ids_.at(v); }
 
   // ---- node visitors -------------------------------------------------------------------
 
-  std::string opName(const Node& n) const {
-    const OperatorRef* op = passes::operatorOf(m_, n);
-    return op ? op->name + "." + op->overload : std::string();
-  }
-  /// The argument as the call gave it (fx's len(node.args) > k), not a schema default.
-  bool spelled(const Node& n, size_t k) const {
-    return k < n.args.size() && n.args[k] >= 0 && !(k < 64 && (n.defaultedArgs >> k & 1)) &&
-           m_.values[n.args[k]].kind() != ValueKind::None;
-  }
-  std::vector<int64_t> ints(ValueId list) const {
-    std::vector<int64_t> out;
-    if (auto* l = std::get_if<IntList>(&m_.values[list].payload))
-      for (ValueId i : l->items) out.push_back(int64_t(*numberOf(m_, i)));
-    return out;
-  }
-  bool staticInts(ValueId list) const {
-    auto* l = std::get_if<IntList>(&m_.values[list].payload);
-    return l && std::all_of(l->items.begin(), l->items.end(), [&](ValueId i) { return numberOf(m_, i).has_value(); });
-  }
-
-  void addNode(const Node& n, int index, const char* type, Json body) {
+  void addNode(const Node& n, const char* type, Json body) {
     Json x;
     x["xnode_union"] = std::move(body);
     x["xnode_union_type"] = type;
     x["debug_handle"] = n.meta.debugHandle.value_or(kDefaultDebugHandle);
-    auto mm = minMax_.find(index);
+    auto mm = n.outputs.empty() ? minMax_.end() : minMax_.find(n.outputs[0]);
     x["output_min_max"] = mm != minMax_.end() ? mm->second : Json(nullptr);
     xnodes_.push_back(std::move(x));
   }
 
   /// define_nodes_tensor_inputs_outputs: the result first, then every tensor read.
-  Status defineResultThenInputs(const Node& n) {
-    if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
+  Status defineResultThenInputs(const Node& n, Layout layout = {}) {
+    if (auto s = defineTensor(n, n.outputs[0], layout); !s) return s;
     for (ValueId v : tensorInputs(n))
-      if (auto s = defineTensor(n, v); !s) return s;
+      if (auto s = defineTensor(n, v, layout); !s) return s;
     return Ok{};
   }
   /// add, sub, mul: both operands, then the result.
   Status defineOperandsThenResult(const Node& n, size_t operands) {
     for (size_t k = 0; k < operands; ++k)
-      if (auto s = defineTensor(n, resolve(n.args[k])); !s) return s;
+      if (auto s = defineTensor(n, n.args[k]); !s) return s;
     return defineTensor(n, n.outputs[0]);
   }
 
-  static Json node1x1(uint32_t in, uint32_t out) { return Json{{"input_id", in}, {"output_id", out}, {"flags", 0}}; }
+  static Json node1x1(uint32_t in, uint32_t out, uint32_t flags = 0) {
+    return Json{{"input_id", in}, {"output_id", out}, {"flags", flags}};
+  }
   static Json node2x1(uint32_t a, uint32_t b, uint32_t out) {
     return Json{{"input1_id", a}, {"input2_id", b}, {"output_id", out}, {"flags", 0}};
   }
 
-  Status visit(int index) {
-    const Node& n = m_.nodes[index];
+  Status visit(const Node& n) {
     const std::string op = opName(n);
     static const std::map<std::string, const char*> kUnary = {
         {"aten::abs.default", "XNNAbs"},       {"aten::ceil.default", "XNNCeiling"},
@@ -329,44 +898,59 @@ class Compiler {
         {"aten::add.Tensor", "XNNAdd"}, {"aten::sub.Tensor", "XNNSubtract"}, {"aten::mul.Tensor", "XNNMultiply"}};
     if (auto it = kUnary.find(op); it != kUnary.end()) {
       if (op == "aten::_softmax.default") {
-        const int64_t dim = int64_t(*numberOf(m_, n.args[1]));
-        const int64_t rank = int64_t(m_.values[n.args[0]].tensor().sizes.size());
-        if (dim != -1 && dim != rank - 1) return refuse(n, "softmax over a dimension that is not the last");
+        const int64_t dim = int64_t(*numberOf(g_, n.args[1]));
+        const int64_t r = int64_t(rank(n.args[0]));
+        if (dim != -1 && dim != r - 1) return refuse(n, "softmax over a dimension that is not the last");
       }
       if (auto s = defineResultThenInputs(n); !s) return s;
-      addNode(n, index, it->second, node1x1(id(n.args[0]), id(n.outputs[0])));
+      addNode(n, it->second, node1x1(id(n.args[0]), id(n.outputs[0])));
       return Ok{};
     }
     if (auto it = kBinaryResultFirst.find(op); it != kBinaryResultFirst.end()) {
       if (auto s = defineResultThenInputs(n); !s) return s;
-      addNode(n, index, it->second, node2x1(id(n.args[0]), id(n.args[1]), id(n.outputs[0])));
+      addNode(n, it->second, node2x1(id(n.args[0]), id(n.args[1]), id(n.outputs[0])));
       return Ok{};
     }
     if (auto it = kBinaryOperandsFirst.find(op); it != kBinaryOperandsFirst.end()) {
-      if (op != "aten::mul.Tensor" && spelled(n, 2) && numberOf(m_, n.args[2]).value_or(1) != 1)
+      if (op != "aten::mul.Tensor" && spelled(n, 2) && numberOf(g_, n.args[2]).value_or(1) != 1)
         return refuse(n, "an alpha other than 1");
       if (auto s = defineOperandsThenResult(n, 2); !s) return s;
-      addNode(n, index, it->second, node2x1(id(n.args[0]), id(n.args[1]), id(n.outputs[0])));
+      addNode(n, it->second, node2x1(id(n.args[0]), id(n.args[1]), id(n.outputs[0])));
       return Ok{};
     }
-    if (op == "aten::linear.default") return linear(n, index);
+    if (op == "aten::linear.default") return linear(n);
+    if (op == "aten::addmm.default") {  // bias + input @ weight: a fully connected layer on the weight transposed
+      if ((spelled(n, 3) && numberOf(g_, n.args[3]).value_or(1) != 1) || (spelled(n, 4) && numberOf(g_, n.args[4]).value_or(1) != 1))
+        return refuse(n, "an addmm with beta or alpha other than 1");
+      for (ValueId v : {n.outputs[0], n.args[1], n.args[2], n.args[0]})
+        if (auto s = defineTensor(n, v); !s) return s;
+      addNode(n, "XNNFullyConnected",
+              Json{{"input1_id", id(n.args[1])}, {"filter_id", id(n.args[2])}, {"bias_id", id(n.args[0])},
+                   {"output_id", id(n.outputs[0])}, {"flags", kFlagTransposeWeights}});
+      return Ok{};
+    }
+    if (op == "aten::convolution.default") return convolution(n);
+    if (op == kLayoutCopy) return layoutCopyNode(n);
+    if (op == "aten::mean.dim") return globalAvgPool(n);
+    if (op == "aten::max_pool2d.default" || op == "aten::avg_pool2d.default") return pool(n, op);
+    if (op == "aten::constant_pad_nd.default") return constantPad(n);
     if (op == "aten::relu.default" || op == "aten::hardtanh.default" || op == "aten::clamp.default")
-      return clamp(n, index, op);
+      return clamp(n, op);
     if (op == "aten::leaky_relu.default" || op == "aten::elu.default") {
       if (auto s = defineResultThenInputs(n); !s) return s;
       Json body;
       if (op == "aten::leaky_relu.default") {
-        body["negative_slope"] = spelled(n, 1) ? *numberOf(m_, n.args[1]) : 0.01;
+        body["negative_slope"] = spelled(n, 1) ? *numberOf(g_, n.args[1]) : 0.01;
       } else {
-        body["alpha"] = *numberOf(m_, n.args[1]);
+        body["alpha"] = *numberOf(g_, n.args[1]);
       }
       body.update(node1x1(id(n.args[0]), id(n.outputs[0])));
-      addNode(n, index, op == "aten::elu.default" ? "XNNELU" : "XNNLeakyReLU", std::move(body));
+      addNode(n, op == "aten::elu.default" ? "XNNELU" : "XNNLeakyReLU", std::move(body));
       return Ok{};
     }
     if (op == "aten::mm.default") {
       if (auto s = defineResultThenInputs(n); !s) return s;
-      addNode(n, index, "XNNFullyConnected",
+      addNode(n, "XNNFullyConnected",
               Json{{"input1_id", id(n.args[0])}, {"filter_id", id(n.args[1])}, {"bias_id", kInvalidId},
                    {"output_id", id(n.outputs[0])}, {"flags", kFlagTransposeWeights}});
       return Ok{};
@@ -374,9 +958,16 @@ class Compiler {
     if (op == "aten::permute_copy.default") {
       if (auto s = defineResultThenInputs(n); !s) return s;
       std::vector<int64_t> perm = ints(n.args[1]);
-      const int64_t rank = int64_t(m_.values[n.args[0]].tensor().sizes.size());
-      for (int64_t& d : perm) d = d < 0 ? d + rank : d;
-      addNode(n, index, "XNNStaticTranspose",
+      const int64_t r = int64_t(rank(n.args[0]));
+      for (int64_t& d : perm) d = d < 0 ? d + r : d;
+      if (isNhwcNode(n.outputs[0])) {  // the same permutation, on channels-last dims
+        if (perm.size() != 4) return refuse(n, "a channels-last permute that is not 4-dimensional");
+        std::vector<int64_t> contiguous(4), channelsLast(4);
+        for (size_t k = 0; k < 4; ++k) contiguous[k] = kNhwcToNchw[perm[k]];
+        for (size_t k = 0; k < 4; ++k) channelsLast[k] = contiguous[kNchwToNhwc[k]];
+        perm = channelsLast;
+      }
+      addNode(n, "XNNStaticTranspose",
               Json{{"num_dims", perm.size()}, {"perm", perm}, {"input_id", id(n.args[0])},
                    {"output_id", id(n.outputs[0])}, {"flags", 0}});
       return Ok{};
@@ -387,101 +978,238 @@ class Compiler {
         if (!staticInts(n.args[1])) return refuse(n, "a reshape to a symbolic size");
         shape = ints(n.args[1]);
         for (int64_t& d : shape) d = d == -1 ? 0 : d;  // XNNPACK infers a 0
+        if (nhwcTag_.count(n.outputs[0])) {
+          if (shape.size() != 4) return refuse(n, "a channels-last reshape that is not 4-dimensional");
+          shape = {shape[0], shape[2], shape[3], shape[1]};
+        }
       } else {  // the result's shape, a dynamic size as 0 (XNNPACK infers it)
-        const TensorSpec& t = m_.values[n.outputs[0]].tensor();
+        if (op == "aten::squeeze_copy.dim") {
+          const int64_t dim = int64_t(numberOf(g_, n.args[1]).value_or(0));
+          if (dim != -1 && dim != int64_t(rank(n.args[0])) - 1) return refuse(n, "a squeeze of other than the last dimension");
+        }
+        const TensorSpec& t = spec(n.outputs[0]);
         shape = t.sizes;
         for (size_t d = 0; d < shape.size() && d < t.symbols.size(); ++d)
           if (!t.symbols[d].empty()) shape[d] = 0;
-        if (std::count(shape.begin(), shape.end(), 0) > 1) return refuse(n, "a reshape with more than one dynamic size");
       }
+      if (std::count(shape.begin(), shape.end(), 0) > 1) return refuse(n, "a reshape with more than one dynamic size");
       if (auto s = defineResultThenInputs(n); !s) return s;
-      addNode(n, index, "XNNStaticReshape",
+      addNode(n, "XNNStaticReshape",
               Json{{"num_dims", shape.size()}, {"new_shape", shape}, {"input_id", id(n.args[0])},
                    {"output_id", id(n.outputs[0])}, {"flags", 0}});
       return Ok{};
     }
     if (op == "aten::clone.default" || op == "dim_order_ops::_clone_dim_order.default") {  // one the clone removal kept
       if (auto s = defineResultThenInputs(n); !s) return s;
-      addNode(n, index, "XNNCopy", node1x1(id(n.args[0]), id(n.outputs[0])));
+      addNode(n, "XNNCopy", node1x1(id(n.args[0]), id(n.outputs[0])));
       return Ok{};
     }
-    if (op == "aten::slice_copy.Tensor") return slice(n, index);
-    if (op == "aten::cat.default") return cat(n, index);
+    if (op == "aten::slice_copy.Tensor") return slice(n);
+    if (op == "aten::cat.default") return cat(n);
     return refuse(n, op.empty() ? "an operator without a name" : "an operator the studio's XNNPACK preprocess has no visitor for yet");
   }
 
-  Status linear(const Node& n, int index) {
+  Status linear(const Node& n) {
     for (size_t k = 0; k < 2; ++k)
-      if (auto s = defineTensor(n, resolve(n.args[k])); !s) return s;
+      if (auto s = defineTensor(n, n.args[k]); !s) return s;
     uint32_t bias = kInvalidId;
     if (spelled(n, 2)) {
-      if (auto s = defineTensor(n, resolve(n.args[2])); !s) return s;
+      if (auto s = defineTensor(n, n.args[2]); !s) return s;
       bias = id(n.args[2]);
     }
     if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
-    addNode(n, index, "XNNFullyConnected",
+    addNode(n, "XNNFullyConnected",
             Json{{"input1_id", id(n.args[0])}, {"filter_id", id(n.args[1])}, {"bias_id", bias},
                  {"output_id", id(n.outputs[0])}, {"flags", 0}});
     return Ok{};
   }
 
+  /// Conv2d's visitor: input, filter, output, bias, each channels-last but the bias.
+  Status convolution(const Node& n) {
+    const ValueId in = n.args[0], w = n.args[1], out = n.outputs[0];
+    if (rank(in) != 4) return refuse(n, "a convolution that is not 2-dimensional (XNNPACK's Conv1dUnsqueezePass is not written here yet)");
+    const std::vector<int64_t> ks = spec(w).sizes;
+    const int64_t groups = int64_t(*numberOf(g_, n.args[8]));
+    const bool transposed = numberOf(g_, n.args[6]).value_or(0) != 0;
+    const int64_t groupIn = transposed ? ks[0] / groups : ks[1];
+    const int64_t groupOut = transposed ? ks[1] : ks[0] / groups;
+    const bool depthwise = groupIn == 1 && groupOut % groupIn == 0 && !transposed;
+    if (auto s = defineTensor(n, in, {true}); !s) return s;
+    if (auto s = defineTensor(n, w, {true, depthwise || transposed, transposed ? groups : 1}); !s) return s;
+    if (auto s = defineTensor(n, out, {true}); !s) return s;
+    uint32_t bias = kInvalidId;
+    if (spelled(n, 2)) {
+      if (auto s = defineTensor(n, n.args[2]); !s) return s;
+      bias = id(n.args[2]);
+    }
+    auto pair = [&](size_t k) {
+      std::vector<int64_t> v = ints(n.args[k]);
+      if (v.size() == 1) v.push_back(v[0]);
+      return v;
+    };
+    const std::vector<int64_t> stride = pair(3), padding = pair(4), dilation = pair(5), outPad = pair(7);
+    if (stride.size() != 2 || padding.size() != 2 || dilation.size() != 2 || outPad.size() != 2)
+      return refuse(n, "a convolution that is not 2-dimensional");
+    Json body{{"padding_top", padding[0]},     {"padding_right", padding[1]},   {"padding_bottom", padding[0]},
+              {"padding_left", padding[1]},    {"kernel_height", ks[2]},        {"kernel_width", ks[3]},
+              {"subsampling_height", stride[0]}, {"subsampling_width", stride[1]}, {"dilation_height", dilation[0]},
+              {"dilation_width", dilation[1]}, {"group_input_channels", groupIn}, {"group_output_channels", groupOut},
+              {"groups", groups},              {"adjustment_height", outPad[0]}, {"adjustment_width", outPad[1]},
+              {"input1_id", id(in)},           {"filter_id", id(w)},            {"bias_id", bias},
+              {"output_id", id(out)},          {"flags", 0}};
+    addNode(n, depthwise ? "XNNDepthwiseConv2d" : transposed ? "XNNConvTranspose2d" : "XNNConv2d", std::move(body));
+    return Ok{};
+  }
+
+  /// ConvertMemoryFormat: a layout copy is a transpose between NCHW and NHWC.
+  Status layoutCopyNode(const Node& n) {
+    const bool toNhwc = isNhwcNode(n.outputs[0]);
+    if (auto s = defineTensor(n, n.args[0], {!toNhwc && rank(n.args[0]) == 4}); !s) return s;
+    if (auto s = defineTensor(n, n.outputs[0], {toNhwc}); !s) return s;
+    const int64_t* perm = toNhwc ? kNchwToNhwc : kNhwcToNchw;
+    addNode(n, "XNNStaticTranspose",
+            Json{{"num_dims", 4}, {"perm", std::vector<int64_t>(perm, perm + 4)}, {"input_id", id(n.args[0])},
+                 {"output_id", id(n.outputs[0])}, {"flags", 0}});
+    return Ok{};
+  }
+
+  /// mean over H and W, dims kept: global average pooling.
+  Status globalAvgPool(const Node& n) {
+    if (rank(n.args[0]) != 4) return refuse(n, "a mean whose input is not 4-dimensional");
+    std::vector<int64_t> dims = ints(n.args[1]);
+    for (int64_t& d : dims) d = d < 0 ? d + 4 : d;
+    std::sort(dims.begin(), dims.end());
+    if (dims != std::vector<int64_t>{2, 3}) return refuse(n, "a mean over other dimensions than the innermost two");
+    if (!spelled(n, 2) || numberOf(g_, n.args[2]).value_or(0) == 0) return refuse(n, "a mean that does not keep its dimensions");
+    if (spelled(n, 3)) return refuse(n, "a mean with a dtype");
+    if (auto s = defineResultThenInputs(n, {true}); !s) return s;
+    addNode(n, "XNNGlobalAvgPooling2d", node1x1(id(n.args[0]), id(n.outputs[0]), kFlagKeepDims));
+    return Ok{};
+  }
+
+  Status pool(const Node& n, const std::string& op) {
+    const bool isMax = op == "aten::max_pool2d.default";
+    if (rank(n.args[0]) != 4) return refuse(n, "a pooling whose input is not 4-dimensional");
+    if (auto s = defineResultThenInputs(n, {true}); !s) return s;
+    // normalize_pool2d_args: one value broadcasts; no stride means the kernel's.
+    auto pair = [&](size_t k, std::vector<int64_t> fallback) {
+      std::vector<int64_t> v = k < n.args.size() && spelled(n, k) ? ints(n.args[k]) : std::vector<int64_t>{};
+      if (v.empty()) return fallback;
+      if (v.size() == 1) v.push_back(v[0]);
+      return v;
+    };
+    const std::vector<int64_t> kernel = pair(1, {}), stride = pair(2, kernel), padding = pair(3, {0, 0});
+    const std::vector<int64_t> dilation = isMax ? pair(4, {1, 1}) : std::vector<int64_t>{0, 0};
+    if (kernel.size() != 2) return refuse(n, "a pooling without a 2-d kernel");
+    int64_t padBottom = padding[0], padRight = padding[1];
+    if (isMax && spelled(n, 5) && numberOf(g_, n.args[5]).value_or(0) != 0) {  // ceil_mode: pad the far side
+      const std::vector<int64_t>& in = spec(n.args[0]).sizes;
+      auto extra = [](int64_t size, int64_t k, int64_t s, int64_t p, int64_t d) -> int64_t {
+        const int64_t noCeil = size + 2 * p - d * (k - 1) - 1;
+        const int64_t outSize = (noCeil + s - 1) / s + 1;
+        const bool adjust = (outSize - 1) * s >= size + p;
+        const int64_t partial = noCeil % s;
+        return partial > 0 && !adjust ? s - partial : 0;
+      };
+      padBottom += extra(in[2], kernel[0], stride[0], padding[0], dilation[0]);
+      padRight += extra(in[3], kernel[1], stride[1], padding[1], dilation[1]);
+    }
+    Json body{{"padding_top", padding[0]},   {"padding_right", padRight},   {"padding_bottom", padBottom},
+              {"padding_left", padding[1]},  {"pooling_height", kernel[0]}, {"pooling_width", kernel[1]},
+              {"stride_height", stride[0]},  {"stride_width", stride[1]},   {"dilation_height", dilation[0]},
+              {"dilation_width", dilation[1]}, {"input_id", id(n.args[0])}, {"output_id", id(n.outputs[0])},
+              {"flags", kFlagKeepDims}};
+    addNode(n, isMax ? "XNNMaxPooling2d" : "XNNAvgPooling2d", std::move(body));
+    return Ok{};
+  }
+
+  /// constant_pad_nd: torch's (before, after) pairs from the last dimension become
+  /// XNNPACK's per-dimension pre and post paddings.
+  Status constantPad(const Node& n) {
+    if (auto s = defineResultThenInputs(n); !s) return s;
+    std::vector<int64_t> pads = ints(n.args[1]);
+    const size_t r = rank(n.args[0]);
+    if (pads.size() % 2 || pads.size() > 2 * r) return refuse(n, "a padding list of odd length");
+    pads.resize(2 * r, 0);
+    std::vector<int64_t> pre, post;
+    for (size_t d = 0; d < r; ++d) {
+      pre.push_back(pads[2 * (r - 1 - d)]);
+      post.push_back(pads[2 * (r - 1 - d) + 1]);
+    }
+    if (isNhwcNode(n.outputs[0])) {
+      if (r != 4) return refuse(n, "a channels-last padding that is not 4-dimensional");
+      pre = {pre[0], pre[2], pre[3], pre[1]};
+      post = {post[0], post[2], post[3], post[1]};
+    }
+    const double value = spelled(n, 2) ? numberOf(g_, n.args[2]).value_or(0.0) : 0.0;
+    addNode(n, "XNNStaticConstantPad",
+            Json{{"pre_paddings", pre}, {"post_paddings", post}, {"padding_value", number(value)},
+                 {"input_id", id(n.args[0])}, {"output_id", id(n.outputs[0])}, {"flags", 0}});
+    return Ok{};
+  }
+
   /// relu, hardtanh and clamp left standing are XNNClamp with their bounds.
-  Status clamp(const Node& n, int index, const std::string& op) {
+  Status clamp(const Node& n, const std::string& op) {
     if (auto s = defineResultThenInputs(n); !s) return s;
     Json mm;
     if (op == "aten::relu.default") {
       mm["output_min"] = 0;
       mm["output_max"] = "+inf";
     } else if (op == "aten::hardtanh.default") {
-      mm["output_min"] = spelled(n, 1) ? number(*numberOf(m_, n.args[1])) : Json(-1);
-      mm["output_max"] = spelled(n, 2) ? number(*numberOf(m_, n.args[2])) : Json(1);
+      mm["output_min"] = spelled(n, 1) ? number(*numberOf(g_, n.args[1])) : Json(-1);
+      mm["output_max"] = spelled(n, 2) ? number(*numberOf(g_, n.args[2])) : Json(1);
     } else {
-      mm["output_min"] = spelled(n, 1) ? number(*numberOf(m_, n.args[1])) : Json("-inf");
-      mm["output_max"] = spelled(n, 2) ? number(*numberOf(m_, n.args[2])) : Json("inf");
+      mm["output_min"] = spelled(n, 1) ? number(*numberOf(g_, n.args[1])) : Json("-inf");
+      mm["output_max"] = spelled(n, 2) ? number(*numberOf(g_, n.args[2])) : Json("inf");
     }
-    minMax_[index] = std::move(mm);
-    addNode(n, index, "XNNClamp", node1x1(id(n.args[0]), id(n.outputs[0])));
+    minMax_[n.outputs[0]] = std::move(mm);
+    addNode(n, "XNNClamp", node1x1(id(n.args[0]), id(n.outputs[0])));
     return Ok{};
   }
 
-  Status slice(const Node& n, int index) {
-    if (spelled(n, 4) && numberOf(m_, n.args[4]).value_or(1) != 1) return refuse(n, "a slice with a step other than 1");
+  Status slice(const Node& n) {
+    if (spelled(n, 4) && numberOf(g_, n.args[4]).value_or(1) != 1) return refuse(n, "a slice with a step other than 1");
     if (auto s = defineResultThenInputs(n); !s) return s;
-    const std::vector<int64_t>& in = m_.values[n.args[0]].tensor().sizes;
-    const int64_t rank = int64_t(in.size());
-    int64_t dim = spelled(n, 1) ? int64_t(*numberOf(m_, n.args[1])) : 0;
-    if (dim < 0) dim += rank;
-    int64_t begin = spelled(n, 2) ? int64_t(numberOf(m_, n.args[2]).value_or(0)) : 0;
+    std::vector<int64_t> in = spec(n.args[0]).sizes, out = spec(n.outputs[0]).sizes;
+    const int64_t r = int64_t(in.size());
+    int64_t dim = spelled(n, 1) ? int64_t(*numberOf(g_, n.args[1])) : 0;
+    if (dim < 0) dim += r;
+    if (nhwcTag_.count(n.outputs[0])) {
+      if (r != 4) return refuse(n, "a channels-last slice that is not 4-dimensional");
+      in = {in[0], in[2], in[3], in[1]};
+      out = {out[0], out[2], out[3], out[1]};
+      dim = kNhwcToNchw[dim];
+    }
+    int64_t begin = spelled(n, 2) ? int64_t(numberOf(g_, n.args[2]).value_or(0)) : 0;
     if (begin < 0) begin += in[dim];
     std::vector<int64_t> offsets(in.size(), 0);
     offsets[dim] = begin;
-    addNode(n, index, "XNNStaticSlice",
-            Json{{"num_dims", in.size()}, {"offsets", offsets}, {"sizes", m_.values[n.outputs[0]].tensor().sizes},
+    addNode(n, "XNNStaticSlice",
+            Json{{"num_dims", in.size()}, {"offsets", offsets}, {"sizes", out},
                  {"input_id", id(n.args[0])}, {"output_id", id(n.outputs[0])}, {"flags", 0}});
     return Ok{};
   }
 
-  Status cat(const Node& n, int index) {
-    const auto* list = std::get_if<TensorList>(&m_.values[n.args[0]].payload);
+  Status cat(const Node& n) {
+    const auto* list = std::get_if<TensorList>(&g_.values[n.args[0]].payload);
     if (!list || list->items.size() < 2 || list->items.size() > 5) return refuse(n, "a cat of other than 2 to 5 tensors");
     for (ValueId t : list->items)
-      if (auto s = defineTensor(n, resolve(t)); !s) return s;
+      if (auto s = defineTensor(n, t); !s) return s;
     if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
-    int64_t axis = spelled(n, 1) ? int64_t(*numberOf(m_, n.args[1])) : 0;
-    if (axis < 0) axis += int64_t(m_.values[list->items[0]].tensor().sizes.size());
+    int64_t axis = spelled(n, 1) ? int64_t(*numberOf(g_, n.args[1])) : 0;
+    if (axis < 0) axis += int64_t(rank(list->items[0]));
+    if (nhwcTag_.count(n.outputs[0])) axis = kNhwcToNchw[axis];
     auto input = [&](size_t k) { return k < list->items.size() ? id(list->items[k]) : kInvalidId; };
     static const char* kTypes[] = {"", "", "XNNConcatenate2", "XNNConcatenate3", "XNNConcatenate4", "XNNConcatenate5"};
-    addNode(n, index, kTypes[list->items.size()],
+    addNode(n, kTypes[list->items.size()],
             Json{{"axis", axis}, {"input1_id", input(0)}, {"input2_id", input(1)}, {"input3_id", input(2)},
                  {"input4_id", input(3)}, {"output_id", id(n.outputs[0])}, {"flags", 0}, {"input5_id", input(4)}});
     return Ok{};
   }
 
-  const Method& m_;
-  std::set<int> dropped_;  ///< nodes the passes took out: fused activations, identity clones
-  std::map<int, Json> minMax_;
-  std::map<ValueId, ValueId> alias_;
-  std::vector<ValueId> outputs_;
+  Method g_;  ///< the lowered module, as the passes leave it
+  std::deque<std::vector<float>> owned_;  ///< bytes of the constants the passes make
+  std::map<ValueId, Json> minMax_;        ///< output_min_max of a node, by its result
   std::map<ValueId, uint32_t> external_;
   uint32_t externals_ = 0;
   std::map<ValueId, uint32_t> ids_;

@@ -2,13 +2,16 @@
 // to_backend gives a partition (its lowered module) becomes the XNNGraph payload the
 // delegate call carries, with the partition's weights as named data.
 //
-// What is written so far is the float32 path without channels-last layouts: the
-// activation fusion pass (a relu or hardtanh folded into the linear, convolution, add,
-// sub or mul before it), and the node visitors of the elementwise, linear, matmul,
-// shape and softmax operators. A partition with anything else (a convolution or pooling,
-// which need the channels-last reshapes; quantized values; a node upstream folds as a
-// constant; a size without an upper bound) is refused with the node and the reason: its delegate call
-// has no payload, and export says so instead of writing a file.
+// What is written so far is the float32 path. The passes, in XNNPACKPassManager's order:
+// clone removal, the addmm/mm-to-linear transform, batch-norm fusion into the convolution or
+// linear before it (and the decomposition of one left standing into a depthwise 1x1
+// convolution), activation fusion, the conv1d unsqueeze, the channels-last tagging with its
+// layout copies, and the removal of redundant copies. Then the node visitors of the
+// elementwise, linear, matmul, convolution, pooling, mean, padding, shape and softmax
+// operators. A partition with anything else (quantized or float16 values, a node upstream
+// folds as a constant, an operator without a visitor here, a size without an upper bound)
+// is refused with the node and the reason: its delegate call has no payload, and export
+// says so instead of writing a file.
 #pragma once
 
 #include <string>
