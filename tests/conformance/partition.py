@@ -15,8 +15,9 @@ every round is compared.
 Then the graph to_backend made of it, in order: each operator left, and each
 executorch_call_delegate as the values it reads and writes, the weights its lowered module took
 and that module's operators in order. Then the file: upstream's to_executorch() under the default
-config against `lowering-cli export FILE --config ...`, byte for byte (XNNPACK's payloads and the
-named data their weights became included). Where the studio's XNNPACK preprocess cannot compile a
+config against `lowering-cli export FILE --config ...` with the same partitioners and ExecuTorch's
+greedy planner (et-greedy; the studio's default suite may pick a smaller plan), byte for byte
+(XNNPACK's payloads and the named data their weights became included). Where the studio's XNNPACK preprocess cannot compile a
 partition yet, its export refuses, naming the node: the row says so (`.pte not written`), which
 is not a difference. A file written unlike upstream's is run, as upstream's is, in
 executorch.runtime on the programs' example inputs: `runs equal` when the outputs are
@@ -215,7 +216,9 @@ def pte_difference(edge, programs: dict, name: str, pt2: Path, which: str, work:
         want = edge.to_executorch().buffer
     except Exception as e:  # noqa: BLE001 (upstream cannot write it: nothing to compare)
         return "upstream", str(e).strip().splitlines()[0][:150] if str(e).strip() else type(e).__name__
-    config = work / f"partitioner-{which}.json"
+    config = work / f"partitioner-{which}-et-greedy.json"  # upstream's default planner
+    config.write_text(json.dumps({"partitioner": PARTITIONERS[which],
+                                  "memory_planning_pass": {"algorithms": ["et-greedy"]}}))
     stem = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)  # every model's file is model.pt2
     out = work / f"{stem}-{which}-studio.pte"
     r = subprocess.run([CLI, "export", str(pt2), "--config", str(config), "-o", str(out)], capture_output=True, text=True)
