@@ -229,6 +229,10 @@ struct Node {
   /// Cond, Map, Scan: the graphs it runs, indices into Method::subgraphs.
   std::vector<int32_t> subgraphs;
   uint32_t chain = 0;
+  /// The node after which the last getitem of this node's results runs, when that is not
+  /// the node itself: to_backend's legalize_graph moves getitems behind other ready nodes,
+  /// and ExecuTorch's planner keeps every result of a call alive through each getitem of it.
+  std::string resultsLiveUntil;
   NodeMeta meta;
 };
 

@@ -48,6 +48,16 @@ Lifetimes lifetimes(const Method& m, int32_t lastStep) {
   for (int32_t s = 0; s < static_cast<int32_t>(m.nodes.size()); ++s)
     if (isControlFlow(m.nodes[s].kind))
       for (ValueId v : m.nodes[s].outputs) touch(v, s);
+  // Every result of a call whose getitems to_backend moved lives through the last of them.
+  for (int32_t s = 0; s < static_cast<int32_t>(m.nodes.size()); ++s) {
+    const std::string& until = m.nodes[s].resultsLiveUntil;
+    if (until.empty()) continue;
+    for (int32_t a = s + 1; a < static_cast<int32_t>(m.nodes.size()); ++a)
+      if (m.nodes[a].name == until) {
+        for (ValueId v : m.nodes[s].outputs) touch(v, a);
+        break;
+      }
+  }
   for (ValueId v : m.inputs) touch(v, 0);
   for (ValueId v : m.outputs) touch(v, lastStep);
   // ExecuTorch 1.5's output node keeps the specs it had before PropagateDevicePass:

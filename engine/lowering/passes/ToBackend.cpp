@@ -514,8 +514,18 @@ class ToBackend : public Pass {
                                    std::to_string(loweredNodes) + " nodes, " + std::to_string(weightCount) +
                                    " weights of their own); " + std::to_string(m.nodes.size() - loweredNodes) + " nodes left"});
     std::vector<Node> ordered;
-    for (int f : fx.order())
-      if (fx.at(f).kind == FxModel::Kind::Call && fx.at(f).call >= 0) ordered.push_back(std::move(calls[fx.at(f).call]));
+    std::map<int, size_t> placed;  // fx call node -> its index in ordered
+    for (int f : fx.order()) {
+      const FxModel::FNode& fn = fx.at(f);
+      if (fn.kind == FxModel::Kind::Call && fn.call >= 0) {
+        placed[f] = ordered.size();
+        ordered.push_back(std::move(calls[fn.call]));
+      } else if (fn.kind == FxModel::Kind::GetItem && !fn.inputs.empty()) {
+        // The results live through this getitem: past the call placed last before it.
+        if (auto p = placed.find(fn.inputs[0]); p != placed.end())
+          ordered[p->second].resultsLiveUntil = p->second + 1 == ordered.size() ? std::string() : ordered.back().name;
+      }
+    }
     m.nodes = std::move(ordered);
     delegateResultsGrad(m);
     // The weights only partitions read leave the method's inputs (_unsafe_adjust_original_program).
