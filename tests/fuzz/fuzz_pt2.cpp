@@ -1,7 +1,8 @@
 // libFuzzer target: .pt2 / ETRecord zips through the importer (zip, JSON,
 // pickle, program mapping, edge-dialect check) and the lowering pipeline, under the
 // default config, with constant folding and reinplacing on, and through XnnpackPartitioner
-// (to_edge_transform_and_lower's decompositions and the partition, default and per-op mode).
+// (to_edge_transform_and_lower's decompositions and the partition, default and per-op mode,
+// then to_backend with XNNPACK's preprocess compiling each partition, and to_executorch).
 #include "engine/inspect/Inspect.h"
 #include "engine/formats/Pt2Reader.h"
 #include "engine/lowering/Pipeline.h"
@@ -31,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PartitionerSpec perOp;
     perOp.perOpMode = true;
     for (const Method& m : partitioning.current()->methods) (void)partitionForXnnpack(m, perOp);
+    partitioning.runToEnd();
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -189,6 +190,12 @@ class Compiler {
     g_.nodes = std::move(kept);
   }
 
+  /// A number argument; one that is not (a symbolic size) stops the compilation.
+  double num(ValueId v) const {
+    const std::optional<double> x = v >= 0 ? numberOf(g_, v) : std::nullopt;
+    if (!x) throw std::runtime_error("a number argument that is not a constant number");
+    return *x;
+  }
   /// The argument as the call gave it (fx's len(node.args) > k), not a schema default.
   bool spelled(const Node& n, size_t k) const {
     return k < n.args.size() && n.args[k] >= 0 && !(k < 64 && (n.defaultedArgs >> k & 1)) &&
@@ -198,7 +205,7 @@ class Compiler {
     std::vector<int64_t> out;
     if (list < 0) return out;
     if (auto* l = std::get_if<IntList>(&g_.values[list].payload))
-      for (ValueId i : l->items) out.push_back(int64_t(*numberOf(g_, i)));
+      for (ValueId i : l->items) out.push_back(int64_t(num(i)));
     else if (auto x = numberOf(g_, list))
       out.push_back(int64_t(*x));
     return out;
@@ -499,8 +506,8 @@ class Compiler {
         mm["output_min"] = 0;
         mm["output_max"] = "+inf";
       } else {
-        mm["output_min"] = spelled(act, 1) ? number(*numberOf(g_, act.args[1])) : Json(-1);
-        mm["output_max"] = spelled(act, 2) ? number(*numberOf(g_, act.args[2])) : Json(1);
+        mm["output_min"] = spelled(act, 1) ? number(num(act.args[1])) : Json(-1);
+        mm["output_max"] = spelled(act, 2) ? number(num(act.args[2])) : Json(1);
       }
       minMax_[in] = std::move(mm);
       passes::replaceUses(g_, act.outputs[0], in);
@@ -898,7 +905,7 @@ class Compiler {
         {"aten::add.Tensor", "XNNAdd"}, {"aten::sub.Tensor", "XNNSubtract"}, {"aten::mul.Tensor", "XNNMultiply"}};
     if (auto it = kUnary.find(op); it != kUnary.end()) {
       if (op == "aten::_softmax.default") {
-        const int64_t dim = int64_t(*numberOf(g_, n.args[1]));
+        const int64_t dim = int64_t(num(n.args[1]));
         const int64_t r = int64_t(rank(n.args[0]));
         if (dim != -1 && dim != r - 1) return refuse(n, "softmax over a dimension that is not the last");
       }
@@ -940,9 +947,9 @@ class Compiler {
       if (auto s = defineResultThenInputs(n); !s) return s;
       Json body;
       if (op == "aten::leaky_relu.default") {
-        body["negative_slope"] = spelled(n, 1) ? *numberOf(g_, n.args[1]) : 0.01;
+        body["negative_slope"] = spelled(n, 1) ? num(n.args[1]) : 0.01;
       } else {
-        body["alpha"] = *numberOf(g_, n.args[1]);
+        body["alpha"] = num(n.args[1]);
       }
       body.update(node1x1(id(n.args[0]), id(n.outputs[0])));
       addNode(n, op == "aten::elu.default" ? "XNNELU" : "XNNLeakyReLU", std::move(body));
@@ -1029,7 +1036,7 @@ class Compiler {
     const ValueId in = n.args[0], w = n.args[1], out = n.outputs[0];
     if (rank(in) != 4) return refuse(n, "a convolution that is not 2-dimensional (XNNPACK's Conv1dUnsqueezePass is not written here yet)");
     const std::vector<int64_t> ks = spec(w).sizes;
-    const int64_t groups = int64_t(*numberOf(g_, n.args[8]));
+    const int64_t groups = int64_t(num(n.args[8]));
     const bool transposed = numberOf(g_, n.args[6]).value_or(0) != 0;
     const int64_t groupIn = transposed ? ks[0] / groups : ks[1];
     const int64_t groupOut = transposed ? ks[1] : ks[0] / groups;
@@ -1156,11 +1163,11 @@ class Compiler {
       mm["output_min"] = 0;
       mm["output_max"] = "+inf";
     } else if (op == "aten::hardtanh.default") {
-      mm["output_min"] = spelled(n, 1) ? number(*numberOf(g_, n.args[1])) : Json(-1);
-      mm["output_max"] = spelled(n, 2) ? number(*numberOf(g_, n.args[2])) : Json(1);
+      mm["output_min"] = spelled(n, 1) ? number(num(n.args[1])) : Json(-1);
+      mm["output_max"] = spelled(n, 2) ? number(num(n.args[2])) : Json(1);
     } else {
-      mm["output_min"] = spelled(n, 1) ? number(*numberOf(g_, n.args[1])) : Json("-inf");
-      mm["output_max"] = spelled(n, 2) ? number(*numberOf(g_, n.args[2])) : Json("inf");
+      mm["output_min"] = spelled(n, 1) ? number(num(n.args[1])) : Json("-inf");
+      mm["output_max"] = spelled(n, 2) ? number(num(n.args[2])) : Json("inf");
     }
     minMax_[n.outputs[0]] = std::move(mm);
     addNode(n, "XNNClamp", node1x1(id(n.args[0]), id(n.outputs[0])));
@@ -1172,7 +1179,7 @@ class Compiler {
     if (auto s = defineResultThenInputs(n); !s) return s;
     std::vector<int64_t> in = spec(n.args[0]).sizes, out = spec(n.outputs[0]).sizes;
     const int64_t r = int64_t(in.size());
-    int64_t dim = spelled(n, 1) ? int64_t(*numberOf(g_, n.args[1])) : 0;
+    int64_t dim = spelled(n, 1) ? int64_t(num(n.args[1])) : 0;
     if (dim < 0) dim += r;
     if (nhwcTag_.count(n.outputs[0])) {
       if (r != 4) return refuse(n, "a channels-last slice that is not 4-dimensional");
@@ -1196,7 +1203,7 @@ class Compiler {
     for (ValueId t : list->items)
       if (auto s = defineTensor(n, t); !s) return s;
     if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
-    int64_t axis = spelled(n, 1) ? int64_t(*numberOf(g_, n.args[1])) : 0;
+    int64_t axis = spelled(n, 1) ? int64_t(num(n.args[1])) : 0;
     if (axis < 0) axis += int64_t(rank(list->items[0]));
     if (nhwcTag_.count(n.outputs[0])) axis = kNhwcToNchw[axis];
     auto input = [&](size_t k) { return k < list->items.size() ? id(list->items[k]) : kInvalidId; };
@@ -1225,7 +1232,14 @@ class Compiler {
 Result<XnnpackCompiled> compileForXnnpack(const Program& lowered) {
   const Method* m = lowered.method("forward");
   if (!m) return Error{ErrorCode::Invalid, lowered.path, std::nullopt, "a lowered module", "a method forward", "none"};
-  return Compiler(*m).run();
+  // The visitors read arguments by their schema's positions and types, which the verifier
+  // checked; a lookup that still fails (a value read before it is defined) is a refusal.
+  try {
+    return Compiler(*m).run();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::Unsupported, "XNNPACK's preprocess", std::nullopt, "a partition it can compile", "",
+                 std::string("an argument it cannot read (") + e.what() + ")"};
+  }
 }
 
 }  // namespace lstudio
