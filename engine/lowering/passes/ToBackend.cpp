@@ -429,9 +429,12 @@ class ToBackend : public Pass {
           std::none_of(reads.begin(), reads.end(), [&](ValueId v) { return changed.count(v) > 0; }))
         continue;
       const bool grad = std::any_of(reads.begin(), reads.end(), requiresGrad);
-      for (ValueId o : n.outputs)
-        if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[o].payload);
-            t && t->requiresGrad != grad && (!grad || isFloatingPoint(t->dtype))) {
+      // An operator's later results may be ones autograd does not differentiate (layer
+      // norm's mean and rstd): the retrace never makes those require grad.
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[n.outputs[k]].payload);
+            t && t->requiresGrad != grad && (!grad || (isFloatingPoint(t->dtype) && (k == 0 || n.kind == NodeKind::Delegate)))) {
+          const ValueId o = n.outputs[k];
           t->requiresGrad = grad;
           changed.insert(o);
         }
