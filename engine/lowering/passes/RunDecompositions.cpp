@@ -102,6 +102,7 @@ class MethodDecomposition {
         if (s.value == m_.outputs[k]) s.value = ret.args[k];
       m_.outputs[k] = ret.args[k];
     }
+    originFromReader();
     m_.nodes = std::move(nodes_);
     for (OutputSpec& s : m_.signature.outputs) s.value = renames_(s.value);
     addMutationOutputs();
@@ -172,9 +173,27 @@ class MethodDecomposition {
     if (!rule) return nodes_.push_back(std::move(n));
     decompositions::Rewrite rewrite(m_, n, nodes_, [this](const std::string& b) { return fresh_(b); }, config_.preserveOps,
                                     &sizes_);
+    const size_t first = nodes_.size();
     rule(rewrite);
     if (rewrite.failure()) return fail(origin, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
+    if (op.name == "aten::flatten")
+      for (size_t k = first; k < nodes_.size(); ++k) takesReaderOrigin_.push_back(k);
     for (auto [from, to] : rewrite.replaced()) renames_.add(from, to);
+  }
+
+  /// flatten's view is made by functionalization when its reader runs, and torch records it
+  /// as coming from that reader (from_node): DebugHandleGeneratorPass numbers it with it.
+  void originFromReader() {
+    for (size_t k : takesReaderOrigin_) {
+      if (nodes_[k].outputs.size() != 1) continue;
+      const ValueId out = renames_(nodes_[k].outputs[0]);
+      for (size_t j = k + 1; j < nodes_.size(); ++j) {
+        const std::vector<ValueId> reads = readsOf(m_, nodes_[j]);
+        if (std::find(reads.begin(), reads.end(), out) == reads.end()) continue;
+        if (!nodes_[j].meta.origin.empty()) nodes_[k].meta.origin = nodes_[j].meta.origin;
+        break;
+      }
+    }
   }
 
   // ---- views and writes through them ----
@@ -514,6 +533,7 @@ class MethodDecomposition {
   FreshNames fresh_;
   Renames renames_;
   std::vector<Node> nodes_;
+  std::vector<size_t> takesReaderOrigin_;  ///< in nodes_: flatten's views (originFromReader)
   decompositions::SymbolicSizes sizes_;  ///< symbolic sizes computed so far, one node each
   std::unordered_set<ValueId> views_;    // results of view calls with several results (split, unbind)
   struct Deferred {
