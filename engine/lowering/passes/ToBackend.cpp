@@ -392,6 +392,55 @@ class ToBackend : public Pass {
     return owned;
   }
 
+  /// _maybe_duplicate_constant_nodes gives every reader of a shared weight after its first
+  /// a placeholder of its own, readers outside any partition included; the copies stand
+  /// before the weight. So the method keeps one value per reader outside a partition (the
+  /// first reader of all keeps the weight itself, when it is one of them).
+  static void copyForMethodReaders(Method& m, std::set<ValueId>& keptInMethod) {
+    for (ValueId c : std::vector<ValueId>(keptInMethod.begin(), keptInMethod.end())) {
+      std::vector<int> rs;  // readers in graph order
+      for (size_t i = 0; i < m.nodes.size(); ++i) {
+        const std::vector<ValueId> reads = readsOf(m, m.nodes[i]);
+        if (std::find(reads.begin(), reads.end(), c) != reads.end()) rs.push_back(int(i));
+      }
+      if (rs.empty()) continue;
+      std::vector<ValueId> copies;
+      for (size_t k = 1; k < rs.size(); ++k) {
+        Node& reader = m.nodes[rs[k]];
+        if (!reader.meta.delegationTag.empty()) continue;
+        Value v = m.values[c];
+        v.name += "_copy_" + std::to_string(k - 1);
+        const ValueId copy = addValue(m, std::move(v));
+        for (ValueId& a : reader.args) {
+          if (a == c) a = copy;
+          else if (a >= 0)
+            if (auto* l = std::get_if<TensorList>(&m.values[a].payload);
+                l && std::find(l->items.begin(), l->items.end(), c) != l->items.end()) {
+              Value list = m.values[a];
+              auto& items = std::get<TensorList>(list.payload).items;
+              std::replace(items.begin(), items.end(), c, copy);
+              a = addValue(m, std::move(list));
+            }
+        }
+        copies.push_back(copy);
+      }
+      if (!m.nodes[rs[0]].meta.delegationTag.empty()) keptInMethod.erase(c);
+      if (copies.empty()) continue;
+      auto at = std::find(m.inputs.begin(), m.inputs.end(), c);
+      m.inputs.insert(at, copies.begin(), copies.end());
+      auto spec = std::find_if(m.signature.inputs.begin(), m.signature.inputs.end(), [&](const InputSpec& x) { return x.value == c; });
+      if (spec == m.signature.inputs.end()) continue;
+      std::vector<InputSpec> specs;
+      for (ValueId copy : copies) {
+        InputSpec x = *spec;
+        x.value = copy;
+        x.target = m.values[copy].name;
+        specs.push_back(x);
+      }
+      m.signature.inputs.insert(spec, specs.begin(), specs.end());
+    }
+  }
+
   /// Every number in a Tensor slot as a 0-dim constant tensor, as to_edge's
   /// ScalarToTensorPass and lift_constant_tensor_pass made them before partitioning: inputs
   /// of the method before the user inputs, in node order (a delegate call reads those of
@@ -465,6 +514,7 @@ class ToBackend : public Pass {
     liftScalars(p, m);
     std::set<ValueId> keptInMethod;
     auto owned = ownedWeights(m, takenBy, keptInMethod);
+    copyForMethodReaders(m, keptInMethod);
     std::vector<Node> calls = m.nodes;
     FxModel fx(m);
     FreshNames fresh(m);
