@@ -261,6 +261,33 @@ class TestToEdge : public QObject {
     for (const auto& o : lowered) QVERIFY2(o.find("linear") == std::string::npos, o.c_str());
   }
 
+  // ATen's reshape views a contiguous tensor with the shape as given (-1 kept) and a strided
+  // one its strides allow with the shape inferred: upstream's pvt_v2 has view_copy [1, 32, 4]
+  // for reshape(1, 32, -1) of a channels-last tensor, where XNNPACK's reshape reads it.
+  // contiguous(channels_last) of a contiguous tensor is a channels-last clone (it was dropped).
+  void reshapeInfersTheSizeOfAStridedView() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {1, 8, 2, 2});
+    TensorRef nhwc = b.op("aten.contiguous.default", {x, int64_t(2)});  // channels_last
+    b.output(b.op("aten.reshape.default", {nhwc, std::vector<int64_t>{1, 8, -1}}));
+    b.output(b.op("aten.reshape.default", {x, std::vector<int64_t>{1, 8, -1}}));
+    auto prog = b.finish("reshapes");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    Program p = std::move(prog.value());
+    auto out = passes::runDecompositions()->run(p, {});
+    QVERIFY(!out.failed);
+    const Method& m = p.methods[0];
+    QCOMPARE(ops(m), (std::vector<std::string>{"aten::clone.default", "aten::view.default", "aten::view.default"}));
+    QCOMPARE(passes::numberOf(m, m.nodes[0].args[1]).value_or(-1), 2.0);  // memory_format channels_last
+    auto sizes = [&](const Node& n) {
+      std::vector<int64_t> v;
+      for (ValueId i : std::get<IntList>(m.values[n.args[1]].payload).items) v.push_back(int64_t(*passes::numberOf(m, i)));
+      return v;
+    };
+    QCOMPARE(sizes(m.nodes[1]), (std::vector<int64_t>{1, 8, 4}));   // strided: inferred
+    QCOMPARE(sizes(m.nodes[2]), (std::vector<int64_t>{1, 8, -1}));  // contiguous: as given
+  }
+
   void siluBecomesSigmoidTimesInput() {
     Program p = unary("aten.silu.default");
     auto out = passes::runDecompositions()->run(p, {});

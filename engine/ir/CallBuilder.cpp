@@ -163,7 +163,7 @@ struct ShapeCall {
     int64_t known = 1, infer = -1;
     std::vector<std::string> sy(s.size());
     for (size_t d = 0; d < s.size(); ++d) {
-      if (s[d] == -1 && name == "aten::view") infer = static_cast<int64_t>(d);
+      if (s[d] == -1 && (name == "aten::view" || name == "aten::reshape")) infer = static_cast<int64_t>(d);
       else if (s[d] == -1 && d + a0->sizes.size() >= s.size()) {
         s[d] = a0->sizes[d + a0->sizes.size() - s.size()];
         sy[d] = symbolOf(*a0, d + a0->sizes.size() - s.size());
@@ -474,7 +474,8 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::clamp", &ShapeCall::sameShape}, {"aten::bitwise_and", &ShapeCall::broadcastBinary},
     {"aten::addmm", &ShapeCall::matmul}, {"aten::mm", &ShapeCall::matmul}, {"aten::bmm", &ShapeCall::matmul},
     {"aten::permute", &ShapeCall::permute},
-    {"aten::view", &ShapeCall::sizeList}, {"aten::expand", &ShapeCall::sizeList},
+    {"aten::view", &ShapeCall::sizeList}, {"aten::reshape", &ShapeCall::sizeList}, {"aten::expand", &ShapeCall::sizeList},
+    {"aten::contiguous", &ShapeCall::sameShape},
     {"aten::full", &ShapeCall::sizeList}, {"aten::empty", &ShapeCall::sizeList},
     {"aten::unsqueeze", &ShapeCall::dimensionEdit}, {"aten::squeeze", &ShapeCall::dimensionEdit},
     {"aten::select", &ShapeCall::dimensionEdit}, {"aten::slice", &ShapeCall::dimensionEdit},

@@ -388,6 +388,17 @@ std::optional<std::vector<int64_t>> derivedStrides(const Method& m, const Operat
     // memory_format: absent or preserve (1) keeps the input's layout; contiguous (0) does not.
     const Value* mf = args.size() > 1 && args[1] >= 0 ? &m.values[args[1]] : nullptr;
     const auto* f = mf ? std::get_if<int64_t>(&mf->payload) : nullptr;
+    if (f && (*f == 2 || *f == 3) && result.sizes.size() == size_t(*f == 2 ? 4 : 5)) {  // channels_last(_3d)
+      std::vector<int64_t> st(result.sizes.size());
+      int64_t step = 1;
+      for (size_t d = st.size(); d-- > 1;) {  // channels innermost, then the spatial dims, then N
+        const size_t dim = d == st.size() - 1 ? 1 : d + 1;
+        st[dim] = step;
+        step *= std::max<int64_t>(result.sizes[dim], 1);
+      }
+      st[0] = step;
+      return st;
+    }
     return f && *f == 0 ? contiguousStrides(result.sizes) : denseLike(*in, result.sizes);
   }
   // ATen's softmax meta function writes a contiguous result whatever its input's layout (cait's

@@ -16,11 +16,12 @@ TensorRef argRef(Rewrite& r, const char* name) { return TensorRef{r.arg(name)}; 
 void finishReshape(Rewrite& r, TensorRef x, std::optional<BuildArg> size = std::nullopt) {
   const TensorSpec& t = r.spec(x.id);
   const std::vector<int64_t> sizes = r.resultSpec().sizes;
-  // ATen's reshape: a view with the shape as written where the bytes allow one, else an
-  // _unsafe_view of a contiguous copy with the shape inferred (no -1 left).
+  // ATen's reshape: a contiguous tensor is viewed with the shape as written; another one with
+  // the shape inferred (no -1 left) where its strides allow a view, else an _unsafe_view of a
+  // contiguous copy.
   if (!viewStrides(t.sizes, stridesOf(t), sizes))
     return r.finish("aten.view.default", {r.op("aten.clone.default", {x, int64_t(0)}), BuildArg(sizes)});
-  r.finish("aten.view.default", {x, size ? *size : BuildArg(sizes)});
+  r.finish("aten.view.default", {x, size && isContiguous(t) ? *size : BuildArg(sizes)});
 }
 
 /// The argument, or `fallback` when it is None.
@@ -64,8 +65,18 @@ void flatten(Rewrite& r) {
   finishReshape(r, argRef(r, "self"));
 }
 
+/// contiguous(memory_format): the tensor itself when it is laid out so already, else a clone
+/// in that format (channels_last asks for NHWC, channels_last_3d for NDHWC).
 void contiguous(Rewrite& r) {
-  if (isContiguous(r.tensor("self"))) return r.resultIs(r.arg("self"));
+  const TensorSpec x = r.tensor("self");
+  const int64_t format = r.isNone("memory_format") ? 0 : r.integer("memory_format").value_or(0);
+  if (format == 2 || format == 3) {
+    const std::vector<uint8_t> order = format == 2 ? std::vector<uint8_t>{0, 2, 3, 1} : std::vector<uint8_t>{0, 2, 3, 4, 1};
+    if (x.sizes.size() != order.size()) return r.fail("contiguous to a channels-last format of a tensor of another rank");
+    if (x.dimOrder == order) return r.resultIs(r.arg("self"));
+    return r.finish("aten.clone.default", {argRef(r, "self"), format});
+  }
+  if (isContiguous(x)) return r.resultIs(r.arg("self"));
   r.finish("aten.clone.default", {argRef(r, "self"), int64_t(0)});
 }
 
