@@ -176,16 +176,16 @@ class MethodDecomposition {
     const size_t first = nodes_.size();
     rule(rewrite);
     if (rewrite.failure()) return fail(origin, "cannot decompose " + op.fullName() + ": " + *rewrite.failure());
-    if (op.name == "aten::flatten" && !n.args.empty() && n.args[0] >= 0 && m_.values[n.args[0]].isTensor() &&
-        decompositions::isContiguous(m_.values[n.args[0]].tensor()))
+    if (op.name == "aten::flatten" && !n.args.empty() && n.args[0] >= 0 && wasWritten(n.args[0]))
       for (size_t k = first; k < nodes_.size(); ++k) takesReaderOrigin_.push_back(k);
     for (auto [from, to] : rewrite.replaced()) renames_.add(from, to);
   }
 
-  /// The view flatten makes of a contiguous tensor (reshape's view with the shape as
-  /// given) is made when its reader runs, and torch records it as coming from that reader
-  /// (from_node): DebugHandleGeneratorPass numbers it with it. (Of a strided tensor it
-  /// keeps flatten's own origin: pvt_v2's channels-last flatten.)
+  /// The view flatten makes of a tensor written in place before (timm's inplace activation
+  /// before its head's flatten) is made again by functionalization when its reader runs, and
+  /// torch records it as coming from that reader (from_node): DebugHandleGeneratorPass
+  /// numbers it with it. Of any other tensor it keeps flatten's own origin (torchvision's
+  /// resnet18, vit's patch embedding, pvt_v2).
   void originFromReader() {
     for (size_t k : takesReaderOrigin_) {
       if (nodes_[k].outputs.size() != 1) continue;
