@@ -46,6 +46,16 @@ ExecutorchBackendConfig withXnnpack(PartitionerSpec spec = {}) {
   return c;
 }
 
+/// The program lowered to the end with XnnpackPartitioner, exported to `out` and read back.
+Result<Program> exportedWithXnnpack(Program p, const std::string& out) {
+  Pipeline pipeline(std::make_shared<const Program>(std::move(p)), withXnnpack());
+  pipeline.runToEnd();
+  if (pipeline.failed()) return Error{ErrorCode::Invalid, out, std::nullopt, "the pipeline", "every pass run", "a failed pass"};
+  auto written = exportToFiles(*pipeline.current(), withXnnpack(), out, {});
+  if (!written) return written.error();
+  return openProgramFile(out);
+}
+
 /// The program after the partitioner ran (or after to_edge when the config has none).
 std::shared_ptr<const Program> partitioned(Program p, const ExecutorchBackendConfig& c) {
   Pipeline pipeline(std::make_shared<const Program>(std::move(p)), c);
@@ -340,14 +350,9 @@ class TestPartition : public QObject {
   // its output clamp, both linears XNNFullyConnected reading x as external input 0 and
   // writing output 1, and the four weights as named data keyed by the SHA-256 of their bytes.
   void exportWritesTheXnnpackPayload() {
-    Pipeline pipeline(std::make_shared<const Program>(mixedProgram()), withXnnpack());
-    pipeline.runToEnd();
-    QVERIFY(!pipeline.failed());
     QTemporaryDir dir;
     const std::string out = (dir.path() + "/out.pte").toStdString();
-    auto written = exportToFiles(*pipeline.current(), withXnnpack(), out, {});
-    QVERIFY2(written.ok(), written.ok() ? "" : written.error().message().c_str());
-    auto back = openProgramFile(out);
+    auto back = exportedWithXnnpack(mixedProgram(), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
     const Method& m = back->methods.at(0);
     QCOMPARE(m.delegates.size(), size_t(1));
@@ -408,14 +413,9 @@ class TestPartition : public QObject {
       if (!n.meta.notDelegatedBecause.empty()) left += n.name + ": " + n.meta.notDelegatedBecause + "; ";
     if (!left.empty()) qWarning("%s", left.c_str());
     QVERIFY(left.empty());
-    Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
-    pipeline.runToEnd();
-    QVERIFY(!pipeline.failed());
     QTemporaryDir dir;
     const std::string out = (dir.path() + "/out.pte").toStdString();
-    auto written = exportToFiles(*pipeline.current(), withXnnpack(), out, {});
-    QVERIFY2(written.ok(), written.ok() ? "" : written.error().message().c_str());
-    auto back = openProgramFile(out);
+    auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
     const Method& m = back->methods.at(0);
     QCOMPARE(m.delegates.size(), size_t(1));
