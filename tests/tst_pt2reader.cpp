@@ -167,6 +167,35 @@ class TestPt2Reader : public QObject {
     QVERIFY(toText(s).find("parameter p_w (w): float32[4], 16 bytes") != std::string::npos);
   }
 
+  // The origin of a node, by which ExecuTorch's DebugHandleGeneratorPass numbers debug handles,
+  // is the oldest ancestor its from_node record names ("name.graph_id"), as for PT2E's quantize
+  // and dequantize nodes that share their observer's; a node without the record is its own.
+  void originIsTheGreatestFromNodeAncestor() {
+    // from_node is a JSON string holding a list of records, each with its own from_node.
+    const std::string q =
+        "\"from_node\": \"[{\\\"name\\\": \\\"quantize_per_tensor_default\\\", \\\"graph_id\\\": 9, \\\"from_node\\\": [{\\\"name\\\": \\\"activation_post_process_0\\\", \\\"graph_id\\\": 7, \\\"from_node\\\": []}]}]\"";
+    const std::string dq =
+        "\"from_node\": \"[{\\\"name\\\": \\\"dequantize_per_tensor_default\\\", \\\"graph_id\\\": 9, \\\"from_node\\\": [{\\\"name\\\": \\\"x\\\", \\\"graph_id\\\": 3, \\\"from_node\\\": []}, {\\\"name\\\": \\\"activation_post_process_0\\\", \\\"graph_id\\\": 7, \\\"from_node\\\": []}]}]\"";
+    std::string json = programJson();
+    const std::string first = R"("nn_module_stack": "L__self__,,M;L__self__sub,sub,torch.nn.Module")";
+    const std::string second = R"("outputs": [{"as_tensor": {"name": "add"}}], "metadata": {})";
+    QVERIFY(json.find(first) != std::string::npos && json.find(second) != std::string::npos);
+    auto read = [&](const std::string& a, const std::string& b) -> Result<Program> {
+      std::string j = json;
+      j.replace(j.find(first), first.size(), first + (a.empty() ? "" : ", " + a));
+      j.replace(j.find(second), second.size(),
+                second.substr(0, second.size() - 1) + b + "}");  // "metadata": {<b>}
+      return importBytes(zipBytes(archiveRecords(j, weightsConfig(), floats({1, 2, 3, 4}))));
+    };
+    auto shared = read(q, dq);
+    QVERIFY2(shared.ok(), shared.ok() ? "" : shared.error().message().c_str());
+    QCOMPARE(shared->methods[0].nodes[0].meta.origin, std::string("activation_post_process_0.7"));
+    QCOMPARE(shared->methods[0].nodes[1].meta.origin, std::string("activation_post_process_0.7"));
+    auto own = read("", dq);
+    QVERIFY2(own.ok(), own.ok() ? "" : own.error().message().c_str());
+    QCOMPARE(own->methods[0].nodes[0].meta.origin, std::string("mul"));
+  }
+
   // torch 2.13 writes size expressions as sympy's srepr; the studio reads them in the printed
   // form its shape evaluation and its views use ("s0", "2*s0 + 1").
   void sreprSizeExpressions() {

@@ -165,6 +165,31 @@ std::string readableSizeExpression(const std::string& text) {
 }  // namespace
 
 /// "L__self__,,Type;L__self__linear,linear,torch.nn.Linear" (newer: key,path,type per entry).
+/// get_greatest_ancestor_node_identifier: the node a `from_node` record (torch.fx's
+/// provenance, serialized as a JSON string) traces back to, as "name.graph_id"; every node of
+/// one such ancestor gets one debug handle (PT2E's quantize and dequantize nodes share the
+/// observer's or the observed node's). Empty when the record is missing or unreadable.
+static std::string greatestAncestor(std::string_view text) {
+  nlohmann::json chain = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json* source = nullptr;
+  while (chain.is_array() && !chain.empty() && chain.back().is_object()) {
+    source = &chain.back();
+    auto next = source->find("from_node");
+    if (next == source->end() || !next->is_array() || next->empty()) break;
+    nlohmann::json inner = *next;  // keep the ancestor alive past the reassignment
+    chain = std::move(inner);
+    source = nullptr;
+  }
+  if (!source) {
+    if (!chain.is_array() || chain.empty() || !chain.back().is_object()) return {};
+    source = &chain.back();
+  }
+  auto name = source->find("name");
+  auto graph = source->find("graph_id");
+  if (name == source->end() || !name->is_string() || graph == source->end()) return {};
+  return name->get<std::string>() + "." + (graph->is_string() ? graph->get<std::string>() : graph->dump());
+}
+
 std::vector<ModuleFrame> parseModuleStack(std::string_view text) {
   std::vector<ModuleFrame> out;
   size_t start = 0;
@@ -660,9 +685,11 @@ Status ProgramJson::node(element nj, const std::string& w, std::map<std::string,
       n.meta.moduleStack = parseModuleStack(s);
     if ((*meta)["debug_handle"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
       n.meta.debugHandle = std::atoll(std::string(s).c_str());
+    if ((*meta)["from_node"].get(e) == simdjson::SUCCESS && e.get_string().get(s) == simdjson::SUCCESS)
+      n.meta.origin = greatestAncestor(s);
   }
   if (!n.outputs.empty()) n.name = m_.values[n.outputs.front()].name;
-  n.meta.origin = n.name;
+  if (n.meta.origin.empty()) n.meta.origin = n.name;
   if (delegateCall) return loweredModule(n, w);
   if (wrapped) return inlineWrappedGraph(*inputs, nodePath, n, opIndex);
   return Ok{};
