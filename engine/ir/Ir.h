@@ -178,6 +178,10 @@ struct NodeMeta {
   /// node ("tag0", ExecuTorch's delegation_tag), or why it was left out.
   std::string delegationTag;
   std::string notDelegatedBecause;
+  /// A q/dq node XnnpackPartitioner took as part of a quantized pattern (upstream's
+  /// IS_IMPLICIT_Q_DQ_TAG): XNNPACK folds it into its neighbours' quantization parameters
+  /// instead of writing a conversion.
+  bool implicitQdq = false;
   /// The node of the exported graph this one came from (torch.fx's from_node root; a
   /// decomposition's nodes keep their operator's): ExecuTorch's DebugHandleGeneratorPass
   /// gives the nodes of one origin one debug handle.

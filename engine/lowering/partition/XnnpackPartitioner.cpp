@@ -800,6 +800,7 @@ XnnpackPartitioning partitionForXnnpack(const Method& m, const PartitionerSpec& 
   out.partitionOf.assign(nn, -1);
   out.reasonOf.assign(nn, {});
   out.configOf.assign(nn, {});
+  out.implicitQdq.assign(nn, false);
 
   // Vertices: node i is i, a weight placeholder v is nn + v.
   DisjointSets sets;
@@ -820,6 +821,9 @@ XnnpackPartitioning partitionForXnnpack(const Method& m, const PartitionerSpec& 
       continue;
     }
     Deps d = part.take(int(i), c->second);
+    // get_deps / get_node_and_deps tag the q/dq a pattern takes, whether or not it is valid.
+    for (int x : d.nodes)
+      if (x != int(i) && (isQuantName(g.names[x]) || isDequantName(g.names[x]))) out.implicitQdq[x] = true;
     std::vector<int> members;
     for (int x : d.nodes) members.push_back(x);
     for (ValueId w : d.weights)

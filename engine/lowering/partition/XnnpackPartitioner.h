@@ -32,6 +32,10 @@ struct XnnpackPartitioning {
   std::vector<std::string> reasonOf;
   /// Per node: the XNNPACK config that took it ("LinearConfig"), empty when none did.
   std::vector<std::string> configOf;
+  /// Per node: a quantize/dequantize a config took as part of a quantized pattern (the
+  /// operator's input, weight or output quantization), which XNNPACK folds into the
+  /// operator's tensors (upstream's tag_as_implicit_q_dq).
+  std::vector<bool> implicitQdq;
 };
 
 /// Partitions one graph (an edge-dialect method) as XnnpackPartitioner(spec) does.

@@ -32,6 +32,7 @@ class Partition : public Pass {
         const bool taken = r.partitionOf[i] >= 0;
         n.meta.delegationTag = taken ? r.partitions[r.partitionOf[i]].tag : std::string();
         n.meta.notDelegatedBecause = taken ? std::string() : r.reasonOf[i];
+        n.meta.implicitQdq = taken && r.implicitQdq[i];
         out.changed = out.changed || taken;
       }
     }
