@@ -447,6 +447,80 @@ class TestPartition : public QObject {
     QCOMPARE(value(graph->nodes[1].inputs[1]).dims, (std::vector<uint32_t>{4, 3, 3, 3}));  // filter [out, kh, kw, in]
   }
 
+  // PT2E's static int8 linear (x -> q -> dq -> linear(dq, dq(w int8), bias) -> relu -> q -> dq):
+  // the q/dq around the linear fold into its tensors' quantization (qint8 input, weight and
+  // output, the bias requantized to int32 at scale input*weight); the q of the float input and
+  // the final dq are conversions. Fails on a preprocess that refuses or skips quantization.
+  void exportWritesAQuantizedLinear() {
+    const double inScale = 0.0625, wScale = 0.01, outScale = 0.125;
+    const int64_t inZp = 3, outZp = -128;
+    const ScalarType i8 = ScalarType::Char;
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {2, 8});
+    TensorRef bias = b.parameter("fc.bias", ScalarType::Float, {4}, {WeightInit::Kind::Pattern, 0, 0.37});
+    TensorRef wq = b.buffer("_frozen_param0", i8, {4, 8}, {WeightInit::Kind::Pattern, 0, 127.0});
+    auto qdq = [&](TensorRef t, double scale, int64_t zp) {
+      TensorRef q = b.op("quantized_decomposed.quantize_per_tensor.default", {t, scale, zp, int64_t(-128), int64_t(127), i8});
+      return b.op("quantized_decomposed.dequantize_per_tensor.default", {q, scale, zp, int64_t(-128), int64_t(127), i8});
+    };
+    TensorRef w = b.op("quantized_decomposed.dequantize_per_tensor.default", {wq, wScale, int64_t(0), int64_t(-127), int64_t(127), i8});
+    TensorRef y = b.op("aten.linear.default", {qdq(x, inScale, inZp), w, bias});
+    b.output(qdq(b.op("aten.relu.default", {y}), outScale, outZp));
+    auto prog = b.finish("qlinear");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    std::vector<float> biasValues(4);
+    {
+      const Method& m = prog->methods[0];
+      auto spec = std::find_if(m.signature.inputs.begin(), m.signature.inputs.end(),
+                               [](const InputSpec& i) { return i.target == "fc.bias"; });
+      QVERIFY(spec != m.signature.inputs.end());
+      const TensorSpec& t = m.values[spec->value].tensor();
+      QCOMPARE(t.dtype, ScalarType::Float);
+      std::memcpy(biasValues.data(), t.data.data, 16);
+    }
+    QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto back = exportedWithXnnpack(std::move(prog.value()), out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    const Method& m = back->methods.at(0);
+    QCOMPARE(m.delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(m.delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    std::vector<std::string> types;
+    for (const auto& n : graph->nodes) types.push_back(n.type);
+    QCOMPARE(types, (std::vector<std::string>{"XNNConvert", "XNNFullyConnected", "XNNConvert"}));
+    auto value = [&](uint32_t id) { return graph->values.at(id); };
+    const auto& fc = graph->nodes[1];
+    QVERIFY(fc.outputMinMax.has_value());  // the relu, fused
+    QCOMPARE(fc.inputs.size(), size_t(3));
+    const auto in = value(fc.inputs[0]), filter = value(fc.inputs[1]), b32 = value(fc.inputs[2]), result = value(fc.outputs[0]);
+    QCOMPARE(xnnpack::datatypeName(in.datatype), std::string("qint8"));
+    QCOMPARE(in.quant.scale, float(inScale));
+    QCOMPARE(in.quant.zeroPoint, int32_t(inZp));
+    QCOMPARE(in.id, graph->nodes[0].outputs[0]);  // what the first conversion wrote
+    QCOMPARE(xnnpack::datatypeName(filter.datatype), std::string("qint8"));
+    QCOMPARE(filter.quant.scale, float(wScale));
+    QVERIFY(filter.constantIndex != 0);
+    QCOMPARE(xnnpack::datatypeName(result.datatype), std::string("qint8"));
+    QCOMPARE(result.quant.scale, float(outScale));
+    QCOMPARE(result.quant.zeroPoint, int32_t(outZp));
+    QCOMPARE(result.id, graph->nodes[2].inputs[0]);
+    QVERIFY(value(graph->nodes[2].outputs[0]).isOutput());
+    QCOMPARE(xnnpack::datatypeName(value(graph->nodes[2].outputs[0]).datatype), std::string("fp32"));
+    // The bias: int32, scale input*weight, each value round(bias / scale) in float32.
+    QCOMPARE(xnnpack::datatypeName(b32.datatype), std::string("qint32"));
+    QCOMPARE(b32.quant.scale, float(inScale * wScale));
+    const auto& c = graph->constants.at(b32.constantIndex);
+    auto blob = std::find_if(back->namedData.begin(), back->namedData.end(), [&](const NamedBlob& nb) { return nb.key == c.namedKey; });
+    QVERIFY(blob != back->namedData.end());
+    QCOMPARE(blob->data.size, uint64_t(16));
+    int32_t stored[4];
+    std::memcpy(stored, blob->data.data, 16);
+    for (size_t i = 0; i < 4; ++i)
+      QCOMPARE(stored[i], int32_t(std::nearbyint(biasValues[i] * float(1.0 / (inScale * wScale)))));
+    QVERIFY(std::any_of(std::begin(stored), std::end(stored), [](int32_t v) { return v != 0; }));
+  }
+
   // A partition the studio's XNNPACK preprocess cannot compile yet (float16 values) is
   // never written without its payload: export names the node.
   void exportRefusesAPartitionItCannotCompile() {

@@ -27,6 +27,8 @@ constexpr int64_t kDefaultDebugHandle = 65535;   // a node without a debug handl
 constexpr uint32_t kFlagExternalInput = 1, kFlagExternalOutput = 2, kFlagTransposeWeights = 1;
 constexpr uint32_t kFlagKeepDims = 0x40;          // XNN_FLAG_KEEP_DIMS
 constexpr int kFp32 = 1;                          // xnn_datatype_fp32
+constexpr int kQint8 = 3, kQint32 = 5, kQcint8 = 6, kQcint32 = 7;  // xnn_datatype_q*int*
+constexpr int kQdint8 = 9;  // xnn_datatype_qdint8: quantized at run time
 constexpr int64_t kNchwToNhwc[4] = {0, 2, 3, 1}, kNhwcToNchw[4] = {0, 3, 1, 2};
 /// The layout copies ChannelsLastTaggedReshapePass inserts (aten._to_copy with a memory format).
 const char* const kLayoutCopy = "aten::_to_copy.default";
@@ -63,6 +65,25 @@ bool isNhwcTensor(const TensorSpec& t) {
   return denseIn(t.sizes, strides, {0, 2, 3, 1}) && !denseIn(t.sizes, strides, {0, 1, 2, 3});
 }
 
+/// QuantParams (backends/xnnpack/operators/quant_params.py): how one tensor XNNPACK sees is
+/// quantized, read off the quantize/dequantize next to it (or, for a bias, made from its
+/// input's and weight's).
+struct QuantParams {
+  bool perChannel = false;
+  ValueId qInput = kNoValue;  ///< the value the q/dq reads: the float tensor, or the int8 weight
+  double scale = 0;           ///< per tensor
+  int64_t zeroPoint = 0;
+  std::vector<float> scales;  ///< per channel
+  std::vector<int64_t> zeroPoints;
+  int64_t axis = 0;
+  ScalarType dtype = ScalarType::Char;
+  int64_t qmin = 0, qmax = 0;
+  bool isOutput = false, isInput = false;
+  /// Quantized at run time (choose_qparams): per token, over the last `nonbatchDims` dimensions.
+  bool dynamic = false;
+  int nonbatchDims = 1;
+};
+
 /// How define_tensor lays a tensor out: NHWC (convert_to_nhwc), and for a depthwise or
 /// transposed convolution's weight the in/out channels swapped first, per group.
 struct Layout {
@@ -89,8 +110,16 @@ class Compiler {
     if (auto s = tagChannelsLast(); !s) return s.error();
     removeRedundantCopies();
     externalIds();
-    for (const Node& n : g_.nodes)
-      if (auto s = visit(n); !s) return s.error();
+    for (const Node& n : g_.nodes) {
+      Status s = Ok{};
+      try {
+        s = visit(n);
+      } catch (const std::exception& e) {  // a quantization XNNPACK (or the studio) cannot write
+        return refuse(n, e.what());
+      }
+      if (!s) return s.error();
+    }
+    if (auto s = checkEveryReadIsWritten(); !s) return s.error();
     Json graph;
     graph["version"] = "0";
     graph["xnodes"] = std::move(xnodes_);
@@ -105,6 +134,34 @@ class Compiler {
   }
 
  private:
+  /// XNNPACK refuses at load a graph whose node reads a value nothing defines (neither an
+  /// input, a constant, nor an earlier node's result): such a payload is never written.
+  Status checkEveryReadIsWritten() const {
+    std::set<uint64_t> defined;
+    for (const Json& v : xvalues_) {
+      const Json& u = v.at("xvalue_union");
+      const Json& t = u.contains("tensor_value") ? u.at("tensor_value") : u;
+      if ((t.at("flags").get<uint32_t>() & kFlagExternalInput) || t.at("constant_buffer_idx").get<uint32_t>() != 0)
+        defined.insert(t.at("id_out").get<uint64_t>());
+    }
+    for (const Json& x : xnodes_) {
+      const Json& body = x.at("xnode_union");
+      for (auto it = body.begin(); it != body.end(); ++it) {
+        const std::string& key = it.key();
+        if (key.size() < 3 || key.compare(key.size() - 3, 3, "_id") != 0 || key.rfind("output", 0) == 0) continue;
+        const uint64_t v = it.value().get<uint64_t>();
+        if (v != kInvalidId && !defined.count(v))
+          return Error{ErrorCode::Invalid, "XNNPACK's preprocess", std::nullopt,
+                       "every value an " + x.at("xnode_union_type").get<std::string>() + " reads defined before it",
+                       "", "value " + std::to_string(v) + " read (" + key + ") before anything writes it (a studio bug)"};
+      }
+      for (auto it = body.begin(); it != body.end(); ++it)
+        if (it.key().rfind("output", 0) == 0 && it.key().size() > 3 && it.key().compare(it.key().size() - 3, 3, "_id") == 0)
+          defined.insert(it.value().get<uint64_t>());
+    }
+    return Ok{};
+  }
+
   // ---- the working graph ---------------------------------------------------------------
 
   std::string opName(const Node& n) const {
@@ -231,8 +288,7 @@ class Compiler {
   /// ConstPropPass folds a node that reads only constants into a new constant.
   Status refuseConstantFolding() const {
     for (const Node& n : g_.nodes) {
-      if (opName(n).rfind("quantized_decomposed::", 0) == 0)
-        return refuse(n, "quantized values (the q/dq patterns are not written here yet; only float32 is)");
+      if (opName(n).rfind("quantized_decomposed::", 0) == 0) continue;  // ConstPropPass skips the quantization ops
       const std::vector<ValueId> ins = tensorInputs(n);
       if (!ins.empty() && std::all_of(ins.begin(), ins.end(), [&](ValueId v) { return isParam(v); }))
         return refuse(n, "a node that reads only constants (XNNPACK's ConstPropPass folds it; not written here yet)");
@@ -253,6 +309,7 @@ class Compiler {
   /// except one that copies a graph input straight to an output.
   void removeIdentityClones() {
     std::set<size_t> erased;
+    std::vector<ValueId> dequantized;  // the dequantizes the removed clones read
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       const std::string op = opName(n);
@@ -263,8 +320,40 @@ class Compiler {
       if (std::find(g_.inputs.begin(), g_.inputs.end(), in) != g_.inputs.end() && isOutput(out)) continue;
       passes::replaceUses(g_, out, in);
       erased.insert(i);
+      if (const Node* dq = producer(in); dq && isStaticQdqOp(opName(*dq), "dequantize")) dequantized.push_back(in);
     }
     eraseNodes(erased);
+    if (erased.empty()) return;
+    // eliminate_dq_q: a dequantize that fed a removed clone and now feeds a quantize with the
+    // same parameters is a round trip; the quantize's readers read the quantized tensor.
+    for (ValueId dqOut : dequantized) {
+      const Node dq = *producer(dqOut);
+      for (size_t r : readers(dqOut)) {
+        const Node& q = g_.nodes[r];
+        if (!isStaticQdqOp(opName(q), "quantize") || !sameQuantArgs(dq, q)) continue;
+        passes::replaceUses(g_, q.outputs[0], dq.args[0]);
+      }
+    }
+    eliminateDeadCode();
+  }
+  /// ExecuTorch's _QUANT_OPS / _DEQUANT_OPS: static per-tensor or per-channel.
+  static bool isStaticQdqOp(const std::string& op, const std::string& kind) {
+    const std::string prefix = "quantized_decomposed::" + kind + "_per_";
+    return op == prefix + "tensor.default" || op == prefix + "channel.default";
+  }
+  /// list(dq.args)[1:] == list(q.args)[1:]
+  bool sameQuantArgs(const Node& a, const Node& b) const {
+    const bool perChannel = opName(a).find("per_channel") != std::string::npos;
+    if (perChannel != (opName(b).find("per_channel") != std::string::npos)) return false;
+    const size_t positional = perChannel ? 7 : 6;  // dequantize's keyword-only out_dtype is not in fx's args
+    if (a.args.size() < positional || b.args.size() < positional) return false;
+    for (size_t k = 1; k < positional; ++k) {
+      if (a.args[k] == b.args[k]) continue;
+      const auto x = a.args[k] >= 0 ? numberOf(g_, a.args[k]) : std::nullopt;
+      const auto y = b.args[k] >= 0 ? numberOf(g_, b.args[k]) : std::nullopt;
+      if (!x || !y || *x != *y) return false;
+    }
+    return true;
   }
 
   // ---- ConvertToLinearPass (its addmm/mm-to-linear transform) -------------------------------
@@ -644,10 +733,77 @@ class Compiler {
     if (toNhwc && !canBeNhwc(in)) return refuseHere("a tensor that cannot be made channels-last (" + g_.values[in].name + ")");
     auto p = partner_.find(in);
     const ValueId copy = p != partner_.end() ? p->second : layoutCopy(in, toNhwc);
+    const Node* made = producer(in);
+    const std::string op = made ? opName(*made) : std::string();
+    if (op == "quantized_decomposed::dequantize_per_tensor.default") return copyThenQdq(in, copy);
+    if (op == "quantized_decomposed::quantize_per_tensor.default") return dqThenCopyThenQ(in, copy, target);
+    if (producedByQuant(in) || producedByDequant(in))
+      return refuseHere("a layout change of a tensor quantized other than per tensor (" + g_.values[in].name + ")");
     if (user) replaceInput(size_t(target), in, copy);
     else replaceOutput(in, copy);
     partner_[in] = copy;
     partner_[copy] = in;
+    return Ok{};
+  }
+
+  /// A quantize or dequantize with a dequantize's or quantize's parameters, placed after `after`,
+  /// tagged and laid out as `like`.
+  ValueId qdqAfter(ValueId after, ValueId reads, const Node& params, bool quantize, ValueId like, bool implicit) {
+    Value v;
+    TensorSpec t = spec(like);
+    t.dtype = quantize ? ScalarType(int(num(params.args.at(5)))) : ScalarType::Float;
+    t.data = {};
+    v.payload = std::move(t);
+    v.name = quantize ? "quantize_per_tensor_default" : "dequantize_per_tensor_default";
+    const ValueId out = passes::addValue(g_, std::move(v));
+    Node n;
+    n.kind = NodeKind::Kernel;
+    n.op = -1;
+    n.target = quantize ? "quantized_decomposed::quantize_per_tensor.default" : "quantized_decomposed::dequantize_per_tensor.default";
+    n.name = g_.values[out].name;
+    n.args = {reads};
+    for (size_t k = 1; k <= 5; ++k) n.args.push_back(params.args.at(k));
+    n.outputs = {out};
+    n.meta.implicitQdq = implicit;
+    inserted_.push_back({after, std::move(n)});
+    if (nhwcTag_.count(like)) nhwcTag_[out] = nhwcTag_.at(like);
+    return out;
+  }
+  Node& nodeMaking(ValueId v) {
+    for (Node& n : g_.nodes)
+      if (!n.outputs.empty() && n.outputs[0] == v) return n;
+    for (Inserted& i : inserted_)
+      if (i.node.outputs[0] == v) return i.node;
+    throw std::runtime_error("a value without the node that makes it");
+  }
+
+  /// insert_copy_q_dq: dq -> (copy q dq') -> every reader of dq. The operator after it keeps
+  /// reading quantized values; the new q is implicit, and dq' as dq was.
+  Status copyThenQdq(ValueId dqOut, ValueId copy) {
+    Node& dq = nodeMaking(dqOut);
+    const bool dqImplicit = dq.meta.implicitQdq;
+    dq.meta.implicitQdq = true;
+    const Node params = dq;
+    const ValueId q = qdqAfter(copy, copy, params, true, copy, true);
+    const ValueId dq2 = qdqAfter(q, q, params, false, copy, dqImplicit);
+    // before.replace_all_uses_with(dq'), then the copy reads dq again.
+    passes::replaceUses(g_, dqOut, dq2);
+    for (Inserted& i : inserted_)
+      if (i.node.outputs[0] != copy)
+        for (ValueId& a : i.node.args)
+          if (a == dqOut) a = dq2;
+    nodeMaking(copy).args[0] = dqOut;
+    return Ok{};
+  }
+
+  /// insert_dq_copy_q: q -> (dq copy q') -> the reader, all of them implicit.
+  Status dqThenCopyThenQ(ValueId qOut, ValueId copy, long target) {
+    const Node params = nodeMaking(qOut);
+    const ValueId dq = qdqAfter(qOut, qOut, params, false, qOut, true);
+    nodeMaking(copy).args[0] = dq;
+    const ValueId q2 = qdqAfter(copy, copy, params, true, copy, true);
+    if (target >= 0) replaceInput(size_t(target), qOut, q2);
+    else replaceOutput(qOut, q2);
     return Ok{};
   }
 
@@ -729,6 +885,10 @@ class Compiler {
   void removeRedundantCopies() {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       if (opName(g_.nodes[i]) != kLayoutCopy) continue;
+      if (producedByDequant(g_.nodes[i].args[0])) {
+        removeRedundantQuantizedCopy(i);
+        continue;
+      }
       const ValueId in = g_.nodes[i].args[0], out = g_.nodes[i].outputs[0];
       const int producer = passes::producerOf(g_, in);
       const bool inIsCopy = producer >= 0 && opName(g_.nodes[producer]) == kLayoutCopy;
@@ -744,6 +904,225 @@ class Compiler {
     }
   }
 
+  // ---- quantization parameters -----------------------------------------------------------
+
+  static bool isQuantOp(const std::string& op) {
+    return op.rfind("quantized_decomposed::quantize_per_", 0) == 0;
+  }
+  static bool isDequantOp(const std::string& op) {
+    return op.rfind("quantized_decomposed::dequantize_per_", 0) == 0;
+  }
+  /// The node producing v, when it is an operator call in this graph.
+  const Node* producer(ValueId v) const {
+    const int p = v >= 0 ? passes::producerOf(g_, v) : -1;
+    return p >= 0 ? &g_.nodes[size_t(p)] : nullptr;
+  }
+  bool producedByQuant(ValueId v) const {
+    const Node* p = producer(v);
+    return p && isQuantOp(opName(*p));
+  }
+  bool producedByDequant(ValueId v) const {
+    const Node* p = producer(v);
+    return p && isDequantOp(opName(*p));
+  }
+
+  /// QuantParams.from_q_dq_node: the parameters a (static) quantize or dequantize spells.
+  QuantParams fromQdqNode(const Node& q) const {
+    const std::string op = opName(q);
+    QuantParams qp;
+    qp.qInput = tensorInputs(q).at(0);
+    if (isDynamicQdq(q)) {  // _from_dynamic_input_node
+      qp.dynamic = true;
+      qp.qInput = q.args.at(0);
+      qp.dtype = ScalarType::Float;
+      qp.nonbatchDims = feedsIntoConvolution(q) ? 3 : 1;
+      qp.isInput = isPlaceholder(qp.qInput);
+      return qp;
+    }
+    if (op.find("per_token") != std::string::npos || op.find(".tensor") != std::string::npos ||
+        op.find("per_channel_group") != std::string::npos)
+      throw std::runtime_error("values quantized by " + op + " with parameters that are not chosen at run time");
+    qp.perChannel = op.find("per_channel") != std::string::npos;
+    const size_t at = qp.perChannel ? 4 : 3;  // quant_min, quant_max, dtype follow
+    if (qp.perChannel) {
+      qp.scales = floats(q.args.at(1));
+      qp.zeroPoints = integers(q.args.at(2));
+      qp.axis = int64_t(num(q.args.at(3)));
+    } else {
+      qp.scale = num(q.args.at(1));
+      qp.zeroPoint = int64_t(num(q.args.at(2)));
+    }
+    qp.qmin = int64_t(num(q.args.at(at)));
+    qp.qmax = int64_t(num(q.args.at(at + 1)));
+    qp.dtype = ScalarType(int(num(q.args.at(at + 2))));
+    if (qp.dtype == ScalarType::Byte) throw std::runtime_error("unsigned quantization (XNNPACK does not support it)");
+    qp.isOutput = isOutput(q.outputs.at(0));
+    qp.isInput = isPlaceholder(qp.qInput);
+    return qp;
+  }
+  /// is_dynamic_qdq: a q/dq whose scale and zero point choose_qparams computes at run time.
+  bool isDynamicQdq(const Node& q) const {
+    auto chosen = [&](size_t k) {
+      const Node* p = k < q.args.size() ? producer(q.args[k]) : nullptr;
+      return p && opName(*p).find("choose_qparams") != std::string::npos;
+    };
+    return chosen(1) && chosen(2);
+  }
+  /// _feeds_into_conv: the first linear or convolution found walking the readers depth-first.
+  bool feedsIntoConvolution(const Node& from) const {
+    std::vector<const Node*> stack{&from};
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      const std::string op = opName(*n);
+      if (op.find("linear") != std::string::npos) return false;
+      if (op.find("convolution") != std::string::npos) return true;
+      for (ValueId o : n->outputs)
+        for (size_t r : readers(o)) stack.push_back(&g_.nodes[r]);
+    }
+    return false;
+  }
+  /// A constant tensor's values, as float32 / int64 (per-channel scales and zero points).
+  std::vector<float> floats(ValueId v) const {
+    const TensorSpec& t = spec(v);
+    if (!isParam(v) || t.dtype != ScalarType::Float || !t.data.data)
+      throw std::runtime_error("per-channel scales that are not a float32 constant (" + g_.values[v].name + ")");
+    std::vector<float> out(t.data.size / 4);
+    std::memcpy(out.data(), t.data.data, out.size() * 4);
+    return out;
+  }
+  std::vector<int64_t> integers(ValueId v) const {
+    const TensorSpec& t = spec(v);
+    if (!isParam(v) || !t.data.data || (t.dtype != ScalarType::Long && t.dtype != ScalarType::Int))
+      throw std::runtime_error("per-channel zero points that are not an integer constant (" + g_.values[v].name + ")");
+    const size_t size = elementSize(t.dtype), count = t.data.size / size;
+    std::vector<int64_t> out(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (size == 8) std::memcpy(&out[i], t.data.data + i * 8, 8);
+      else { int32_t x; std::memcpy(&x, t.data.data + i * 4, 4); out[i] = x; }
+    }
+    return out;
+  }
+
+  /// QuantParams.from_weights: a weight read through a dequantize (of a quantize) of a constant.
+  std::optional<QuantParams> fromWeights(ValueId w) const {
+    const Node* dq = producer(w);
+    if (!dq || !isDequantOp(opName(*dq))) return std::nullopt;
+    const Node* src = dq;
+    if (const Node* q = producer(tensorInputs(*dq).at(0)); q && isQuantOp(opName(*q))) src = q;
+    if (!isPlaceholder(tensorInputs(*src).at(0)))
+      throw std::runtime_error("a quantized weight that is not derived from a constant");
+    return fromQdqNode(*src);
+  }
+  /// QuantParams.from_inputs: a value made by an implicit dequantize is read quantized.
+  std::optional<QuantParams> fromInputs(ValueId v) const {
+    const Node* dq = producer(v);
+    if (!dq || !isDequantOp(opName(*dq)) || !dq->meta.implicitQdq) return std::nullopt;
+    if (const Node* q = producer(dq->args.at(0)); q && isQuantOp(opName(*q)) && isParam(q->args.at(0)))
+      return fromQdqNode(*q);
+    return fromQdqNode(*dq);
+  }
+  /// QuantParams.from_outputs: a value whose only reader is an implicit quantize is written quantized.
+  std::optional<QuantParams> fromOutputs(ValueId v) const {
+    if (userCount(v) != 1 || isOutput(v)) return std::nullopt;
+    const Node& q = g_.nodes[readers(v).at(0)];
+    if (!isQuantOp(opName(q)) || !q.meta.implicitQdq) return std::nullopt;
+    return fromQdqNode(q);
+  }
+  /// QuantParams.from_bias: int32, scaled by the input's scale times the weight's.
+  std::optional<QuantParams> fromBias(ValueId bias, const std::optional<QuantParams>& weight,
+                                      const std::optional<QuantParams>& input) const {
+    if (!weight || !input) {
+      if (weight || input) throw std::runtime_error("weight and input should both be quantized");
+      return std::nullopt;
+    }
+    if (input->dynamic) return std::nullopt;  // the bias stays float32
+    if (input->perChannel) throw std::runtime_error("an input quantized per channel");
+    QuantParams qp;
+    qp.perChannel = weight->perChannel;
+    qp.qInput = bias;
+    if (qp.perChannel) {
+      // torch: a float32 tensor times a Python float, in float32
+      for (float x : weight->scales) qp.scales.push_back(x * float(input->scale));
+      qp.zeroPoints.assign(weight->zeroPoints.size(), 0);
+    } else {
+      qp.scale = weight->scale * input->scale;
+    }
+    qp.dtype = ScalarType::Int;
+    qp.qmin = -(int64_t(1) << 31);
+    qp.qmax = (int64_t(1) << 31) - 1;
+    return qp;
+  }
+
+  /// quantize_tensor: quantized_decomposed's quantize_per_tensor / quantize_per_channel on a
+  /// float32 constant (a bias), in float32 as torch computes them: round half to even, clamp.
+  static std::string quantize(const TensorSpec& t, const QuantParams& qp) {
+    const size_t count = t.data.size / 4;
+    std::vector<float> in(count);
+    std::memcpy(in.data(), t.data.data, count * 4);
+    const size_t out = elementSize(qp.dtype);
+    std::string bytes(count * out, '\0');
+    int64_t inner = 1, channels = 1;
+    if (qp.perChannel) {
+      channels = t.sizes.at(size_t(qp.axis));
+      for (size_t d = size_t(qp.axis) + 1; d < t.sizes.size(); ++d) inner *= t.sizes[d];
+      if (int64_t(qp.scales.size()) != channels) throw std::runtime_error("per-channel scales that do not match the tensor");
+    }
+    for (size_t i = 0; i < count; ++i) {
+      float x;
+      if (qp.perChannel) {
+        const size_t c = size_t((int64_t(i) / inner) % channels);
+        x = std::nearbyint(in[i] * (1.0f / qp.scales[c])) + float(qp.zeroPoints[c]);
+      } else {
+        x = std::nearbyint(in[i] * float(1.0 / qp.scale)) + float(qp.zeroPoint);
+      }
+      x = std::min(std::max(x, float(qp.qmin)), float(qp.qmax));
+      if (out == 4) {
+        const int32_t y = int32_t(x);
+        std::memcpy(&bytes[i * 4], &y, 4);
+      } else {
+        bytes[i] = char(int8_t(x));
+      }
+    }
+    return bytes;
+  }
+
+  /// _try_remove_quantized_redundant_to_copy: in dq -> copy -> q -> dq -> copy' -> q', two copies
+  /// in opposite directions cancel (q''s readers read what the first dq read); copy' into the
+  /// layout the first copy already made is dropped with its q/dq. `i` (copy') is kept pointing
+  /// at the last node visited.
+  void removeRedundantQuantizedCopy(size_t& i) {
+    const ValueId copyOut = g_.nodes[i].outputs[0];
+    if (userCount(copyOut) != 1 || isOutput(copyOut)) return;
+    const ValueId qOut = g_.nodes[readers(copyOut)[0]].outputs.at(0);
+    if (!producedByQuant(qOut)) return;
+    const Node* dq = producer(g_.nodes[i].args[0]);
+    if (tensorInputs(*dq).size() != 1) return;
+    const Node* prevQ = producer(dq->args[0]);
+    if (!prevQ || !isQuantOp(opName(*prevQ)) || tensorInputs(*prevQ).size() != 1) return;
+    const ValueId prevCopyOut = prevQ->args[0];
+    const Node* prevCopy = producer(prevCopyOut);
+    std::vector<ValueId> removable;
+    if (prevCopy && opName(*prevCopy) == kLayoutCopy && isNhwcNode(prevCopyOut) != isNhwcNode(copyOut) &&
+        userCount(prevCopyOut) == 1) {
+      const Node* prevDq = producer(prevCopy->args[0]);
+      if (!prevDq || !isDequantOp(opName(*prevDq)) || tensorInputs(*prevDq).size() != 1) return;
+      passes::replaceUses(g_, qOut, prevDq->args[0]);
+      removable = {qOut, copyOut, dq->outputs[0], prevQ->outputs[0], prevCopyOut, prevDq->outputs[0]};
+    } else if (isNhwcNode(prevCopyOut) == isNhwcNode(copyOut)) {
+      passes::replaceUses(g_, qOut, dq->args[0]);
+      removable = {qOut, copyOut, dq->outputs[0]};
+    } else {
+      return;
+    }
+    for (ValueId v : removable) {  // _safe_remove_node: only what nothing reads any more
+      const int k = passes::producerOf(g_, v);
+      if (k < 0 || userCount(v) != 0) continue;
+      eraseNodes({size_t(k)});
+      if (size_t(k) <= i) --i;
+    }
+  }
+
   // ---- values ------------------------------------------------------------------------------
 
   /// generate_node_to_external_map: user inputs in graph order, then the outputs.
@@ -753,20 +1132,37 @@ class Compiler {
     for (ValueId v : g_.outputs) external_[v] = externals_++;
   }
 
-  Status defineTensor(const Node& n, ValueId v, Layout layout = {}) {
+  Status defineTensor(const Node& n, ValueId v, Layout layout = {}, const std::optional<QuantParams>& qp = std::nullopt) {
     if (ids_.count(v)) return Ok{};
+    if (qp && ids_.count(qp->qInput)) {  // the same tensor, already defined by what it quantizes
+      ids_[v] = ids_.at(qp->qInput);
+      return Ok{};
+    }
     layout.nhwc = layout.nhwc || isNhwcNode(v);
     const TensorSpec& t = spec(v);
-    if (t.dtype != ScalarType::Float)
-      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + g_.values[v].name + "): only float32 is written here yet");
+    if (!qp && t.dtype != ScalarType::Float)
+      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + g_.values[v].name + "): only float32 and int8-quantized values are written here yet");
     const uint32_t id = uint32_t(xvalues_.size());
     uint32_t ext = kInvalidId, flags = 0;
-    if (isUserInput(v)) {
-      ext = external_.at(v);
+    // gen_ids_and_flags: a tensor quantized from a graph input is that input, one quantized
+    // into a graph output that output.
+    const ValueId io = qp && qp->dynamic ? qp->qInput : v;  // dynamic quantization is the float tensor itself
+    const bool quantizedInput = qp && qp->isInput && !isParam(qp->qInput);
+    if (isUserInput(io) || quantizedInput) {
+      const ValueId in = quantizedInput && !isUserInput(io) ? qp->qInput : io;
+      if (!external_.count(in)) return refuse(n, "an input of the delegate that is not one of its graph's inputs");
+      ext = external_.at(in);
       inputIds_.push_back(id);
       flags = kFlagExternalInput;
-    } else if (isOutput(v)) {
-      ext = external_.at(v);
+    } else if (isOutput(io) || (qp && qp->isOutput)) {
+      ValueId out = io;
+      if (!isOutput(io)) {
+        const std::vector<size_t> rs = readers(io);
+        if (rs.empty()) return refuse(n, "a quantized output without its quantize");
+        out = g_.nodes[rs[0]].outputs.at(0);
+      }
+      if (!external_.count(out)) return refuse(n, "an output of the delegate that is not one of its graph's outputs");
+      ext = external_.at(out);
       outputIds_.push_back(id);
       flags = kFlagExternalOutput;
     }
@@ -780,8 +1176,9 @@ class Compiler {
     }
     if (dims.empty()) dims = {1};
     uint32_t buffer = 0;
-    if (isParam(v)) {
-      auto b = constantBuffer(n, v, layout);
+    const ValueId stored = qp ? qp->qInput : v;  // a quantized constant's bytes are its q/dq input's
+    if (isParam(stored)) {
+      auto b = constantBuffer(n, stored, layout, qp);
       if (!b) return b.error();
       buffer = *b;
     } else if (layout.swapInOut) {
@@ -792,8 +1189,18 @@ class Compiler {
       if (dims.size() != 4) return refuse(n, "a channels-last tensor that is not 4-dimensional (" + g_.values[v].name + ")");
       dims = {dims[0], dims[2], dims[3], dims[1]};
     }
+    int datatype = kFp32;
+    if (qp && qp->dynamic) {
+      datatype = kQdint8;
+    } else if (qp) {
+      const bool int32 = qp->dtype == ScalarType::Int;
+      if (!int32 && qp->dtype != ScalarType::Char) return refuse(n, "a value quantized to " + std::string(scalarTypeName(qp->dtype)));
+      if (qp->perChannel && !int32 && qp->qmin == -8 && qp->qmax == 7)
+        return refuse(n, "4-bit per-channel weights (not written here yet)");
+      datatype = qp->perChannel ? (int32 ? kQcint32 : kQcint8) : (int32 ? kQint32 : kQint8);
+    }
     Json tv;
-    tv["datatype"] = kFp32;
+    tv["datatype"] = datatype;
     tv["num_dims"] = dims.size();
     tv["dims"] = dims;
     tv["constant_buffer_idx"] = buffer;
@@ -801,23 +1208,63 @@ class Compiler {
     tv["flags"] = flags;
     tv["id_out"] = id;
     Json xv;
-    xv["xvalue_union"] = std::move(tv);
-    xv["xvalue_union_type"] = "XNNTensorValue";
+    if (!qp) {
+      xv["xvalue_union"] = std::move(tv);
+      xv["xvalue_union_type"] = "XNNTensorValue";
+    } else {
+      Json q;
+      Json params;
+      const char* kind = "PerTensorQuant";
+      if (qp->dynamic) {
+        params["num_nonbatch_dims"] = qp->nonbatchDims;
+        kind = "PerTokenDynamicQuant";
+      } else if (qp->perChannel) {
+        // A depthwise or transposed convolution's weight has its output channels last now.
+        int64_t axis = qp->axis;
+        if (layout.swapInOut) axis = axis == 0 ? int64_t(dims.size()) - 1 : axis == 1 ? 0 : axis;
+        std::string scaleBytes(qp->scales.size() * 4, '\0');
+        std::memcpy(scaleBytes.data(), qp->scales.data(), scaleBytes.size());
+        params["scale"] = Json::array();
+        params["channel_dim"] = axis;
+        params["scale_buffer_idx"] = namedConstant("scale_", std::move(scaleBytes));
+        params["num_scales"] = qp->scales.size();
+        kind = "PerChannelQuant";
+      } else {
+        params["scale"] = qp->scale;
+        params["zero_point"] = qp->zeroPoint;
+      }
+      q["tensor_value"] = std::move(tv);
+      q["quant_params"] = std::move(params);
+      q["quant_params_type"] = kind;
+      xv["xvalue_union"] = std::move(q);
+      xv["xvalue_union_type"] = "XNNQuantizedTensorValue";
+    }
     xvalues_.push_back(std::move(xv));
     ids_[v] = id;
+    if (qp) ids_[qp->qInput] = id;
     return Ok{};
   }
 
-  /// get_serialized_buffer_index: the constant's float32 bytes in the layout asked for,
-  /// named by their SHA-256 in the named data (once per key).
-  Result<uint32_t> constantBuffer(const Node& n, ValueId v, const Layout& layout) {
+  /// get_serialized_buffer_index: the constant's bytes (float32, or quantized as `qp` says) in
+  /// the layout asked for, named by their SHA-256 in the named data (once per key).
+  Result<uint32_t> constantBuffer(const Node& n, ValueId v, const Layout& layout, const std::optional<QuantParams>& qp) {
     const TensorSpec& t = spec(v);
     const auto bytes = t.nbytes();
     if (!t.data.data || !bytes || t.data.size != *bytes || *bytes == 0)
       return refuse(n, "the constant " + g_.values[v].name + " without its bytes");
     for (size_t i = 0; i < t.dimOrder.size(); ++i)
       if (t.dimOrder[i] != i) return refuse(n, "the constant " + g_.values[v].name + " is not contiguous");
-    std::string data(reinterpret_cast<const char*>(t.data.data), t.data.size);
+    std::string data;
+    size_t element = 4;
+    if (qp && t.dtype != qp->dtype) {
+      if (t.dtype != ScalarType::Float) return refuse(n, "a quantized constant that is neither float32 nor already quantized");
+      data = quantize(t, *qp);
+      element = elementSize(qp->dtype);
+    } else {
+      if (!qp && t.dtype != ScalarType::Float) return refuse(n, "the constant " + g_.values[v].name + " is not float32");
+      data.assign(reinterpret_cast<const char*>(t.data.data), t.data.size);
+      element = elementSize(t.dtype);
+    }
     if (layout.swapInOut || layout.nhwc) {
       if (t.sizes.size() != 4) return refuse(n, "a channels-last constant that is not 4-dimensional (" + g_.values[v].name + ")");
       std::vector<int64_t> s = t.sizes;
@@ -828,8 +1275,8 @@ class Compiler {
         for (int64_t gi = 0; gi < g; ++gi)
           for (int64_t ai = 0; ai < a; ++ai)
             for (int64_t bi = 0; bi < b; ++bi)
-              std::memcpy(&swapped[size_t(((gi * b + bi) * a + ai) * hw * 4)], &data[size_t(((gi * a + ai) * b + bi) * hw * 4)],
-                          size_t(hw * 4));
+              std::memcpy(&swapped[size_t(((gi * b + bi) * a + ai) * hw) * element],
+                          &data[size_t(((gi * a + ai) * b + bi) * hw) * element], size_t(hw) * element);
         data = std::move(swapped);
         s = {b * g, a, s[2], s[3]};
       }
@@ -839,11 +1286,16 @@ class Compiler {
         for (int64_t ni = 0; ni < s[0]; ++ni)
           for (int64_t ci = 0; ci < c; ++ci)
             for (int64_t p = 0; p < hw; ++p)
-              std::memcpy(&cl[size_t(((ni * hw + p) * c + ci) * 4)], &data[size_t(((ni * c + ci) * hw + p) * 4)], 4);
+              std::memcpy(&cl[size_t((ni * hw + p) * c + ci) * element], &data[size_t((ni * c + ci) * hw + p) * element], element);
         data = std::move(cl);
       }
     }
-    const std::string key = xnnpack::sha256Hex(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+    return namedConstant("", std::move(data));
+  }
+
+  /// A ConstantDataOffset found by its named key (`prefix` + the bytes' SHA-256).
+  uint32_t namedConstant(const std::string& prefix, std::string data) {
+    const std::string key = prefix + xnnpack::sha256Hex(reinterpret_cast<const uint8_t*>(data.data()), data.size());
     const uint32_t index = uint32_t(constantData_.size());
     Json c;
     c["offset"] = kNamedOffset;
@@ -870,16 +1322,16 @@ class Compiler {
 
   /// define_nodes_tensor_inputs_outputs: the result first, then every tensor read.
   Status defineResultThenInputs(const Node& n, Layout layout = {}) {
-    if (auto s = defineTensor(n, n.outputs[0], layout); !s) return s;
+    if (auto s = defineTensor(n, n.outputs[0], layout, fromOutputs(n.outputs[0])); !s) return s;
     for (ValueId v : tensorInputs(n))
-      if (auto s = defineTensor(n, v, layout); !s) return s;
+      if (auto s = defineTensor(n, v, layout, fromInputs(v)); !s) return s;
     return Ok{};
   }
   /// add, sub, mul: both operands, then the result.
   Status defineOperandsThenResult(const Node& n, size_t operands) {
     for (size_t k = 0; k < operands; ++k)
-      if (auto s = defineTensor(n, n.args[k]); !s) return s;
-    return defineTensor(n, n.outputs[0]);
+      if (auto s = defineTensor(n, n.args[k], {}, fromInputs(n.args[k])); !s) return s;
+    return defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0]));
   }
 
   static Json node1x1(uint32_t in, uint32_t out, uint32_t flags = 0) {
@@ -928,11 +1380,17 @@ class Compiler {
       return Ok{};
     }
     if (op == "aten::linear.default") return linear(n);
+    if (isQuantOp(op) || isDequantOp(op)) return quantizeNode(n, isDequantOp(op));
+    if (op.rfind("quantized_decomposed::choose_qparams", 0) == 0) return Ok{};  // XNNPACK chooses them itself
     if (op == "aten::addmm.default") {  // bias + input @ weight: a fully connected layer on the weight transposed
       if ((spelled(n, 3) && numberOf(g_, n.args[3]).value_or(1) != 1) || (spelled(n, 4) && numberOf(g_, n.args[4]).value_or(1) != 1))
         return refuse(n, "an addmm with beta or alpha other than 1");
-      for (ValueId v : {n.outputs[0], n.args[1], n.args[2], n.args[0]})
-        if (auto s = defineTensor(n, v); !s) return s;
+      // define_nodes_tensor_inputs_outputs with its input type map: output, input, weight, bias.
+      const std::optional<QuantParams> input = fromInputs(n.args[1]), weight = fromWeights(n.args[2]);
+      if (auto s = defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0])); !s) return s;
+      if (auto s = defineTensor(n, n.args[1], {}, input); !s) return s;
+      if (auto s = defineTensor(n, n.args[2], {}, weight); !s) return s;
+      if (auto s = defineTensor(n, n.args[0], {}, fromBias(n.args[0], weight, input)); !s) return s;
       addNode(n, "XNNFullyConnected",
               Json{{"input1_id", id(n.args[1])}, {"filter_id", id(n.args[2])}, {"bias_id", id(n.args[0])},
                    {"output_id", id(n.outputs[0])}, {"flags", kFlagTransposeWeights}});
@@ -1018,18 +1476,64 @@ class Compiler {
     return refuse(n, op.empty() ? "an operator without a name" : "an operator the studio's XNNPACK preprocess has no visitor for yet");
   }
 
+  /// FullyConnected: input, weight, bias, output; quantized as the q/dq around them say.
   Status linear(const Node& n) {
-    for (size_t k = 0; k < 2; ++k)
-      if (auto s = defineTensor(n, n.args[k]); !s) return s;
+    const std::optional<QuantParams> input = fromInputs(n.args[0]), weight = fromWeights(n.args[1]);
+    if (auto s = defineTensor(n, n.args[0], {}, input); !s) return s;
+    if (auto s = defineTensor(n, n.args[1], {}, weight); !s) return s;
     uint32_t bias = kInvalidId;
     if (spelled(n, 2)) {
-      if (auto s = defineTensor(n, n.args[2]); !s) return s;
+      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input)); !s) return s;
       bias = id(n.args[2]);
     }
-    if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
+    if (auto s = defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0])); !s) return s;
     addNode(n, "XNNFullyConnected",
             Json{{"input1_id", id(n.args[0])}, {"filter_id", id(n.args[1])}, {"bias_id", bias},
                  {"output_id", id(n.outputs[0])}, {"flags", 0}});
+    return Ok{};
+  }
+
+  /// A quantize or dequantize XNNPACK does not fold into its neighbours is a conversion
+  /// between float32 and int8; one it folds (implicit) names the same tensor as its input.
+  Status quantizeNode(const Node& n, bool dequantize) {
+    const std::string op = opName(n);
+    const ValueId in = n.args[0], out = n.outputs[0];
+    if (isDynamicQdq(n)) {  // always a conversion to qdint8; its dequantize names the same tensor
+      if (dequantize) {
+        if (ids_.count(in)) ids_[out] = ids_.at(in);
+        return Ok{};
+      }
+      QuantParams qp = fromQdqNode(n);
+      if (auto s = defineTensor(n, in); !s) return s;
+      qp.qInput = out;
+      qp.isInput = false;
+      if (auto s = defineTensor(n, out, {}, qp); !s) return s;
+      addNode(n, "XNNConvert", node1x1(id(in), id(out)));
+      return Ok{};
+    }
+    if (op.find("per_tensor.default") == std::string::npos) {
+      fromQdqNode(n);  // per channel: only a weight's, read by its operator
+      return Ok{};
+    }
+    QuantParams qp = fromQdqNode(n);
+    if (!std::isfinite(qp.scale) || (qp.scale != 0 && !std::isnormal(float(qp.scale))))
+      return refuse(n, "a scale that is not finite and normal");
+    if (qp.zeroPoint < -128 || qp.zeroPoint > 127) return refuse(n, "a zero point outside int8's range");
+    if (n.meta.implicitQdq) {
+      if (ids_.count(in)) ids_[out] = ids_.at(in);
+      return Ok{};
+    }
+    if (dequantize) {
+      if (auto s = defineTensor(n, out); !s) return s;  // float32
+      qp.isOutput = false;
+      if (auto s = defineTensor(n, in, {}, qp); !s) return s;
+    } else {
+      if (auto s = defineTensor(n, in); !s) return s;  // float32
+      qp.qInput = out;
+      qp.isInput = false;
+      if (auto s = defineTensor(n, out, {}, qp); !s) return s;
+    }
+    addNode(n, "XNNConvert", node1x1(id(in), id(out)));
     return Ok{};
   }
 
@@ -1043,12 +1547,15 @@ class Compiler {
     const int64_t groupIn = transposed ? ks[0] / groups : ks[1];
     const int64_t groupOut = transposed ? ks[1] : ks[0] / groups;
     const bool depthwise = groupIn == 1 && groupOut % groupIn == 0 && !transposed;
-    if (auto s = defineTensor(n, in, {true}); !s) return s;
-    if (auto s = defineTensor(n, w, {true, depthwise || transposed, transposed ? groups : 1}); !s) return s;
-    if (auto s = defineTensor(n, out, {true}); !s) return s;
+    const std::optional<QuantParams> input = fromInputs(in), weight = fromWeights(w);
+    if (weight && weight->perChannel && ((transposed && (weight->axis != 1 || groups != 1)) || (depthwise && weight->axis != 0)))
+      return refuse(n, "per-channel weights along a dimension XNNPACK cannot take for this convolution");
+    if (auto s = defineTensor(n, in, {true}, input); !s) return s;
+    if (auto s = defineTensor(n, w, {true, depthwise || transposed, transposed ? groups : 1}, weight); !s) return s;
+    if (auto s = defineTensor(n, out, {true}, fromOutputs(out)); !s) return s;
     uint32_t bias = kInvalidId;
     if (spelled(n, 2)) {
-      if (auto s = defineTensor(n, n.args[2]); !s) return s;
+      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input)); !s) return s;
       bias = id(n.args[2]);
     }
     auto pair = [&](size_t k) {
@@ -1073,8 +1580,9 @@ class Compiler {
   /// ConvertMemoryFormat: a layout copy is a transpose between NCHW and NHWC.
   Status layoutCopyNode(const Node& n) {
     const bool toNhwc = isNhwcNode(n.outputs[0]);
-    if (auto s = defineTensor(n, n.args[0], {!toNhwc && rank(n.args[0]) == 4}); !s) return s;
-    if (auto s = defineTensor(n, n.outputs[0], {toNhwc}); !s) return s;
+    const std::optional<QuantParams> input = fromInputs(n.args[0]), output = fromOutputs(n.outputs[0]);
+    if (auto s = defineTensor(n, n.args[0], {!toNhwc && rank(n.args[0]) == 4}, input); !s) return s;
+    if (auto s = defineTensor(n, n.outputs[0], {toNhwc}, output); !s) return s;
     const int64_t* perm = toNhwc ? kNchwToNhwc : kNhwcToNchw;
     addNode(n, "XNNStaticTranspose",
             Json{{"num_dims", 4}, {"perm", std::vector<int64_t>(perm, perm + 4)}, {"input_id", id(n.args[0])},
@@ -1203,8 +1711,8 @@ class Compiler {
     const auto* list = std::get_if<TensorList>(&g_.values[n.args[0]].payload);
     if (!list || list->items.size() < 2 || list->items.size() > 5) return refuse(n, "a cat of other than 2 to 5 tensors");
     for (ValueId t : list->items)
-      if (auto s = defineTensor(n, t); !s) return s;
-    if (auto s = defineTensor(n, n.outputs[0]); !s) return s;
+      if (auto s = defineTensor(n, t, {}, fromInputs(t)); !s) return s;
+    if (auto s = defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0])); !s) return s;
     int64_t axis = spelled(n, 1) ? int64_t(num(n.args[1])) : 0;
     if (axis < 0) axis += int64_t(rank(list->items[0]));
     if (nhwcTag_.count(n.outputs[0])) axis = kNhwcToNchw[axis];
