@@ -279,6 +279,8 @@ def main(argv: list[str]) -> int:
                     help="with --models: each model also PT2E-quantized for XNNPACK as users do before "
                          "delegating (XNNPACKQuantizer, int8 weights per channel; static: activations "
                          "calibrated on the .pt2's example inputs, dynamic: quantized per token at run time)")
+    ap.add_argument("--quantized-only", action="store_true",
+                    help="with --models and --quantize: only the quantized rows, not the float models themselves")
     ap.add_argument("--quantize-names", nargs="*",
                     help="with --quantize: only these model directories (fnmatch patterns; default: every one selected)")
     args = ap.parse_args(argv)
@@ -329,7 +331,8 @@ def main(argv: list[str]) -> int:
     if args.models:
         models = [p for p in sorted(args.models.glob("*/model.pt2"))
                   if not args.model_names or any(fnmatch.fnmatchcase(p.parent.name, n) for n in args.model_names)]
-        todo += [model_program(p) for p in models]
+        if not args.quantized_only:
+            todo += [model_program(p) for p in models]
         quantized = [p for p in models
                      if not args.quantize_names or any(fnmatch.fnmatchcase(p.parent.name, n) for n in args.quantize_names)]
         todo += [quantized_program(p, mode) for mode in args.quantize for p in quantized]
