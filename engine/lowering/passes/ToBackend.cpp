@@ -515,12 +515,17 @@ class ToBackend : public Pass {
     std::set<ValueId> keptInMethod;
     auto owned = ownedWeights(m, takenBy, keptInMethod);
     copyForMethodReaders(m, keptInMethod);
+    int64_t handle = 0;
+    for (const Node& n : m.nodes) handle = std::max(handle, n.meta.debugHandle.value_or(0));
+    // The nodes left in the method keep to_edge's debug handles, as upstream's node.meta does:
+    // the next partitioner's round lowers them with the same numbers.
+    const std::vector<int64_t> handles = debugHandles(m);
+    for (size_t i = 0; i < m.nodes.size(); ++i)
+      if (m.nodes[i].kind == NodeKind::Kernel && !m.nodes[i].meta.debugHandle) m.nodes[i].meta.debugHandle = handles[i];
     std::vector<Node> calls = m.nodes;
     FxModel fx(m);
     FreshNames fresh(m);
     for (const Node& n : m.nodes) fresh(n.name);
-    int64_t handle = 0;
-    for (const Node& n : m.nodes) handle = std::max(handle, n.meta.debugHandle.value_or(0));
     size_t loweredNodes = 0, weightCount = 0;
     for (const std::string& tag : tags) {
       std::vector<int> part, nodes;
