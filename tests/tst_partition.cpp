@@ -521,6 +521,41 @@ class TestPartition : public QObject {
     QVERIFY(std::any_of(std::begin(stored), std::end(stored), [](int32_t v) { return v != 0; }));
   }
 
+  // After to_backend a delegate's results require grad when it reads a parameter, and the
+  // retrace carries that on to their readers, but never to full_like's (autograd does not
+  // track the *_like factories). Upstream's quantized ViT: full_like of an attention score.
+  void likeFactoriesNeverRequireGrad() {
+    const ScalarType i8 = ScalarType::Char;
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {2, 8});
+    TensorRef bias = b.parameter("fc.bias", ScalarType::Float, {4});
+    TensorRef wq = b.buffer("_frozen_param0", i8, {4, 8}, {WeightInit::Kind::Pattern, 0, 127.0});
+    auto qdq = [&](TensorRef t) {
+      TensorRef q = b.op("quantized_decomposed.quantize_per_tensor.default", {t, 0.05, int64_t(0), int64_t(-128), int64_t(127), i8});
+      return b.op("quantized_decomposed.dequantize_per_tensor.default", {q, 0.05, int64_t(0), int64_t(-128), int64_t(127), i8});
+    };
+    TensorRef w = b.op("quantized_decomposed.dequantize_per_tensor.default", {wq, 0.01, int64_t(0), int64_t(-127), int64_t(127), i8});
+    // fmod with a parameter: not XNNPACK's, and its result requires grad
+    TensorRef angle = b.op("aten.fmod.Tensor", {x, b.parameter("p", ScalarType::Float, {2, 8})});
+    TensorRef y = qdq(b.op("aten.linear.default", {qdq(angle), w, bias}));
+    b.output(y);
+    b.output(b.op("aten.full_like.default", {y, 0.0}));
+    auto prog = b.finish("like");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
+    pipeline.runTo("to_backend");
+    QVERIFY(!pipeline.failed());
+    const Method& m = pipeline.current()->methods[0];
+    const Node* call = nullptr;
+    for (const Node& n : m.nodes)
+      if (n.kind == NodeKind::Delegate) call = &n;
+    QVERIFY(call);
+    QVERIFY(m.values[call->outputs.at(0)].tensor().requiresGrad);  // it reads fmod's result
+    const Node* like = nodeCalling(m, "aten::full_like");
+    QVERIFY(like);
+    QVERIFY(!m.values[like->outputs.at(0)].tensor().requiresGrad);
+  }
+
   // A partition the studio's XNNPACK preprocess cannot compile yet (float16 values) is
   // never written without its payload: export names the node.
   void exportRefusesAPartitionItCannotCompile() {

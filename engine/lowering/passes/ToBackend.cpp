@@ -477,7 +477,11 @@ class ToBackend : public Pass {
       if (n.kind != NodeKind::Delegate &&
           std::none_of(reads.begin(), reads.end(), [&](ValueId v) { return changed.count(v) > 0; }))
         continue;
-      const bool grad = std::any_of(reads.begin(), reads.end(), requiresGrad);
+      // The *_like factories read only their input's shape: autograd never tracks them.
+      static const std::set<std::string> kFactories = {"aten::full_like", "aten::zeros_like", "aten::ones_like",
+                                                       "aten::empty_like", "aten::rand_like", "aten::randn_like"};
+      const bool factory = n.op >= 0 && kFactories.count(m.operators[n.op].name) > 0;
+      const bool grad = !factory && std::any_of(reads.begin(), reads.end(), requiresGrad);
       // An operator's later results may be ones autograd does not differentiate (layer
       // norm's mean and rstd): the retrace never makes those require grad.
       for (size_t k = 0; k < n.outputs.size(); ++k)
