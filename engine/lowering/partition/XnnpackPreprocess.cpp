@@ -621,6 +621,30 @@ class Compiler {
     return n;
   }
   /// A tensor like `like` with one more (or one fewer) trailing size-1 dimension.
+  /// A quantize and dequantize of `v` with `params`' scale, zero point, range and dtype, both
+  /// implicit, appended to `nodes`: the dequantized value.
+  ValueId implicitQdqPair(std::vector<Node>& nodes, ValueId v, const Node& params) {
+    ValueId last = v;
+    for (bool quantize : {true, false}) {
+      Value out;
+      TensorSpec t = spec(v);
+      t.data = {};
+      t.dtype = quantize ? ScalarType(int(num(params.args.at(5)))) : ScalarType::Float;
+      out.payload = std::move(t);
+      out.name = quantize ? "quantize_per_tensor_default" : "dequantize_per_tensor_default";
+      const ValueId o = passes::addValue(g_, std::move(out));
+      std::vector<ValueId> args{last};
+      for (size_t k = 1; k <= 5; ++k) args.push_back(params.args.at(k));
+      Node n = madeNode(quantize ? "quantized_decomposed::quantize_per_tensor.default"
+                                 : "quantized_decomposed::dequantize_per_tensor.default",
+                        std::move(args), o, g_.values[o].name);
+      n.meta.implicitQdq = true;
+      nodes.push_back(std::move(n));
+      last = o;
+    }
+    return last;
+  }
+
   ValueId reshaped(ValueId like, bool addDim, const std::string& name) {
     Value v;
     TensorSpec t;
@@ -643,12 +667,23 @@ class Compiler {
   /// size-1 dimension), a 2-d convolution over a [.., k, 1] weight, and squeeze.
   Status unsqueezeConv1d() {
     std::vector<Node> nodes;
-    for (Node& n : g_.nodes) {
+    const std::vector<Node> original = g_.nodes;  // g_ stays whole while producers and readers are looked up
+    for (Node n : original) {
       if (opName(n) != "aten::convolution.default" || rank(n.args[1]) != 3) {
         nodes.push_back(std::move(n));
         continue;
       }
-      const ValueId w = n.args[1], in = n.args[0], out = n.outputs[0];
+      const ValueId in = n.args[0], out = n.outputs[0];
+      ValueId w = n.args[1];
+      // A quantized weight: the int8 constant its dequantize reads, and that result, grow a dim.
+      const Node* wdq = producer(w);
+      const bool quantizedWeight = wdq && isDequantOp(opName(*wdq)) && !producedByQuant(wdq->args[0]);
+      if (quantizedWeight) {
+        TensorSpec& read = g_.values[w].tensor();
+        read.sizes.push_back(1);
+        if (!read.dimOrder.empty()) read.dimOrder.push_back(3);
+        w = wdq->args[0];
+      }
       if (!isParam(w)) return refuse(n, "a 1-d convolution whose weight is not a constant");
       g_.values[w].tensor().sizes.push_back(1);  // the same bytes, read as [out, in, k, 1]
       if (!g_.values[w].tensor().dimOrder.empty()) g_.values[w].tensor().dimOrder.push_back(3);
@@ -660,12 +695,20 @@ class Compiler {
       const ValueId in4 = reshaped(in, true, "aten_unsqueeze_copy_default");
       const ValueId out4 = reshaped(out, true, n.name);
       nodes.push_back(madeNode("aten::unsqueeze_copy.default", {in, passes::addInt(g_, -1)}, in4, g_.values[in4].name));
+      // insert_q_dq_pair: quantized values stay quantized through the reshapes (implicit q/dq).
       n.args[0] = in4;
+      if (const Node* dq = producer(in); dq && isDequantOp(opName(*dq)))
+        n.args[0] = implicitQdqPair(nodes, in4, *dq);
+      const std::vector<size_t> users = readers(out);
+      const bool quantizedOutput = !users.empty() && !isOutput(out) &&
+                                   std::all_of(users.begin(), users.end(), [&](size_t r) { return isQuantOp(opName(g_.nodes[r])); });
+      const Node outputQuantize = quantizedOutput ? g_.nodes[users[0]] : Node{};
       n.outputs = {out4};
       if (auto mm = minMax_.extract(out)) minMax_[out4] = std::move(mm.mapped());  // a fused activation
       const std::string squeezeName = "aten_squeeze_copy_dim";
       nodes.push_back(std::move(n));
-      nodes.push_back(madeNode("aten::squeeze_copy.dim", {out4, passes::addInt(g_, -1)}, out, squeezeName));
+      const ValueId squeezed = quantizedOutput ? implicitQdqPair(nodes, out4, outputQuantize) : out4;
+      nodes.push_back(madeNode("aten::squeeze_copy.dim", {squeezed, passes::addInt(g_, -1)}, out, squeezeName));
     }
     g_.nodes = std::move(nodes);
     return Ok{};
