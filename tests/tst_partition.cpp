@@ -556,6 +556,35 @@ class TestPartition : public QObject {
     QVERIFY(!m.values[like->outputs.at(0)].tensor().requiresGrad);
   }
 
+  // upsample_bilinear2d.vec, kept whole for XNNPACK, is a static bilinear resize in NHWC, its
+  // size the result's and align_corners a flag.
+  void exportWritesABilinearResize() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {1, 2, 4, 4});
+    b.output(b.op("aten.upsample_bilinear2d.vec", {x, std::vector<int64_t>{8, 6}, true, None{}}));
+    auto prog = b.finish("resize");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto back = exportedWithXnnpack(std::move(prog.value()), out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    std::vector<std::string> types;
+    for (const auto& n : graph->nodes) types.push_back(n.type);
+    QCOMPARE(types, (std::vector<std::string>{"XNNStaticTranspose", "XNNStaticResizeBilinear2D", "XNNStaticTranspose"}));
+    const auto& resize = graph->nodes[1];
+    QCOMPARE(resize.flags, 0x8u);  // XNN_FLAG_ALIGN_CORNERS
+    auto param = [&](const std::string& k) {
+      for (const auto& [key, v] : resize.params)
+        if (key == k) return v;
+      return std::string();
+    };
+    QCOMPARE(param("new size"), std::string("8×6"));
+    QCOMPARE(graph->values.at(resize.outputs[0]).dims, (std::vector<uint32_t>{1, 8, 6, 2}));  // NHWC
+  }
+
   // A partition the studio's XNNPACK preprocess cannot compile yet (float16 values) is
   // never written without its payload: export names the node.
   void exportRefusesAPartitionItCannotCompile() {

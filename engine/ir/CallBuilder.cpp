@@ -324,6 +324,13 @@ struct ShapeCall {
     return std::vector<TensorSpec>{out, indices};
   }
 
+  /// upsample_bilinear2d / upsample_nearest2d with an output size: N and C kept, H and W given.
+  Specs upsample2d() const {
+    auto size = intsArg(m, args, 1);
+    if (!a0 || a0->sizes.size() != 4 || !size || size->size() != 2) return shapeError(op, "an NCHW input and an output size");
+    return one(like(*a0, {a0->sizes[0], a0->sizes[1], (*size)[0], (*size)[1]}, {symbolOf(*a0, 0), symbolOf(*a0, 1), "", ""}));
+  }
+
   /// _native_batch_norm_legit_no_training: the input's shape and two empty statistics.
   Specs batchNormNoTraining() const {
     if (!a0) return shapeError(op, "an input tensor");
@@ -468,6 +475,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::logical_not", &ShapeCall::predicate},
     {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
     {"aten::argmax", &ShapeCall::reduceOneDim}, {"aten::argmin", &ShapeCall::reduceOneDim},
+    {"aten::upsample_bilinear2d", &ShapeCall::upsample2d}, {"aten::upsample_nearest2d", &ShapeCall::upsample2d},
     {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
     {"aten::arange", &ShapeCall::arange}, {"aten::repeat", &ShapeCall::repeat},
     {"aten::_to_copy", &ShapeCall::toCopy}, {"aten::linear", &ShapeCall::linear},

@@ -1444,6 +1444,17 @@ class Compiler {
     if (op == "aten::mean.dim") return globalAvgPool(n);
     if (op == "aten::max_pool2d.default" || op == "aten::avg_pool2d.default") return pool(n, op);
     if (op == "aten::constant_pad_nd.default") return constantPad(n);
+    if (op == "aten::upsample_bilinear2d.vec") {  // StaticResizeBilinear2DVisitor: result, then input, NHWC
+      if (rank(n.args[0]) != 4) return refuse(n, "a bilinear upsampling whose input is not 4-dimensional");
+      if (auto s = defineTensor(n, n.outputs[0], {true}); !s) return s;
+      if (auto s = defineTensor(n, n.args[0], {true}); !s) return s;
+      const std::vector<int64_t>& size = spec(n.outputs[0]).sizes;
+      constexpr uint32_t kFlagAlignCorners = 0x8;  // XNN_FLAG_ALIGN_CORNERS
+      addNode(n, "XNNStaticResizeBilinear2D",
+              Json{{"new_height", size[2]}, {"new_width", size[3]}, {"input_id", id(n.args[0])},
+                   {"output_id", id(n.outputs[0])}, {"flags", num(n.args.at(2)) != 0 ? kFlagAlignCorners : 0u}});
+      return Ok{};
+    }
     if (op == "aten::relu.default" || op == "aten::hardtanh.default" || op == "aten::clamp.default")
       return clamp(n, op);
     if (op == "aten::leaky_relu.default" || op == "aten::elu.default") {
