@@ -1,5 +1,8 @@
 #include "engine/ir/ScalarType.h"
 
+#include <cmath>
+#include <cstring>
+
 #include <array>
 
 namespace lstudio {
@@ -55,6 +58,48 @@ bool isFloatingPoint(ScalarType t) {
     default:
       return false;
   }
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
+    float f = std::ldexp(static_cast<float>(man), -24);
+    return sign ? -f : f;
+  }
+  uint32_t bits = exp == 31 ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp - 15 + 127) << 23) | (man << 13));
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN, quiet
+  float a = std::fabs(f);
+  if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past the largest half
+  if (a < 6.103515625e-05f)  // below 2^-14: a subnormal half, a * 2^24 rounded (ties to even)
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f)));
+  uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13)), rest = ax & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent, as it should
+  return static_cast<uint16_t>(sign | h);
+}
+
+uint16_t floatToBFloat16(float f) {  // NaN kept quiet
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
 }
 
 }  // namespace lstudio

@@ -27,5 +27,12 @@ uint32_t elementSize(ScalarType t);
 std::string_view scalarTypeName(ScalarType t);
 /// Inverse of scalarTypeName; also accepts torch spellings like "torch.float32".
 std::optional<ScalarType> scalarTypeFromName(std::string_view name);
+/// A float16 / bfloat16 element widened to float32 (exact), and float32 narrowed to them,
+/// rounding to nearest even as c10 does (by hand: clang 14, which builds the fuzz targets, has
+/// no _Float16 on x86).
+float halfToFloat(uint16_t h);
+float bfloat16ToFloat(uint16_t b);
+uint16_t floatToHalf(float f);
+uint16_t floatToBFloat16(float f);
 
 }  // namespace lstudio

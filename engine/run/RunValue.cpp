@@ -8,48 +8,7 @@ namespace lstudio::run {
 
 namespace {
 
-// IEEE half precision by hand (clang 14, which builds the fuzz targets, has no _Float16 on x86).
-float fromHalf(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
-    float f = std::ldexp(static_cast<float>(man), -24);
-    return sign ? -f : f;
-  }
-  uint32_t bits = exp == 31 ? (sign | 0x7f800000u | (man << 13)) : (sign | ((exp - 15 + 127) << 23) | (man << 13));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t toHalf(float f) {  // round to nearest even, as c10::Half
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN, quiet
-  float a = std::fabs(f);
-  if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past the largest half
-  if (a < 6.103515625e-05f)  // below 2^-14: a subnormal half, a * 2^24 rounded (ties to even)
-    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f)));
-  uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13)), rest = ax & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // a carry moves into the exponent, as it should
-  return static_cast<uint16_t>(sign | h);
-}
-
-float fromBFloat16(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t toBFloat16(float f) {  // round to nearest even, NaN kept quiet
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
+// float16 / bfloat16 conversions: engine/ir/ScalarType.h.
 
 template <typename S>
 S read(const uint8_t* p) {
@@ -108,11 +67,11 @@ T loadAs(const RunTensor& t, uint64_t i) {
     case ScalarType::Short: return convertElement<T>(read<int16_t>(p));
     case ScalarType::Int: return convertElement<T>(read<int32_t>(p));
     case ScalarType::Long: return convertElement<T>(read<int64_t>(p));
-    case ScalarType::Half: return convertElement<T>(fromHalf(read<uint16_t>(p)));
+    case ScalarType::Half: return convertElement<T>(halfToFloat(read<uint16_t>(p)));
     case ScalarType::Float: return convertElement<T>(read<float>(p));
     case ScalarType::Double: return convertElement<T>(read<double>(p));
     case ScalarType::Bool: return static_cast<T>(read<uint8_t>(p) != 0);
-    case ScalarType::BFloat16: return convertElement<T>(fromBFloat16(read<uint16_t>(p)));
+    case ScalarType::BFloat16: return convertElement<T>(bfloat16ToFloat(read<uint16_t>(p)));
     case ScalarType::UInt16: return convertElement<T>(read<uint16_t>(p));
     case ScalarType::UInt32: return convertElement<T>(read<uint32_t>(p));
     case ScalarType::UInt64: return convertElement<T>(read<uint64_t>(p));
@@ -129,11 +88,11 @@ void storeAs(RunTensor& t, uint64_t i, T v) {
     case ScalarType::Short: write(p, convertElement<int16_t>(v)); break;
     case ScalarType::Int: write(p, convertElement<int32_t>(v)); break;
     case ScalarType::Long: write(p, convertElement<int64_t>(v)); break;
-    case ScalarType::Half: write(p, toHalf(static_cast<float>(v))); break;
+    case ScalarType::Half: write(p, floatToHalf(static_cast<float>(v))); break;
     case ScalarType::Float: write(p, static_cast<float>(v)); break;
     case ScalarType::Double: write(p, static_cast<double>(v)); break;
     case ScalarType::Bool: write(p, static_cast<uint8_t>(v != T{} ? 1 : 0)); break;
-    case ScalarType::BFloat16: write(p, toBFloat16(static_cast<float>(v))); break;
+    case ScalarType::BFloat16: write(p, floatToBFloat16(static_cast<float>(v))); break;
     case ScalarType::UInt16: write(p, convertElement<uint16_t>(v)); break;
     case ScalarType::UInt32: write(p, convertElement<uint32_t>(v)); break;
     case ScalarType::UInt64: write(p, convertElement<uint64_t>(v)); break;

@@ -150,14 +150,6 @@ uint64_t mix(uint64_t& s) {
 /// The next value of a Pattern weight: uniform in [-scale, scale].
 double patternValue(uint64_t& s, double scale) { return (double(mix(s) >> 11) / double(1ull << 53) * 2.0 - 1.0) * scale; }
 
-/// float to bfloat16, rounding to nearest even (as torch's conversion does).
-uint16_t toBFloat16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
 
 /// Writes the next `count` elements of a weight to `out`; `state` carries
 /// the sequence from one call to the next, so a weight filled in chunks
@@ -179,7 +171,7 @@ void fillElements(uint8_t* out, uint64_t count, ScalarType dtype, const WeightIn
       if (dtype == ScalarType::Float) {
         std::memcpy(out + i * 4, &f, 4);
       } else {
-        uint16_t b = toBFloat16(f);
+        uint16_t b = floatToBFloat16(f);
         std::memcpy(out + i * 2, &b, 2);
       }
     }
@@ -193,8 +185,10 @@ void fillElements(uint8_t* out, uint64_t count, ScalarType dtype, const WeightIn
         std::memcpy(out + i * 4, &f, 4);
         break;
       }
-      case ScalarType::BFloat16: {
-        uint16_t b = toBFloat16(static_cast<float>(v));
+      case ScalarType::BFloat16:
+      case ScalarType::Half: {
+        const float f = static_cast<float>(v);
+        const uint16_t b = dtype == ScalarType::Half ? floatToHalf(f) : floatToBFloat16(f);
         std::memcpy(out + i * 2, &b, 2);
         break;
       }
