@@ -585,13 +585,53 @@ class TestPartition : public QObject {
     QCOMPARE(graph->values.at(resize.outputs[0]).dims, (std::vector<uint32_t>{1, 8, 6, 2}));  // NHWC
   }
 
-  // A partition the studio's XNNPACK preprocess cannot compile yet (float16 values) is
-  // never written without its payload: export names the node.
+  // float16 values stay float16 in the payload; a convolution's weight and bias are written
+  // float32 (upstream forces them), converted exactly.
+  void exportWritesFloat16() {
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Half, {1, 2, 4, 4});
+    TensorRef w = b.parameter("conv.weight", ScalarType::Half, {3, 2, 1, 1}, {WeightInit::Kind::Constant, 0.5});
+    TensorRef conv = b.op("aten.convolution.default", {x, w, None{}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 0},
+                                                       std::vector<int64_t>{1, 1}, false, std::vector<int64_t>{0, 0}, int64_t(1)});
+    b.output(b.op("aten.mul.Tensor", {conv, conv}));
+    auto prog = b.finish("half");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto back = exportedWithXnnpack(std::move(prog.value()), out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    const xnnpack::Node* conv2d = nullptr;
+    const xnnpack::Node* mul = nullptr;
+    for (const auto& n : graph->nodes) {
+      if (n.type == "XNNConv2d") conv2d = &n;
+      if (n.type == "XNNMultiply") mul = &n;
+    }
+    QVERIFY(conv2d && mul);
+    QCOMPARE(xnnpack::datatypeName(graph->values.at(conv2d->inputs[0]).datatype), std::string("fp16"));
+    QCOMPARE(xnnpack::datatypeName(graph->values.at(mul->outputs[0]).datatype), std::string("fp16"));
+    const auto filter = graph->values.at(conv2d->inputs[1]);
+    QCOMPARE(xnnpack::datatypeName(filter.datatype), std::string("fp32"));
+    const auto& c = graph->constants.at(filter.constantIndex);
+    auto blob = std::find_if(back->namedData.begin(), back->namedData.end(), [&](const NamedBlob& nb) { return nb.key == c.namedKey; });
+    QVERIFY(blob != back->namedData.end());
+    QCOMPARE(blob->data.size, uint64_t(6 * 4));
+    float first;
+    std::memcpy(&first, blob->data.data, 4);
+    QCOMPARE(first, 0.5f);
+  }
+
+  // A partition the studio's XNNPACK preprocess cannot compile (an addmm with beta 2, which a
+  // fully connected layer cannot express) is never written without its payload: export names
+  // the node.
   void exportRefusesAPartitionItCannotCompile() {
     GraphBuilder b;
-    TensorRef x = b.input("x", ScalarType::Half, {2, 8});
-    b.output(b.op("aten.mul.Tensor", {x, x}));
-    auto prog = b.finish("half");
+    TensorRef x = b.input("x", ScalarType::Float, {2, 8});
+    TensorRef w = b.parameter("w", ScalarType::Float, {8, 4}), bias = b.parameter("b", ScalarType::Float, {4});
+    b.output(b.op("aten.addmm.default", {bias, x, w, 2.0, 1.0}));
+    auto prog = b.finish("beta");
     QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
     Pipeline pipeline(std::make_shared<const Program>(std::move(prog.value())), withXnnpack());
     pipeline.runToEnd();
@@ -602,7 +642,7 @@ class TestPartition : public QObject {
     auto written = exportToFiles(*pipeline.current(), withXnnpack(), (dir.path() + "/out.pte").toStdString(), {});
     QVERIFY(!written.ok());
     const std::string msg = written.error().message();
-    QVERIFY2(msg.find("XNNPACK's preprocess") != std::string::npos && msg.find("aten::mul") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("XNNPACK's preprocess") != std::string::npos && msg.find("aten::addmm") != std::string::npos, msg.c_str());
     QVERIFY(!QFile::exists(dir.path() + "/out.pte"));
   }
 };

@@ -29,6 +29,7 @@ constexpr uint32_t kFlagKeepDims = 0x40;          // XNN_FLAG_KEEP_DIMS
 constexpr int kFp32 = 1;                          // xnn_datatype_fp32
 constexpr int kQint8 = 3, kQint32 = 5, kQcint8 = 6, kQcint32 = 7;  // xnn_datatype_q*int*
 constexpr int kQdint8 = 9;  // xnn_datatype_qdint8: quantized at run time
+constexpr int kFp16 = 2, kBf16 = 14;
 constexpr int64_t kNchwToNhwc[4] = {0, 2, 3, 1}, kNhwcToNchw[4] = {0, 3, 1, 2};
 /// The layout copies ChannelsLastTaggedReshapePass inserts (aten._to_copy with a memory format).
 const char* const kLayoutCopy = "aten::_to_copy.default";
@@ -1175,7 +1176,10 @@ class Compiler {
     for (ValueId v : g_.outputs) external_[v] = externals_++;
   }
 
-  Status defineTensor(const Node& n, ValueId v, Layout layout = {}, const std::optional<QuantParams>& qp = std::nullopt) {
+  /// define_tensor. `forceFp32`: a float16/bfloat16 tensor written as float32 (a convolution's
+  /// weight and bias, a dynamically quantized or bfloat16 linear's bias), as upstream forces it.
+  Status defineTensor(const Node& n, ValueId v, Layout layout = {}, const std::optional<QuantParams>& qp = std::nullopt,
+                      bool forceFp32 = false) {
     if (ids_.count(v)) return Ok{};
     if (qp && ids_.count(qp->qInput)) {  // the same tensor, already defined by what it quantizes
       ids_[v] = ids_.at(qp->qInput);
@@ -1183,8 +1187,10 @@ class Compiler {
     }
     layout.nhwc = layout.nhwc || isNhwcNode(v);
     const TensorSpec& t = spec(v);
-    if (!qp && t.dtype != ScalarType::Float)
-      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + g_.values[v].name + "): only float32 and int8-quantized values are written here yet");
+    const bool halfWidth = t.dtype == ScalarType::Half || t.dtype == ScalarType::BFloat16;
+    if (!qp && t.dtype != ScalarType::Float && !halfWidth)
+      return refuse(n, "a " + std::string(scalarTypeName(t.dtype)) + " tensor (" + g_.values[v].name +
+                           "): XNNPACK's delegate takes float32, float16, bfloat16 and int8-quantized values");
     const uint32_t id = uint32_t(xvalues_.size());
     uint32_t ext = kInvalidId, flags = 0;
     // gen_ids_and_flags: a tensor quantized from a graph input is that input, one quantized
@@ -1221,7 +1227,7 @@ class Compiler {
     uint32_t buffer = 0;
     const ValueId stored = qp ? qp->qInput : v;  // a quantized constant's bytes are its q/dq input's
     if (isParam(stored)) {
-      auto b = constantBuffer(n, stored, layout, qp);
+      auto b = constantBuffer(n, stored, layout, qp, forceFp32);
       if (!b) return b.error();
       buffer = *b;
     } else if (layout.swapInOut) {
@@ -1233,6 +1239,7 @@ class Compiler {
       dims = {dims[0], dims[2], dims[3], dims[1]};
     }
     int datatype = kFp32;
+    if (!qp && halfWidth && !forceFp32) datatype = t.dtype == ScalarType::Half ? kFp16 : kBf16;
     if (qp && qp->dynamic) {
       datatype = kQdint8;
     } else if (qp) {
@@ -1290,7 +1297,8 @@ class Compiler {
 
   /// get_serialized_buffer_index: the constant's bytes (float32, or quantized as `qp` says) in
   /// the layout asked for, named by their SHA-256 in the named data (once per key).
-  Result<uint32_t> constantBuffer(const Node& n, ValueId v, const Layout& layout, const std::optional<QuantParams>& qp) {
+  Result<uint32_t> constantBuffer(const Node& n, ValueId v, const Layout& layout, const std::optional<QuantParams>& qp,
+                                  bool forceFp32) {
     const TensorSpec& t = spec(v);
     const auto bytes = t.nbytes();
     if (!t.data.data || !bytes || t.data.size != *bytes || *bytes == 0)
@@ -1303,8 +1311,19 @@ class Compiler {
       if (t.dtype != ScalarType::Float) return refuse(n, "a quantized constant that is neither float32 nor already quantized");
       data = quantize(t, *qp);
       element = elementSize(qp->dtype);
+    } else if (!qp && (t.dtype == ScalarType::Half || t.dtype == ScalarType::BFloat16) && forceFp32) {
+      const size_t count = t.data.size / 2;
+      data.resize(count * 4);
+      for (size_t i = 0; i < count; ++i) {
+        uint16_t h;
+        std::memcpy(&h, t.data.data + i * 2, 2);
+        const float f = t.dtype == ScalarType::Half ? halfToFloat(h) : bfloat16ToFloat(h);
+        std::memcpy(&data[i * 4], &f, 4);
+      }
+      element = 4;
     } else {
-      if (!qp && t.dtype != ScalarType::Float) return refuse(n, "the constant " + g_.values[v].name + " is not float32");
+      if (!qp && t.dtype != ScalarType::Float && t.dtype != ScalarType::Half && t.dtype != ScalarType::BFloat16)
+        return refuse(n, "the constant " + g_.values[v].name + " is not a float tensor");
       data.assign(reinterpret_cast<const char*>(t.data.data), t.data.size);
       element = elementSize(t.dtype);
     }
@@ -1433,7 +1452,8 @@ class Compiler {
       if (auto s = defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0])); !s) return s;
       if (auto s = defineTensor(n, n.args[1], {}, input); !s) return s;
       if (auto s = defineTensor(n, n.args[2], {}, weight); !s) return s;
-      if (auto s = defineTensor(n, n.args[0], {}, fromBias(n.args[0], weight, input)); !s) return s;
+      if (auto s = defineTensor(n, n.args[0], {}, fromBias(n.args[0], weight, input),
+                                spec(n.args[2]).dtype == ScalarType::BFloat16); !s) return s;
       addNode(n, "XNNFullyConnected",
               Json{{"input1_id", id(n.args[1])}, {"filter_id", id(n.args[2])}, {"bias_id", id(n.args[0])},
                    {"output_id", id(n.outputs[0])}, {"flags", kFlagTransposeWeights}});
@@ -1537,7 +1557,9 @@ class Compiler {
     if (auto s = defineTensor(n, n.args[1], {}, weight); !s) return s;
     uint32_t bias = kInvalidId;
     if (spelled(n, 2)) {
-      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input)); !s) return s;
+      // No fp16 bias kernels with dynamic quantization; bf16 fully connected takes a float32 bias.
+      const bool forceFp32 = (input && input->dynamic) || spec(n.args[1]).dtype == ScalarType::BFloat16;
+      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input), forceFp32); !s) return s;
       bias = id(n.args[2]);
     }
     if (auto s = defineTensor(n, n.outputs[0], {}, fromOutputs(n.outputs[0])); !s) return s;
@@ -1605,11 +1627,11 @@ class Compiler {
     if (weight && weight->perChannel && ((transposed && (weight->axis != 1 || groups != 1)) || (depthwise && weight->axis != 0)))
       return refuse(n, "per-channel weights along a dimension XNNPACK cannot take for this convolution");
     if (auto s = defineTensor(n, in, {true}, input); !s) return s;
-    if (auto s = defineTensor(n, w, {true, depthwise || transposed, transposed ? groups : 1}, weight); !s) return s;
+    if (auto s = defineTensor(n, w, {true, depthwise || transposed, transposed ? groups : 1}, weight, true); !s) return s;
     if (auto s = defineTensor(n, out, {true}, fromOutputs(out)); !s) return s;
     uint32_t bias = kInvalidId;
     if (spelled(n, 2)) {
-      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input)); !s) return s;
+      if (auto s = defineTensor(n, n.args[2], {}, fromBias(n.args[2], weight, input), true); !s) return s;
       bias = id(n.args[2]);
     }
     auto pair = [&](size_t k) {
