@@ -585,6 +585,35 @@ class TestPartition : public QObject {
     QCOMPARE(graph->values.at(resize.outputs[0]).dims, (std::vector<uint32_t>{1, 8, 6, 2}));  // NHWC
   }
 
+  // InsertPadQDQPass: a zero pad of a dequantized tensor is written quantized (an implicit
+  // q/dq pair after it), even when its input arrives as float32 (tiny_vit's window padding).
+  void exportQuantizesAZeroPadOfADequantizedTensor() {
+    const ScalarType i8 = ScalarType::Char;
+    GraphBuilder b;
+    TensorRef x = b.input("x", ScalarType::Float, {1, 2, 4, 4});
+    TensorRef q = b.op("quantized_decomposed.quantize_per_tensor.default", {x, 0.05, int64_t(1), int64_t(-128), int64_t(127), i8});
+    TensorRef dq = b.op("quantized_decomposed.dequantize_per_tensor.default", {q, 0.05, int64_t(1), int64_t(-128), int64_t(127), i8});
+    TensorRef pad = b.op("aten.constant_pad_nd.default", {dq, std::vector<int64_t>{1, 1}});
+    b.output(b.op("aten.relu.default", {pad}));
+    auto prog = b.finish("pad");
+    QVERIFY2(prog.ok(), prog.ok() ? "" : prog.error().message().c_str());
+    QTemporaryDir dir;
+    const std::string out = (dir.path() + "/out.pte").toStdString();
+    auto back = exportedWithXnnpack(std::move(prog.value()), out);
+    QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
+    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
+    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
+    const xnnpack::Node* padNode = nullptr;
+    for (const auto& n : graph->nodes)
+      if (n.type == "XNNStaticConstantPad") padNode = &n;
+    QVERIFY(padNode);
+    const auto result = graph->values.at(padNode->outputs[0]);
+    QCOMPARE(xnnpack::datatypeName(result.datatype), std::string("qint8"));
+    QCOMPARE(result.quant.scale, 0.05f);
+    QCOMPARE(result.quant.zeroPoint, int32_t(1));
+  }
+
   // float16 values stay float16 in the payload; a convolution's weight and bias are written
   // float32 (upstream forces them), converted exactly.
   void exportWritesFloat16() {

@@ -324,6 +324,21 @@ struct ShapeCall {
     return std::vector<TensorSpec>{out, indices};
   }
 
+  /// constant_pad_nd: pad lists (before, after) pairs from the last dimension inwards.
+  Specs constantPad() const {
+    auto pad = intsArg(m, args, 1);
+    if (!a0 || !pad || pad->size() % 2 != 0 || pad->size() / 2 > a0->sizes.size()) return shapeError(op, "an input and pairs of pads");
+    std::vector<int64_t> s = a0->sizes;
+    std::vector<std::string> sy(a0->symbols);
+    sy.resize(s.size());
+    for (size_t k = 0; k < pad->size() / 2; ++k) {
+      const size_t d = s.size() - 1 - k;
+      s[d] += (*pad)[2 * k] + (*pad)[2 * k + 1];
+      sy[d].clear();
+    }
+    return one(like(*a0, s, sy));
+  }
+
   /// upsample_bilinear2d / upsample_nearest2d with an output size: N and C kept, H and W given.
   Specs upsample2d() const {
     auto size = intsArg(m, args, 1);
@@ -475,6 +490,7 @@ const std::pair<std::string_view, Specs (ShapeCall::*)() const> kShapeRules[] = 
     {"aten::logical_not", &ShapeCall::predicate},
     {"aten::any", &ShapeCall::reduceOneDim}, {"aten::all", &ShapeCall::reduceOneDim},
     {"aten::argmax", &ShapeCall::reduceOneDim}, {"aten::argmin", &ShapeCall::reduceOneDim},
+    {"aten::constant_pad_nd", &ShapeCall::constantPad},
     {"aten::upsample_bilinear2d", &ShapeCall::upsample2d}, {"aten::upsample_nearest2d", &ShapeCall::upsample2d},
     {"aten::full_like", &ShapeCall::fullLike}, {"aten::scalar_tensor", &ShapeCall::scalarTensor},
     {"aten::arange", &ShapeCall::arange}, {"aten::repeat", &ShapeCall::repeat},

@@ -107,6 +107,7 @@ class Compiler {
     if (auto s = fuseBatchNorms(); !s) return s.error();
     if (auto s = decomposeBatchNorms(); !s) return s.error();
     fuseActivations();
+    insertPadQdq();
     if (auto s = unsqueezeConv1d(); !s) return s.error();
     if (auto s = tagChannelsLast(); !s) return s.error();
     removeRedundantCopies();
@@ -606,6 +607,33 @@ class Compiler {
       erased.insert(i);
     }
     eraseNodes(erased);
+  }
+
+  // ---- InsertPadQDQPass ----------------------------------------------------------------------
+
+  /// A zero constant_pad_nd of a dequantized tensor is written quantized: an implicit
+  /// quantize/dequantize pair (the input's parameters) after it, unless a reader quantizes it.
+  void insertPadQdq() {
+    std::vector<Node> nodes;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node n = g_.nodes[i];  // a copy: the readers rewired below are later nodes of g_
+      nodes.push_back(n);
+      if (opName(n) != "aten::constant_pad_nd.default") continue;
+      const Node* dq = producer(n.args[0]);
+      if (!dq || opName(*dq) != "quantized_decomposed::dequantize_per_tensor.default") continue;
+      if (spelled(n, 2) && num(n.args[2]) != 0.0) continue;
+      const std::vector<int64_t> pads = ints(n.args[1]);
+      if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; })) continue;
+      const ValueId out = n.outputs[0];
+      const std::vector<size_t> users = readers(out);
+      if (std::any_of(users.begin(), users.end(), [&](size_t r) { return isQuantOp(opName(g_.nodes[r])); })) continue;
+      const Node params = *dq;
+      const ValueId dqOut = implicitQdqPair(nodes, out, params);
+      // node.replace_all_uses_with(dq): the pad's readers (later nodes of g_, and the graph's
+      // outputs) read the dequantized value; the new quantize, in `nodes`, reads the pad.
+      passes::replaceUses(g_, out, dqOut);
+    }
+    g_.nodes = std::move(nodes);
   }
 
   // ---- Conv1dUnsqueezePass ------------------------------------------------------------------
