@@ -482,11 +482,13 @@ class ToBackend : public Pass {
                                                        "aten::empty_like", "aten::rand_like", "aten::randn_like"};
       const bool factory = n.op >= 0 && kFactories.count(m.operators[n.op].name) > 0;
       const bool grad = !factory && std::any_of(reads.begin(), reads.end(), requiresGrad);
-      // An operator's later results may be ones autograd does not differentiate (layer
-      // norm's mean and rstd): the retrace never makes those require grad.
+      // The normalizations' later results (layer norm's mean and rstd, batch norm's saved
+      // statistics) are ones autograd does not differentiate: the retrace never makes those
+      // require grad. Every result of any other operator (split's pieces) follows.
+      const bool statistics = n.op >= 0 && m.operators[n.op].name.find("_norm") != std::string::npos;
       for (size_t k = 0; k < n.outputs.size(); ++k)
         if (TensorSpec* t = std::get_if<TensorSpec>(&m.values[n.outputs[k]].payload);
-            t && t->requiresGrad != grad && (!grad || (isFloatingPoint(t->dtype) && (k == 0 || n.kind == NodeKind::Delegate)))) {
+            t && t->requiresGrad != grad && (!grad || (isFloatingPoint(t->dtype) && (k == 0 || !statistics)))) {
           const ValueId o = n.outputs[k];
           t->requiresGrad = grad;
           changed.insert(o);
