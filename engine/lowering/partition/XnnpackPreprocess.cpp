@@ -653,25 +653,27 @@ class Compiler {
   /// A quantize and dequantize of `v` with `params`' scale, zero point, range and dtype, both
   /// implicit, appended to `nodes`: the dequantized value.
   ValueId implicitQdqPair(std::vector<Node>& nodes, ValueId v, const Node& params) {
-    ValueId last = v;
-    for (bool quantize : {true, false}) {
-      Value out;
-      TensorSpec t = spec(v);
-      t.data = {};
-      t.dtype = quantize ? ScalarType(int(num(params.args.at(5)))) : ScalarType::Float;
-      out.payload = std::move(t);
-      out.name = quantize ? "quantize_per_tensor_default" : "dequantize_per_tensor_default";
-      const ValueId o = passes::addValue(g_, std::move(out));
-      std::vector<ValueId> args{last};
-      for (size_t k = 1; k <= 5; ++k) args.push_back(params.args.at(k));
-      Node n = madeNode(quantize ? "quantized_decomposed::quantize_per_tensor.default"
-                                 : "quantized_decomposed::dequantize_per_tensor.default",
-                        std::move(args), o, g_.values[o].name);
-      n.meta.implicitQdq = true;
-      nodes.push_back(std::move(n));
-      last = o;
-    }
-    return last;
+    nodes.push_back(qdqNode(v, params, true, v, true));
+    nodes.push_back(qdqNode(nodes.back().outputs[0], params, false, v, true));
+    return nodes.back().outputs[0];
+  }
+  /// A per-tensor quantize (or dequantize) of `reads` with `params`' scale, zero point, range
+  /// and dtype (its args 1..5), its result shaped as `like`.
+  Node qdqNode(ValueId reads, const Node& params, bool quantize, ValueId like, bool implicit) {
+    Value out;
+    TensorSpec t = spec(like);
+    t.data = {};
+    t.dtype = quantize ? ScalarType(int(num(params.args.at(5)))) : ScalarType::Float;
+    out.payload = std::move(t);
+    out.name = quantize ? "quantize_per_tensor_default" : "dequantize_per_tensor_default";
+    const ValueId o = passes::addValue(g_, std::move(out));
+    std::vector<ValueId> args{reads};
+    for (size_t k = 1; k <= 5; ++k) args.push_back(params.args.at(k));
+    Node n = madeNode(quantize ? "quantized_decomposed::quantize_per_tensor.default"
+                               : "quantized_decomposed::dequantize_per_tensor.default",
+                      std::move(args), o, g_.values[o].name);
+    n.meta.implicitQdq = implicit;
+    return n;
   }
 
   ValueId reshaped(ValueId like, bool addDim, const std::string& name) {
@@ -821,22 +823,8 @@ class Compiler {
   /// A quantize or dequantize with a dequantize's or quantize's parameters, placed after `after`,
   /// tagged and laid out as `like`.
   ValueId qdqAfter(ValueId after, ValueId reads, const Node& params, bool quantize, ValueId like, bool implicit) {
-    Value v;
-    TensorSpec t = spec(like);
-    t.dtype = quantize ? ScalarType(int(num(params.args.at(5)))) : ScalarType::Float;
-    t.data = {};
-    v.payload = std::move(t);
-    v.name = quantize ? "quantize_per_tensor_default" : "dequantize_per_tensor_default";
-    const ValueId out = passes::addValue(g_, std::move(v));
-    Node n;
-    n.kind = NodeKind::Kernel;
-    n.op = -1;
-    n.target = quantize ? "quantized_decomposed::quantize_per_tensor.default" : "quantized_decomposed::dequantize_per_tensor.default";
-    n.name = g_.values[out].name;
-    n.args = {reads};
-    for (size_t k = 1; k <= 5; ++k) n.args.push_back(params.args.at(k));
-    n.outputs = {out};
-    n.meta.implicitQdq = implicit;
+    Node n = qdqNode(reads, params, quantize, like, implicit);
+    const ValueId out = n.outputs[0];
     inserted_.push_back({after, std::move(n)});
     if (nhwcTag_.count(like)) nhwcTag_[out] = nhwcTag_.at(like);
     return out;
