@@ -56,6 +56,21 @@ Result<Program> exportedWithXnnpack(Program p, const std::string& out) {
   return openProgramFile(out);
 }
 
+/// The payload of `back`'s only delegate call, decoded; an error when it has other than one.
+Result<xnnpack::Graph> solePayload(const Program& back, const std::string& out) {
+  const Method& m = back.methods.at(0);
+  if (m.delegates.size() != 1)
+    return Error{ErrorCode::Invalid, out, std::nullopt, "one delegate call", "", std::to_string(m.delegates.size())};
+  return xnnpack::decode(m.delegates[0].blob, out);
+}
+
+/// The payload's node types, in order ("XNNConv2d", ...).
+std::vector<std::string> nodeTypes(const xnnpack::Graph& graph) {
+  std::vector<std::string> types;
+  for (const auto& n : graph.nodes) types.push_back(n.type);
+  return types;
+}
+
 /// The program after the partitioner ran (or after to_edge when the config has none).
 std::shared_ptr<const Program> partitioned(Program p, const ExecutorchBackendConfig& c) {
   Pipeline pipeline(std::make_shared<const Program>(std::move(p)), c);
@@ -417,13 +432,9 @@ class TestPartition : public QObject {
     const std::string out = (dir.path() + "/out.pte").toStdString();
     auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
-    const Method& m = back->methods.at(0);
-    QCOMPARE(m.delegates.size(), size_t(1));
-    auto graph = xnnpack::decode(m.delegates[0].blob, out);
+    auto graph = solePayload(back.value(), out);
     QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
-    std::vector<std::string> types;
-    for (const auto& n : graph->nodes) types.push_back(n.type);
-    QCOMPARE(types, (std::vector<std::string>{"XNNStaticTranspose", "XNNConv2d", "XNNMaxPooling2d", "XNNGlobalAvgPooling2d",
+    QCOMPARE(nodeTypes(graph.value()), (std::vector<std::string>{"XNNStaticTranspose", "XNNConv2d", "XNNMaxPooling2d", "XNNGlobalAvgPooling2d",
                                               "XNNStaticTranspose"}));
     QCOMPARE(graph->nodes[0].debugHandle, 65535u);  // the layout copies the pass adds have no handle
     QVERIFY(graph->nodes[1].outputMinMax.has_value());
@@ -482,13 +493,9 @@ class TestPartition : public QObject {
     const std::string out = (dir.path() + "/out.pte").toStdString();
     auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
-    const Method& m = back->methods.at(0);
-    QCOMPARE(m.delegates.size(), size_t(1));
-    auto graph = xnnpack::decode(m.delegates[0].blob, out);
+    auto graph = solePayload(back.value(), out);
     QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
-    std::vector<std::string> types;
-    for (const auto& n : graph->nodes) types.push_back(n.type);
-    QCOMPARE(types, (std::vector<std::string>{"XNNConvert", "XNNFullyConnected", "XNNConvert"}));
+    QCOMPARE(nodeTypes(graph.value()), (std::vector<std::string>{"XNNConvert", "XNNFullyConnected", "XNNConvert"}));
     auto value = [&](uint32_t id) { return graph->values.at(id); };
     const auto& fc = graph->nodes[1];
     QVERIFY(fc.outputMinMax.has_value());  // the relu, fused
@@ -568,12 +575,9 @@ class TestPartition : public QObject {
     const std::string out = (dir.path() + "/out.pte").toStdString();
     auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
-    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
-    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    auto graph = solePayload(back.value(), out);
     QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
-    std::vector<std::string> types;
-    for (const auto& n : graph->nodes) types.push_back(n.type);
-    QCOMPARE(types, (std::vector<std::string>{"XNNStaticTranspose", "XNNStaticResizeBilinear2D", "XNNStaticTranspose"}));
+    QCOMPARE(nodeTypes(graph.value()), (std::vector<std::string>{"XNNStaticTranspose", "XNNStaticResizeBilinear2D", "XNNStaticTranspose"}));
     const auto& resize = graph->nodes[1];
     QCOMPARE(resize.flags, 0x8u);  // XNN_FLAG_ALIGN_CORNERS
     auto param = [&](const std::string& k) {
@@ -601,8 +605,7 @@ class TestPartition : public QObject {
     const std::string out = (dir.path() + "/out.pte").toStdString();
     auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
-    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
-    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    auto graph = solePayload(back.value(), out);
     QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
     const xnnpack::Node* padNode = nullptr;
     for (const auto& n : graph->nodes)
@@ -629,8 +632,7 @@ class TestPartition : public QObject {
     const std::string out = (dir.path() + "/out.pte").toStdString();
     auto back = exportedWithXnnpack(std::move(prog.value()), out);
     QVERIFY2(back.ok(), back.ok() ? "" : back.error().message().c_str());
-    QCOMPARE(back->methods.at(0).delegates.size(), size_t(1));
-    auto graph = xnnpack::decode(back->methods[0].delegates[0].blob, out);
+    auto graph = solePayload(back.value(), out);
     QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().message().c_str());
     const xnnpack::Node* conv2d = nullptr;
     const xnnpack::Node* mul = nullptr;
